@@ -1,0 +1,368 @@
+/*
+ * tensorplug plug-in ABI: the only header a device plug-in includes.
+ *
+ * A plug-in is a shared object that exports one function, TP_PLUGIN_ENTRY_NAME, returning a
+ * descriptor. The host reads the descriptor's ABI version first and calls nothing else of a
+ * plug-in whose major version differs or whose minor version is newer than the host's. It then
+ * calls the descriptor's init with a table of host functions: everything a plug-in needs from
+ * the runtime reaches it through that table, so a plug-in links against no symbol of the core
+ * and one binary loads into every runtime of the same major version.
+ *
+ * Compatibility rules, for the host and for plug-ins alike:
+ *   - every struct that crosses the boundary starts with `size_t struct_size`, set by whoever
+ *     fills the struct to sizeof of the struct as that side was compiled;
+ *   - fields are only ever appended, and each addition bumps TP_ABI_MINOR;
+ *   - the reader of a struct reads only the fields that struct_size says exist, and treats an
+ *     absent field like a zero one;
+ *   - a NULL optional function pointer means "use the host's default" (documented per field)
+ *     or, where there is none, "not supported", which the host reports as an error.
+ *
+ * Plain C99; no type of the core appears here.
+ */
+#ifndef TENSORPLUG_PLUGIN_H
+#define TENSORPLUG_PLUGIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TP_ABI_MAJOR 1
+#define TP_ABI_MINOR 0
+
+#if defined(__GNUC__)
+#define TP_PRINTF_LIKE(fmt_index, first_arg) __attribute__((format(printf, fmt_index, first_arg)))
+#define TP_EXPORT __attribute__((visibility("default")))
+#else
+#define TP_PRINTF_LIKE(fmt_index, first_arg)
+#define TP_EXPORT
+#endif
+
+/* ---- Vocabulary shared by the application API and the ABI ------------------------------ */
+
+/* Status codes. The numbers follow the canonical codes users of gRPC and TensorFlow know. */
+typedef enum tp_code {
+    TP_OK = 0,
+    TP_CANCELLED = 1,
+    TP_UNKNOWN = 2,
+    TP_INVALID_ARGUMENT = 3,
+    TP_DEADLINE_EXCEEDED = 4,
+    TP_NOT_FOUND = 5,
+    TP_ALREADY_EXISTS = 6,
+    TP_PERMISSION_DENIED = 7,
+    TP_RESOURCE_EXHAUSTED = 8,
+    TP_FAILED_PRECONDITION = 9,
+    TP_ABORTED = 10,
+    TP_OUT_OF_RANGE = 11,
+    TP_UNIMPLEMENTED = 12,
+    TP_INTERNAL = 13,
+    TP_UNAVAILABLE = 14,
+    TP_DATA_LOSS = 15
+} tp_code_t;
+
+/* Element types. The numbers are part of the ABI and never change. */
+typedef enum tp_dtype {
+    TP_DTYPE_INVALID = 0,
+    TP_FLOAT32 = 1,
+    TP_FLOAT64 = 2,
+    TP_INT32 = 3,
+    TP_INT64 = 4,
+    TP_UINT8 = 5,
+    TP_BOOL = 6
+} tp_dtype_t;
+
+/* The largest rank a tensor can have. */
+#define TP_MAX_RANK 8
+
+/* ---- Opaque host objects ----------------------------------------------------------------- */
+
+/* Where a plug-in function reports failure: it calls host->status_set on it. Owned by the host,
+ * valid only during the call it was passed to. */
+typedef struct tp_plugin_status tp_plugin_status_t;
+
+/* Collects the registrations of one plug-in during its init. Valid only during init. */
+typedef struct tp_registrar tp_registrar_t;
+
+/* Handed to a kernel's compute (see tp_kernel_def_t); its accessors come with kernel
+ * execution. */
+typedef struct tp_kernel_context tp_kernel_context_t;
+
+/* Handed to an op's shape function (see tp_op_def_t); its accessors come with kernel
+ * execution. */
+typedef struct tp_shape_context tp_shape_context_t;
+
+/* Handed to a graph pass (see tp_graph_pass_def_t); its accessors come with graph mode. */
+typedef struct tp_plugin_graph tp_plugin_graph_t;
+
+/* ---- Devices: the stream-executor part ----------------------------------------------------- */
+
+/* What a plug-in says about one physical device; filled by tp_device_type_def_t.device_init.
+ * The host sets struct_size before the call; strings must live as long as the device. */
+typedef struct tp_device_info {
+    size_t struct_size;
+    const char *hardware_name; /* "Awesome Processing Unit (simulated)" */
+    const char *vendor;        /* "tensorplug" */
+    uint64_t memory_bytes;     /* total device memory */
+} tp_device_info_t;
+
+/* Event states, as reported by tp_device_type_def_t.event_query. */
+typedef enum tp_event_state {
+    TP_EVENT_PENDING = 0,
+    TP_EVENT_COMPLETE = 1,
+    TP_EVENT_ERROR = 2
+} tp_event_state_t;
+
+/*
+ * One device type and the functions that drive its devices. Handles are the plug-in's own:
+ * `device` comes from device_init, `stream` from stream_create, `event` from event_create, and
+ * device memory is named by the handle `mem` that allocate returned plus a byte offset into it
+ * (so devices whose memory is not addressed linearly, such as OpenCL buffers, fit as well as
+ * those whose memory is). The host never dereferences device memory.
+ *
+ * Every function that takes a stream enqueues in stream order and may return before the work
+ * is done; errors found later are reported by the next synchronize or event query of that
+ * stream.
+ */
+typedef struct tp_device_type_def {
+    size_t struct_size;
+    /* Letters, digits and '_', starting with a letter, at most 31 characters; unique across
+     * the plug-ins of a process, compared without regard to case. */
+    const char *type;
+    /* Placement priority: among devices with a kernel for an op, the highest priority type
+     * wins. The CPU has 0; an accelerator typically uses 100. */
+    int32_t priority;
+    /* Passed back to device_count and device_init. */
+    void *type_state;
+
+    /* Required. The number of physical devices of this type present now. */
+    int32_t (*device_count)(void *type_state, tp_plugin_status_t *status);
+    /* Required. Opens device `ordinal` and describes it; *out_device is passed to every other
+     * function. */
+    void (*device_init)(void *type_state, int32_t ordinal, tp_device_info_t *info,
+                        void **out_device, tp_plugin_status_t *status);
+    /* Required. Releases everything device_init acquired; the host has destroyed all streams and
+     * events and freed all memory of the device before it calls this. */
+    void (*device_release)(void *device);
+
+    /* Required. Raw device memory of `size` bytes (size > 0), aligned to at least 64 bytes.
+     * *out_mem must not be NULL on success. */
+    void (*allocate)(void *device, uint64_t size, void **out_mem, tp_plugin_status_t *status);
+    /* Required. Returns memory from allocate; the host calls it only after all work that uses
+     * the memory has completed. */
+    void (*deallocate)(void *device, void *mem);
+    /* Optional. Free and total bytes; default: total from tp_device_info_t, free unknown (0). */
+    void (*memory_usage)(void *device, uint64_t *free_bytes, uint64_t *total_bytes);
+
+    /* Required. An in-order queue of work. */
+    void (*stream_create)(void *device, void **out_stream, tp_plugin_status_t *status);
+    void (*stream_destroy)(void *device, void *stream);
+    /* Required. Blocks until all work queued on the stream is done; reports the first error
+     * that work raised since the last synchronize. */
+    void (*stream_synchronize)(void *device, void *stream, tp_plugin_status_t *status);
+
+    /* Required. Copies in stream order. */
+    void (*memcpy_host_to_device)(void *device, void *stream, void *dst_mem, uint64_t dst_offset,
+                                  const void *src, uint64_t size, tp_plugin_status_t *status);
+    void (*memcpy_device_to_host)(void *device, void *stream, void *dst, const void *src_mem,
+                                  uint64_t src_offset, uint64_t size, tp_plugin_status_t *status);
+    /* Optional. A copy within one device; default: staged through host memory. */
+    void (*memcpy_device_to_device)(void *device, void *stream, void *dst_mem, uint64_t dst_offset,
+                                    const void *src_mem, uint64_t src_offset, uint64_t size,
+                                    tp_plugin_status_t *status);
+    /* Optional. A copy from this device to another device of the same type, ordered after the
+     * work queued on `stream`; default: staged through host memory. */
+    void (*memcpy_peer)(void *device, void *stream, void *dst_device, void *dst_mem,
+                        uint64_t dst_offset, const void *src_mem, uint64_t src_offset,
+                        uint64_t size, tp_plugin_status_t *status);
+
+    /* Optional, all five or none. Events mark a point in a stream; default: the host orders
+     * work by synchronizing whole streams instead. */
+    void (*event_create)(void *device, void **out_event, tp_plugin_status_t *status);
+    void (*event_destroy)(void *device, void *event);
+    void (*event_record)(void *device, void *stream, void *event, tp_plugin_status_t *status);
+    /* Makes work queued on `stream` after this call wait until `event` completes. */
+    void (*stream_wait_event)(void *device, void *stream, void *event,
+                              tp_plugin_status_t *status);
+    tp_event_state_t (*event_query)(void *device, void *event);
+    /* Optional even when events exist. Blocks the host until `event` completes; default: poll
+     * event_query. */
+    void (*event_synchronize)(void *device, void *event, tp_plugin_status_t *status);
+
+    /* Optional. Blocks until all work on every stream of the device is done; default:
+     * synchronize each stream the host created. */
+    void (*device_synchronize)(void *device, tp_plugin_status_t *status);
+    /* Optional. Calls fn(arg) on some thread once the work queued before it is done; default:
+     * the host synchronizes the stream and calls fn itself. */
+    void (*host_callback)(void *device, void *stream, void (*fn)(void *arg), void *arg,
+                          tp_plugin_status_t *status);
+} tp_device_type_def_t;
+
+/* ---- Ops and kernels ------------------------------------------------------------------------ */
+
+/* Kinds of attribute an op can have. */
+typedef enum tp_attr_type {
+    TP_ATTR_INT = 1,    /* int64_t */
+    TP_ATTR_FLOAT = 2,  /* double */
+    TP_ATTR_BOOL = 3,   /* int32_t, 0 or 1 */
+    TP_ATTR_DTYPE = 4,  /* tp_dtype_t */
+    TP_ATTR_SHAPE = 5,  /* a list of int64_t dimensions */
+    TP_ATTR_STRING = 6, /* a NUL-terminated string */
+    TP_ATTR_INT_LIST = 7
+} tp_attr_type_t;
+
+/* One input or output of an op: either a fixed dtype, or the name of a TP_ATTR_DTYPE attribute
+ * that gives it (exactly one of the two). */
+typedef struct tp_op_arg_def {
+    size_t struct_size;
+    const char *name;
+    tp_dtype_t dtype;       /* TP_DTYPE_INVALID when type_attr is used */
+    const char *type_attr;  /* "T", or NULL */
+} tp_op_arg_def_t;
+
+/* One attribute of an op. has_default says whether the default fields are meaningful. */
+typedef struct tp_op_attr_def {
+    size_t struct_size;
+    const char *name;
+    tp_attr_type_t type;
+    /* For TP_ATTR_DTYPE: the dtypes allowed (NULL: any). */
+    const tp_dtype_t *allowed_dtypes;
+    size_t num_allowed_dtypes;
+    int32_t has_default;
+    int64_t default_int;       /* INT, BOOL, DTYPE */
+    double default_float;      /* FLOAT */
+    const char *default_string;/* STRING */
+} tp_op_attr_def_t;
+
+/* A new op. The host copies everything it needs; nothing must outlive the call. */
+typedef struct tp_op_def {
+    size_t struct_size;
+    const char *name; /* CamelCase: letters and digits, starting with an upper-case letter */
+    const tp_op_arg_def_t *inputs;
+    size_t num_inputs;
+    const tp_op_arg_def_t *outputs;
+    size_t num_outputs;
+    const tp_op_attr_def_t *attrs;
+    size_t num_attrs;
+    int32_t is_stateful; /* 1: never folded, merged or cached (random ops, for example) */
+    /* Optional. Infers output shapes; default: every output has the shape of input 0. */
+    void (*infer_shape)(void *op_state, tp_shape_context_t *context, tp_plugin_status_t *status);
+    void *op_state;
+} tp_op_def_t;
+
+/* Restricts a TP_ATTR_DTYPE attribute of the op to the listed dtypes for one kernel. */
+typedef struct tp_type_constraint {
+    size_t struct_size;
+    const char *attr; /* "T" */
+    const tp_dtype_t *dtypes;
+    size_t num_dtypes;
+} tp_type_constraint_t;
+
+/* A kernel: the implementation of one op on one device type for some dtypes. create and
+ * destroy are optional; compute runs on a host thread and enqueues its device work on the
+ * stream of the kernel context, returning before that work is done if the device is
+ * asynchronous. */
+typedef struct tp_kernel_def {
+    size_t struct_size;
+    const char *op;
+    const char *device_type;
+    const tp_type_constraint_t *constraints;
+    size_t num_constraints;
+    /* Among kernels for the same op, device type and dtypes, the highest priority is used. */
+    int32_t priority;
+    void *kernel_state;
+    void *(*create)(void *kernel_state, tp_kernel_context_t *context, tp_plugin_status_t *status);
+    void (*compute)(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t *status);
+    void (*destroy)(void *kernel);
+} tp_kernel_def_t;
+
+/* ---- Graph optimization ---------------------------------------------------------------------- */
+
+/* Standard passes a plug-in may switch off for graphs that have nodes on its device type. */
+enum {
+    TP_PASS_PRUNING = 1u << 0,
+    TP_PASS_COMMON_SUBEXPRESSION = 1u << 1,
+    TP_PASS_CONSTANT_FOLDING = 1u << 2,
+    TP_PASS_IDENTITY_REMOVAL = 1u << 3
+};
+
+/* The one graph pass a plug-in may register. It runs after the standard passes, on graphs that
+ * have at least one node placed on `device_type`, and edits the graph through host functions. */
+typedef struct tp_graph_pass_def {
+    size_t struct_size;
+    const char *name;
+    const char *device_type;
+    uint32_t disabled_standard_passes; /* TP_PASS_* bits */
+    void *pass_state;
+    void (*run)(void *pass_state, tp_plugin_graph_t *graph, tp_plugin_status_t *status);
+} tp_graph_pass_def_t;
+
+/* ---- The host function table ----------------------------------------------------------------- */
+
+typedef enum tp_log_level {
+    TP_LOG_DEBUG = 0,
+    TP_LOG_INFO = 1,
+    TP_LOG_WARNING = 2,
+    TP_LOG_ERROR = 3
+} tp_log_level_t;
+
+typedef struct tp_host_api {
+    size_t struct_size;
+    uint32_t abi_major;
+    uint32_t abi_minor;
+
+    /* Records a failure on `status`; the message is formatted like printf and copied. Setting
+     * TP_OK clears it. */
+    void (*status_set)(tp_plugin_status_t *status, tp_code_t code, const char *format, ...)
+        TP_PRINTF_LIKE(3, 4);
+    /* Writes one line to the runtime's log, prefixed with the plug-in's name. */
+    void (*log)(tp_registrar_t *registrar, tp_log_level_t level, const char *format, ...)
+        TP_PRINTF_LIKE(3, 4);
+
+    /* Registrations, valid only during init. Each validates its argument and reports a refusal
+     * on `status`; a refused registration leaves nothing behind. The host copies the strings
+     * and arrays it is given. */
+    void (*register_device_type)(tp_registrar_t *registrar, const tp_device_type_def_t *def,
+                                 tp_plugin_status_t *status);
+    void (*register_op)(tp_registrar_t *registrar, const tp_op_def_t *def,
+                        tp_plugin_status_t *status);
+    void (*register_kernel)(tp_registrar_t *registrar, const tp_kernel_def_t *def,
+                            tp_plugin_status_t *status);
+    void (*register_graph_pass)(tp_registrar_t *registrar, const tp_graph_pass_def_t *def,
+                                tp_plugin_status_t *status);
+} tp_host_api_t;
+
+/* ---- The entry point --------------------------------------------------------------------------- */
+
+/* Called once per process. Registers what the plug-in provides; a status set to an error makes
+ * the host skip the plug-in and drop whatever it registered. `host` stays valid for the life of
+ * the process and may be kept. */
+typedef void (*tp_plugin_init_fn)(const tp_host_api_t *host, tp_registrar_t *registrar,
+                                  tp_plugin_status_t *status);
+
+/* Returned by the entry point; must stay valid for the life of the process. abi_major and
+ * abi_minor directly follow struct_size in every major version, so that the host can refuse a
+ * descriptor it does not understand without reading further. */
+typedef struct tp_plugin_descriptor {
+    size_t struct_size;
+    uint32_t abi_major; /* TP_ABI_MAJOR as the plug-in was built */
+    uint32_t abi_minor; /* TP_ABI_MINOR as the plug-in was built */
+    const char *name;   /* "apu" */
+    const char *version;/* "0.1.0" */
+    tp_plugin_init_fn init;
+} tp_plugin_descriptor_t;
+
+#define TP_PLUGIN_ENTRY_NAME "tp_plugin_entry"
+typedef const tp_plugin_descriptor_t *(*tp_plugin_entry_fn)(void);
+
+/* Declares a plug-in's one exported symbol:
+ *     TP_PLUGIN_ENTRY { static const tp_plugin_descriptor_t d = {...}; return &d; }        */
+TP_EXPORT const tp_plugin_descriptor_t *tp_plugin_entry(void);
+#define TP_PLUGIN_ENTRY TP_EXPORT const tp_plugin_descriptor_t *tp_plugin_entry(void)
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TENSORPLUG_PLUGIN_H */

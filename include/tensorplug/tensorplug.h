@@ -1,0 +1,259 @@
+/*
+ * tensorplug: a tensor runtime whose devices are plug-ins. The application API.
+ *
+ * Errors: every fallible function returns a tp_status_t pointer, NULL on success. A non-NULL
+ * status is owned by the caller, who reads its code and message and frees it with
+ * tp_status_free. A function that fails leaves its outputs untouched and changes nothing.
+ *
+ * Threads: unless a comment says otherwise, a context and the objects made from it may be used
+ * from several threads at once; a tensor is immutable once created.
+ */
+#ifndef TENSORPLUG_TENSORPLUG_H
+#define TENSORPLUG_TENSORPLUG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* The vocabulary shared with plug-ins: tp_code_t, tp_dtype_t, TP_MAX_RANK. */
+#include "tensorplug/plugin.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define TP_API __attribute__((visibility("default")))
+#define TP_MUST_USE __attribute__((warn_unused_result))
+#else
+#define TP_API
+#define TP_MUST_USE
+#endif
+
+#define TP_VERSION_MAJOR 0
+#define TP_VERSION_MINOR 1
+#define TP_VERSION_PATCH 0
+#define TP_VERSION_STRING "0.1.0"
+
+/* The runtime's version, "0.1.0", and the plug-in ABI it speaks. */
+TP_API const char *tp_version(void);
+TP_API void tp_abi_version(uint32_t *out_major, uint32_t *out_minor);
+
+/* ---- Status ----------------------------------------------------------------------------------- */
+
+typedef struct tp_status tp_status_t;
+
+/* Never NULL. */
+TP_API tp_code_t tp_status_code(const tp_status_t *status);
+/* The message, "" for NULL. Valid until the status is freed. */
+TP_API const char *tp_status_message(const tp_status_t *status);
+/* Frees a status; NULL is fine. */
+TP_API void tp_status_free(tp_status_t *status);
+/* "INVALID_ARGUMENT" and so on; "UNKNOWN_CODE" for a number that is not a code. */
+TP_API const char *tp_code_name(tp_code_t code);
+
+/* For programs (not the library) that treat any error as fatal: prints the message with the
+ * call's place and exits. */
+#define TP_CHECK(expr)                                                                          \
+    do {                                                                                        \
+        tp_status_t *tp_check_status_ = (expr);                                                 \
+        if (tp_check_status_ != NULL) {                                                         \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__,                              \
+                    tp_code_name(tp_status_code(tp_check_status_)),                             \
+                    tp_status_message(tp_check_status_));                                       \
+            tp_status_free(tp_check_status_);                                                   \
+            exit(1);                                                                            \
+        }                                                                                       \
+    } while (0)
+
+/* ---- Logging ---------------------------------------------------------------------------------- */
+
+/* Receives each line the runtime logs (plug-in refusals, warnings), without a newline. */
+typedef void (*tp_log_fn)(tp_log_level_t level, const char *line, void *user_data);
+
+/* Sends the process's log lines to `fn` instead of standard error; NULL restores standard
+ * error. Process-wide; thread-safe. Lines below `min_level` are dropped (default
+ * TP_LOG_INFO; TP_LOG_LEVEL=debug|info|warning|error in the environment sets it too). */
+TP_API void tp_log_set_callback(tp_log_fn fn, void *user_data);
+TP_API void tp_log_set_level(tp_log_level_t min_level);
+
+/* ---- Element types ------------------------------------------------------------------------------ */
+
+/* "float32", "float64", "int32", "int64", "uint8", "bool"; NULL for an invalid dtype. */
+TP_API const char *tp_dtype_name(tp_dtype_t dtype);
+/* Bytes per element; 0 for an invalid dtype. */
+TP_API size_t tp_dtype_size(tp_dtype_t dtype);
+/* Parses a name printed by tp_dtype_name. */
+TP_API TP_MUST_USE tp_status_t *tp_dtype_from_name(const char *name, tp_dtype_t *out_dtype);
+
+/* ---- Shapes ------------------------------------------------------------------------------------- */
+
+/* A value type: rank 0 is a scalar. Dimensions must be >= 0. */
+typedef struct tp_shape {
+    int32_t rank;
+    int64_t dims[TP_MAX_RANK];
+} tp_shape_t;
+
+#define TP_SHAPE_NARGS_(...) TP_SHAPE_NARGS_N_(__VA_ARGS__, 8, 7, 6, 5, 4, 3, 2, 1, 0)
+#define TP_SHAPE_NARGS_N_(a1, a2, a3, a4, a5, a6, a7, a8, n, ...) n
+/* TP_SHAPE(2, 3) is the shape (2, 3); TP_SCALAR_SHAPE is (). */
+#define TP_SHAPE(...) ((tp_shape_t){TP_SHAPE_NARGS_(__VA_ARGS__), {__VA_ARGS__}})
+#define TP_SCALAR_SHAPE ((tp_shape_t){0, {0}})
+
+/* Checks rank and dimensions and computes the element count, failing if it overflows int64. */
+TP_API TP_MUST_USE tp_status_t *tp_shape_num_elements(const tp_shape_t *shape,
+                                                       int64_t *out_count);
+/* Writes "(2, 3)", "(5,)" or "()"; returns the length it needed, like snprintf. */
+TP_API int tp_shape_format(const tp_shape_t *shape, char *buffer, size_t capacity);
+
+/* ---- Device names --------------------------------------------------------------------------------- */
+
+/*
+ * A parsed device name. Accepted forms: "/job:localhost/replica:0/task:0/device:CPU:0",
+ * "/device:GPU:1", "/cpu:0", "/APU:0", "/physical_device:APU:0", and partial ones such as
+ * "/device:GPU", "GPU:1", "/job:localhost" or "/device:GPU:*". Fields that the name does not
+ * give are marked absent. Type names are case-insensitive; parsing keeps the spelling given.
+ */
+typedef struct tp_device_spec {
+    bool has_job, has_replica, has_task, has_type, has_id;
+    bool physical; /* written as /physical_device:... */
+    char job[64];
+    int64_t replica, task;
+    char type[32];
+    int64_t id;
+} tp_device_spec_t;
+
+/* Fails with a message that quotes the name when it is malformed. */
+TP_API TP_MUST_USE tp_status_t *tp_device_spec_parse(const char *name, tp_device_spec_t *out_spec);
+/* Writes the canonical form of a complete spec, "/job:localhost/replica:0/task:0/device:CPU:0",
+ * filling absent job, replica and task with localhost, 0 and 0 and writing the type in upper
+ * case; fails if the type or id is absent or the buffer is too small. */
+TP_API TP_MUST_USE tp_status_t *tp_device_spec_canonical(const tp_device_spec_t *spec,
+                                                       char *buffer, size_t capacity);
+
+/* ---- Context -------------------------------------------------------------------------------------- */
+
+typedef struct tp_context tp_context_t;
+
+/* Options of a context. Start from TP_CONTEXT_OPTIONS_INIT; zero fields mean the default. */
+typedef struct tp_context_options {
+    size_t struct_size;
+    /* Folders searched for plug-ins, separated by ':'. NULL: the environment variable
+     * TP_PLUGIN_PATH. */
+    const char *plugin_path;
+    /* Do not search the installed plug-in folder (<prefix>/lib/tensorplug/plugins). */
+    bool skip_installed_plugins;
+    /* Load no plug-in at all: only the built-in CPU device. */
+    bool no_plugins;
+} tp_context_options_t;
+
+#define TP_CONTEXT_OPTIONS_INIT {sizeof(tp_context_options_t), NULL, false, false}
+
+/* Creates a context: the first one in the process finds and loads the plug-ins, and each
+ * context registers the devices of those its search path finds. A plug-in that cannot be used
+ * is skipped with one log line naming its file and the reason; it never fails the context.
+ * `options` may be NULL for the defaults. */
+TP_API TP_MUST_USE tp_status_t *tp_context_create(const tp_context_options_t *options,
+                                                 tp_context_t **out_context);
+/* Waits for the context's work, releases its devices; tensors must have been released first.
+ * NULL is fine. */
+TP_API void tp_context_destroy(tp_context_t *context);
+
+/* ---- Plug-ins ---------------------------------------------------------------------------------- */
+
+/* What a context knows of one plug-in file, or of a built-in plug-in. Strings live as long as
+ * the context. */
+typedef struct tp_plugin_info {
+    size_t struct_size;
+    const char *path;      /* the file, or "<built-in>" */
+    bool loaded;           /* false: refused, and `reason` says why */
+    const char *reason;    /* "" when loaded */
+    const char *name;      /* from the descriptor; "" when it could not be read */
+    const char *version;   /* likewise */
+    uint32_t abi_major, abi_minor;
+    const char *device_types; /* "APU" or "APU,XPU"; "" for none */
+    size_t num_ops;
+    size_t num_kernels;
+    bool has_graph_pass;
+} tp_plugin_info_t;
+
+/* Plug-ins in discovery order: built-ins first, then files sorted by path within each folder,
+ * folders in search order. */
+TP_API size_t tp_plugin_count(const tp_context_t *context);
+/* Set out_info->struct_size first; the fields it covers are filled. */
+TP_API TP_MUST_USE tp_status_t *tp_plugin_get(const tp_context_t *context, size_t index,
+                                             tp_plugin_info_t *out_info);
+
+/* ---- Physical devices -------------------------------------------------------------------------- */
+
+typedef struct tp_physical_device tp_physical_device_t;
+
+/* Number of physical devices, of one type (case-insensitive) or of all types for NULL. Devices
+ * are ordered by type registration order (the CPU first), then ordinal. */
+TP_API size_t tp_physical_device_count(const tp_context_t *context, const char *type);
+/* The index-th device among those of `type` (NULL: all). Owned by the context. */
+TP_API TP_MUST_USE tp_status_t *tp_physical_device_get(const tp_context_t *context,
+                                                      const char *type, size_t index,
+                                                      const tp_physical_device_t **out_device);
+/* Looks a device up by any accepted form of its name ("/physical_device:APU:0", "/apu:0"). */
+TP_API TP_MUST_USE tp_status_t *tp_physical_device_find(const tp_context_t *context,
+                                                       const char *name,
+                                                       const tp_physical_device_t **out_device);
+/* "/physical_device:CPU:0". */
+TP_API const char *tp_physical_device_name(const tp_physical_device_t *device);
+/* "CPU", as the plug-in registered it. */
+TP_API const char *tp_physical_device_type(const tp_physical_device_t *device);
+TP_API int32_t tp_physical_device_ordinal(const tp_physical_device_t *device);
+TP_API const char *tp_physical_device_hardware_name(const tp_physical_device_t *device);
+TP_API const char *tp_physical_device_vendor(const tp_physical_device_t *device);
+TP_API uint64_t tp_physical_device_memory_bytes(const tp_physical_device_t *device);
+/* "/job:localhost/replica:0/task:0/device:CPU:0": the device ops are placed on. */
+TP_API const char *tp_physical_device_full_name(const tp_physical_device_t *device);
+
+/* Prints one line per physical device of `type` (NULL: all):
+ *     PhysicalDevice(name='/physical_device:CPU:0', device_type='CPU')                       */
+TP_API TP_MUST_USE tp_status_t *tp_list_physical_devices(const tp_context_t *context,
+                                                        const char *type, FILE *out);
+
+/* ---- Tensors ---------------------------------------------------------------------------------- */
+
+typedef struct tp_tensor tp_tensor_t;
+
+/* A tensor of `shape` on the host's CPU:0 device, holding a copy of `data`, which must be
+ * exactly num_elements * tp_dtype_size(dtype) bytes (`size`). The tensor starts with one
+ * reference, owned by the caller. */
+TP_API TP_MUST_USE tp_status_t *tp_tensor_create(tp_context_t *context, tp_dtype_t dtype,
+                                                tp_shape_t shape, const void *data, size_t size,
+                                                tp_tensor_t **out_tensor);
+/* Adds a reference; returns the tensor. */
+TP_API tp_tensor_t *tp_tensor_retain(tp_tensor_t *tensor);
+/* Drops a reference; the last one frees the tensor's memory on its device. NULL is fine. */
+TP_API void tp_tensor_release(tp_tensor_t *tensor);
+
+TP_API tp_dtype_t tp_tensor_dtype(const tp_tensor_t *tensor);
+TP_API tp_shape_t tp_tensor_shape(const tp_tensor_t *tensor);
+TP_API int64_t tp_tensor_num_elements(const tp_tensor_t *tensor);
+TP_API size_t tp_tensor_byte_size(const tp_tensor_t *tensor);
+/* The canonical name of the device that holds the tensor. */
+TP_API const char *tp_tensor_device(const tp_tensor_t *tensor);
+
+/* Copies the values to `data` (exactly tp_tensor_byte_size bytes), waiting for the work that
+ * produces them. */
+TP_API TP_MUST_USE tp_status_t *tp_tensor_read(tp_tensor_t *tensor, void *data, size_t size);
+
+/* Formats the tensor as NumPy and TensorFlow users know it:
+ *     tp.Tensor(
+ *     [[22. 28.]
+ *      [49. 64.]], shape=(2, 2), dtype=float32)
+ * Waits for the values. *out_text is allocated with malloc; the caller frees it. */
+TP_API TP_MUST_USE tp_status_t *tp_tensor_format(tp_tensor_t *tensor, char **out_text);
+/* tp_tensor_format, then writes the text and a newline to `out`. */
+TP_API TP_MUST_USE tp_status_t *tp_tensor_print(tp_tensor_t *tensor, FILE *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TENSORPLUG_TENSORPLUG_H */

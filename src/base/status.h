@@ -1,0 +1,29 @@
+/* Making and passing statuses inside the core. */
+#ifndef TP_BASE_STATUS_H
+#define TP_BASE_STATUS_H
+
+#include "tensorplug/tensorplug.h"
+
+/* A new status with a printf-style message. Never returns NULL for a code other than TP_OK:
+ * when memory for the message runs out, a static RESOURCE_EXHAUSTED status stands in. */
+tp_status_t *tp_status_make(tp_code_t code, const char *format, ...) TP_PRINTF_LIKE(2, 3);
+
+/* Prefixes the message of `status` with "<prefix>: " and returns it; NULL stays NULL. */
+tp_status_t *tp_status_annotate(tp_status_t *status, const char *format, ...)
+    TP_PRINTF_LIKE(2, 3);
+
+#define TP_RETURN_IF_ERROR(expr)                                                               \
+    do {                                                                                       \
+        tp_status_t *tp_return_status_ = (expr);                                               \
+        if (tp_return_status_ != NULL) return tp_return_status_;                               \
+    } while (0)
+
+/* For public entry points: a NULL argument is INVALID_ARGUMENT naming the function and it. */
+#define TP_REQUIRE_ARG(arg)                                                                    \
+    do {                                                                                       \
+        if ((arg) == NULL)                                                                     \
+            return tp_status_make(TP_INVALID_ARGUMENT, "%s: argument '%s' is NULL", __func__,  \
+                                  #arg);                                                       \
+    } while (0)
+
+#endif
