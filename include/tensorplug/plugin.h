@@ -11,7 +11,8 @@
  * Compatibility rules, for the host and for plug-ins alike:
  *   - every struct that crosses the boundary starts with `size_t struct_size`, set by whoever
  *     fills the struct to sizeof of the struct as that side was compiled;
- *   - fields are only ever appended, and each addition bumps TP_ABI_MINOR;
+ *   - fields are only ever appended, and each addition bumps TP_ABI_MINOR; a field's comment
+ *     names the minor that added it when that is not 1.0;
  *   - the reader of a struct reads only the fields that struct_size says exist, and treats an
  *     absent field like a zero one;
  *   - a NULL optional function pointer means "use the host's default" (documented per field)
@@ -30,7 +31,7 @@ extern "C" {
 #endif
 
 #define TP_ABI_MAJOR 1
-#define TP_ABI_MINOR 0
+#define TP_ABI_MINOR 1
 
 #if defined(__GNUC__)
 #define TP_PRINTF_LIKE(fmt_index, first_arg) __attribute__((format(printf, fmt_index, first_arg)))
@@ -190,11 +191,11 @@ typedef struct tp_device_type_def {
      * event_query. */
     void (*event_synchronize)(void *device, void *event, tp_plugin_status_t *status);
 
-    /* Optional. Blocks until all work on every stream of the device is done; default:
-     * synchronize each stream the host created. */
+    /* Added in 1.1. Optional. Blocks until all work on every stream of the device is done;
+     * default: synchronize each stream the host created. */
     void (*device_synchronize)(void *device, tp_plugin_status_t *status);
-    /* Optional. Calls fn(arg) on some thread once the work queued before it is done; default:
-     * the host synchronizes the stream and calls fn itself. */
+    /* Added in 1.1. Optional. Calls fn(arg) on some thread once the work queued before it is
+     * done; default: the host synchronizes the stream and calls fn itself. */
     void (*host_callback)(void *device, void *stream, void (*fn)(void *arg), void *arg,
                           tp_plugin_status_t *status);
 } tp_device_type_def_t;
@@ -316,7 +317,8 @@ typedef struct tp_host_api {
      * TP_OK clears it. */
     void (*status_set)(tp_plugin_status_t *status, tp_code_t code, const char *format, ...)
         TP_PRINTF_LIKE(3, 4);
-    /* Writes one line to the runtime's log, prefixed with the plug-in's name. */
+    /* Writes one line to the runtime's log, prefixed with the plug-in's name. The registrar
+     * handed to init stays valid for this use for the life of the process. */
     void (*log)(tp_registrar_t *registrar, tp_log_level_t level, const char *format, ...)
         TP_PRINTF_LIKE(3, 4);
 

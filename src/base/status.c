@@ -14,6 +14,8 @@ struct tp_status {
 static tp_status_t out_of_memory_status = {TP_RESOURCE_EXHAUSTED,
                                            "out of host memory while reporting an error"};
 
+static char *format_message(const char *format, va_list args) TP_PRINTF_LIKE(1, 0);
+
 static char *format_message(const char *format, va_list args) {
     va_list copy;
     va_copy(copy, args);

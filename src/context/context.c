@@ -1,0 +1,60 @@
+#include "context/context.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/status.h"
+
+const char *tp_version(void) { return TP_VERSION_STRING; }
+
+void tp_abi_version(uint32_t *out_major, uint32_t *out_minor) {
+    if (out_major != NULL) *out_major = TP_ABI_MAJOR;
+    if (out_minor != NULL) *out_minor = TP_ABI_MINOR;
+}
+
+/* Reads the caller's options, which may come from an older header with fewer fields. */
+static tp_status_t *read_options(const tp_context_options_t *given,
+                                 tp_context_options_t *options) {
+    *options = (tp_context_options_t)TP_CONTEXT_OPTIONS_INIT;
+    if (given == NULL) return NULL;
+    if (given->struct_size < offsetof(tp_context_options_t, plugin_path) + sizeof(const char *))
+        return tp_status_make(TP_INVALID_ARGUMENT,
+                              "tp_context_create: options->struct_size is %zu; start from "
+                              "TP_CONTEXT_OPTIONS_INIT",
+                              given->struct_size);
+    size_t size = given->struct_size < sizeof *options ? given->struct_size : sizeof *options;
+    memcpy(options, given, size);
+    options->struct_size = sizeof *options;
+    return NULL;
+}
+
+tp_status_t *tp_context_create(const tp_context_options_t *options, tp_context_t **out_context) {
+    TP_REQUIRE_ARG(out_context);
+    tp_context_options_t effective;
+    TP_RETURN_IF_ERROR(read_options(options, &effective));
+    tp_context_t *context = calloc(1, sizeof *context);
+    if (context == NULL)
+        return tp_status_make(TP_RESOURCE_EXHAUSTED, "out of host memory creating a context");
+    tp_status_t *error = tp_device_registry_build(&effective, &context->registry);
+    if (error != NULL) {
+        free(context);
+        return tp_status_annotate(error, "tp_context_create");
+    }
+    atomic_init(&context->references, 1);
+    *out_context = context;
+    return NULL;
+}
+
+void tp_context_retain(tp_context_t *context) {
+    atomic_fetch_add_explicit(&context->references, 1, memory_order_relaxed);
+}
+
+void tp_context_release(tp_context_t *context) {
+    if (atomic_fetch_sub_explicit(&context->references, 1, memory_order_acq_rel) != 1) return;
+    tp_device_registry_free(&context->registry);
+    free(context);
+}
+
+void tp_context_destroy(tp_context_t *context) {
+    if (context != NULL) tp_context_release(context);
+}

@@ -1,0 +1,190 @@
+#include "device/device_registry.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "base/status.h"
+#include "base/strbuf.h"
+#include "plugin/discovery.h"
+#include "plugin/plugin_library.h"
+#include "plugin/plugin_status.h"
+
+typedef struct {
+    tp_device_registry_t *registry;
+    size_t plugins_capacity;
+    size_t devices_capacity;
+} builder_t;
+
+static bool add_device(builder_t *builder, tp_physical_device_t *device) {
+    tp_device_registry_t *registry = builder->registry;
+    if (registry->num_devices == builder->devices_capacity) {
+        size_t capacity = builder->devices_capacity == 0 ? 8 : builder->devices_capacity * 2;
+        tp_physical_device_t **grown = realloc(registry->devices, capacity * sizeof *grown);
+        if (grown == NULL) return false;
+        registry->devices = grown;
+        builder->devices_capacity = capacity;
+    }
+    registry->devices[registry->num_devices++] = device;
+    return true;
+}
+
+/* The plug-in already in the registry that registered `type`, or NULL. */
+static const tp_plugin_entry_t *owner_of_type(const tp_device_registry_t *registry,
+                                              const char *type) {
+    for (size_t i = 0; i < registry->num_plugins; i++) {
+        const tp_plugin_entry_t *entry = &registry->plugins[i];
+        if (entry->refusal != NULL) continue;
+        for (size_t t = 0; t < entry->record->num_device_types; t++)
+            if (strcasecmp(entry->record->device_types[t].type, type) == 0) return entry;
+    }
+    return NULL;
+}
+
+/* Opens every device of one plug-in, or none: on failure the devices opened so far are closed
+ * and the reason is returned. */
+static tp_status_t *open_plugin_devices(builder_t *builder, const tp_plugin_record_t *record) {
+    tp_device_registry_t *registry = builder->registry;
+    size_t first_device = registry->num_devices;
+    tp_status_t *error = NULL;
+    for (size_t t = 0; t < record->num_device_types && error == NULL; t++) {
+        const tp_device_type_def_t *def = &record->device_types[t];
+        tp_plugin_status_t status = TP_PLUGIN_STATUS_INIT;
+        int32_t count = def->device_count(def->type_state, &status);
+        char what[96];
+        snprintf(what, sizeof what, "device_count of %s", def->type);
+        error = tp_plugin_status_to_status(&status, what);
+        if (error == NULL && count < 0)
+            error = tp_status_make(TP_INVALID_ARGUMENT, "%s returned %d", what, (int)count);
+        for (int32_t ordinal = 0; error == NULL && ordinal < count; ordinal++) {
+            tp_physical_device_t *device;
+            error = tp_physical_device_open(record, def, ordinal, &device);
+            if (error == NULL && !add_device(builder, device)) {
+                tp_physical_device_close(device);
+                error = tp_status_make(TP_RESOURCE_EXHAUSTED, "out of host memory");
+            }
+        }
+    }
+    if (error != NULL) {
+        while (registry->num_devices > first_device)
+            tp_physical_device_close(registry->devices[--registry->num_devices]);
+    }
+    return error;
+}
+
+static char *join_device_types(const tp_plugin_record_t *record) {
+    tp_strbuf_t types = TP_STRBUF_INIT;
+    for (size_t t = 0; t < record->num_device_types; t++) {
+        if (t > 0) tp_strbuf_puts(&types, ",");
+        tp_strbuf_puts(&types, record->device_types[t].type);
+    }
+    return tp_strbuf_take(&types);
+}
+
+/* Adds one plug-in to the registry: used, or refused with its reason. Fails only when out of
+ * host memory. */
+static tp_status_t *add_plugin(builder_t *builder, const tp_plugin_record_t *record) {
+    tp_device_registry_t *registry = builder->registry;
+    for (size_t i = 0; i < registry->num_plugins; i++)
+        if (registry->plugins[i].record == record) return NULL; /* found twice on the path */
+    if (registry->num_plugins == builder->plugins_capacity) {
+        size_t capacity = builder->plugins_capacity == 0 ? 8 : builder->plugins_capacity * 2;
+        tp_plugin_entry_t *grown = realloc(registry->plugins, capacity * sizeof *grown);
+        if (grown == NULL) return tp_status_make(TP_RESOURCE_EXHAUSTED, "out of host memory");
+        registry->plugins = grown;
+        builder->plugins_capacity = capacity;
+    }
+    tp_plugin_entry_t entry = {record, NULL, join_device_types(record)};
+    if (entry.device_types == NULL)
+        return tp_status_make(TP_RESOURCE_EXHAUSTED, "out of host memory");
+
+    tp_strbuf_t refusal = TP_STRBUF_INIT;
+    if (record->refusal != NULL) {
+        tp_strbuf_puts(&refusal, record->refusal);
+    } else {
+        for (size_t t = 0; t < record->num_device_types && refusal.length == 0; t++) {
+            const char *type = record->device_types[t].type;
+            const tp_plugin_entry_t *owner = owner_of_type(registry, type);
+            if (owner != NULL)
+                tp_strbuf_printf(&refusal, "device type '%s' is already registered by %s%s",
+                                 type, owner->record->builtin ? "the built-in plug-in " : "",
+                                 owner->record->builtin ? owner->record->name
+                                                        : owner->record->path);
+        }
+        if (refusal.length == 0) {
+            tp_status_t *error = open_plugin_devices(builder, record);
+            if (error != NULL) tp_strbuf_puts(&refusal, tp_status_message(error));
+            tp_status_free(error);
+        }
+    }
+    if (tp_strbuf_failed(&refusal)) {
+        free(entry.device_types);
+        tp_strbuf_free(&refusal);
+        return tp_status_make(TP_RESOURCE_EXHAUSTED, "out of host memory");
+    }
+    if (refusal.length > 0) {
+        entry.refusal = tp_strbuf_take(&refusal);
+        tp_plugin_library_log_refusal(record, entry.refusal);
+    }
+    tp_strbuf_free(&refusal);
+    registry->plugins[registry->num_plugins++] = entry;
+    return NULL;
+}
+
+static tp_status_t *add_plugin_files(builder_t *builder, const tp_context_options_t *options) {
+    const char *search_path = options->plugin_path;
+    if (search_path == NULL) search_path = getenv("TP_PLUGIN_PATH");
+    tp_path_list_t files;
+    TP_RETURN_IF_ERROR(
+        tp_plugin_discover(search_path, !options->skip_installed_plugins, &files));
+    tp_status_t *error = NULL;
+    for (size_t i = 0; i < files.count && error == NULL; i++) {
+        const tp_plugin_record_t *record;
+        error = tp_plugin_library_load(files.paths[i], &record);
+        if (error == NULL) error = add_plugin(builder, record);
+    }
+    tp_path_list_free(&files);
+    return error;
+}
+
+tp_status_t *tp_device_registry_build(const tp_context_options_t *options,
+                                      tp_device_registry_t *out_registry) {
+    tp_device_registry_t registry = {0};
+    builder_t builder = {&registry, 0, 0};
+    const tp_plugin_record_t *const *builtins;
+    size_t num_builtins;
+    tp_plugin_library_builtins(&builtins, &num_builtins);
+    tp_status_t *error = NULL;
+    for (size_t i = 0; i < num_builtins && error == NULL; i++)
+        error = add_plugin(&builder, builtins[i]);
+    if (error == NULL && !options->no_plugins) error = add_plugin_files(&builder, options);
+    for (size_t i = 0; i < registry.num_devices && error == NULL; i++) {
+        tp_physical_device_t *device = registry.devices[i];
+        if (device->plugin->builtin && strcmp(device->def->type, "CPU") == 0 &&
+            device->ordinal == 0)
+            registry.host_device = device;
+    }
+    if (error == NULL && registry.host_device == NULL)
+        error = tp_status_make(TP_INTERNAL, "the built-in CPU device is missing");
+    if (error != NULL) {
+        tp_device_registry_free(&registry);
+        return error;
+    }
+    *out_registry = registry;
+    return NULL;
+}
+
+void tp_device_registry_free(tp_device_registry_t *registry) {
+    /* Close in reverse, so plug-ins see their devices released in the order opposite to
+     * opening. */
+    for (size_t i = registry->num_devices; i > 0; i--)
+        tp_physical_device_close(registry->devices[i - 1]);
+    for (size_t i = 0; i < registry->num_plugins; i++) {
+        free(registry->plugins[i].refusal);
+        free(registry->plugins[i].device_types);
+    }
+    free(registry->devices);
+    free(registry->plugins);
+    *registry = (tp_device_registry_t){0};
+}

@@ -1,0 +1,32 @@
+/* A context's view of the plug-ins and their devices: which plug-ins its search found, which
+ * it uses and why it refused the others, and the physical devices of those it uses. */
+#ifndef TP_DEVICE_DEVICE_REGISTRY_H
+#define TP_DEVICE_DEVICE_REGISTRY_H
+
+#include "device/physical_device.h"
+#include "plugin/plugin_record.h"
+#include "tensorplug/tensorplug.h"
+
+typedef struct tp_plugin_entry {
+    const tp_plugin_record_t *record;
+    char *refusal;      /* NULL when the plug-in is used */
+    char *device_types; /* "APU,XPU" */
+} tp_plugin_entry_t;
+
+typedef struct tp_device_registry {
+    tp_plugin_entry_t *plugins;
+    size_t num_plugins;
+    tp_physical_device_t **devices; /* by plug-in order, then type order, then ordinal */
+    size_t num_devices;
+    tp_physical_device_t *host_device; /* CPU:0 */
+} tp_device_registry_t;
+
+/* Finds, loads and checks the plug-ins the options ask for and opens their devices. A plug-in
+ * that cannot be used is refused with a logged reason; only running out of host memory or a
+ * missing CPU device fails. */
+tp_status_t *tp_device_registry_build(const tp_context_options_t *options,
+                                      tp_device_registry_t *out_registry);
+/* Closes every device. */
+void tp_device_registry_free(tp_device_registry_t *registry);
+
+#endif

@@ -1,0 +1,162 @@
+#include "device/physical_device.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/log.h"
+#include "base/status.h"
+#include "plugin/abi_sizes.h"
+#include "plugin/plugin_status.h"
+
+static char *copy_text(const char *text, const char *fallback) {
+    return strdup(text != NULL && text[0] != '\0' ? text : fallback);
+}
+
+tp_status_t *tp_physical_device_open(const tp_plugin_record_t *plugin,
+                                     const tp_device_type_def_t *def, int32_t ordinal,
+                                     tp_physical_device_t **out_device) {
+    tp_physical_device_t *device = calloc(1, sizeof *device);
+    if (device == NULL)
+        return tp_status_make(TP_RESOURCE_EXHAUSTED, "out of host memory opening %s:%d",
+                              def->type, (int)ordinal);
+    device->def = def;
+    device->plugin = plugin;
+    device->ordinal = ordinal;
+    snprintf(device->name, sizeof device->name, "/physical_device:%s:%d", def->type, (int)ordinal);
+    snprintf(device->full_name, sizeof device->full_name,
+             "/job:localhost/replica:0/task:0/device:%s:%d", def->type, (int)ordinal);
+
+    tp_device_info_t info;
+    memset(&info, 0, sizeof info);
+    info.struct_size = sizeof info;
+    tp_plugin_status_t status = TP_PLUGIN_STATUS_INIT;
+    def->device_init(def->type_state, ordinal, &info, &device->handle, &status);
+    char what[128];
+    snprintf(what, sizeof what, "device_init of %s", device->name);
+    tp_status_t *error = tp_plugin_status_to_status(&status, what);
+    if (error != NULL) {
+        free(device);
+        return error;
+    }
+    device->hardware_name = copy_text(info.hardware_name, def->type);
+    device->vendor = copy_text(info.vendor, "unknown");
+    device->memory_bytes = info.memory_bytes;
+    if (device->hardware_name == NULL || device->vendor == NULL ||
+        pthread_mutex_init(&device->mutex, NULL) != 0) {
+        error = tp_status_make(TP_RESOURCE_EXHAUSTED, "out of host memory opening %s",
+                               device->name);
+        def->device_release(device->handle);
+        free(device->hardware_name);
+        free(device->vendor);
+        free(device);
+        return error;
+    }
+    atomic_init(&device->bytes_in_use, 0);
+    atomic_init(&device->live_allocations, 0);
+    *out_device = device;
+    return NULL;
+}
+
+void tp_physical_device_close(tp_physical_device_t *device) {
+    if (device == NULL) return;
+    if (device->stream != NULL) {
+        tp_status_t *status = tp_physical_device_synchronize(device);
+        if (status != NULL) {
+            tp_log(TP_LOG_WARNING, "closing %s: %s", device->name, tp_status_message(status));
+            tp_status_free(status);
+        }
+        device->def->stream_destroy(device->handle, device->stream);
+    }
+    int_fast64_t leaked = atomic_load(&device->live_allocations);
+    if (leaked != 0)
+        tp_log(TP_LOG_WARNING, "closing %s with %lld allocations (%lld bytes) still live",
+               device->name, (long long)leaked, (long long)atomic_load(&device->bytes_in_use));
+    device->def->device_release(device->handle);
+    pthread_mutex_destroy(&device->mutex);
+    free(device->hardware_name);
+    free(device->vendor);
+    free(device);
+}
+
+/* The device's one stream, created on first use so that listing devices costs no stream. */
+static tp_status_t *get_stream(tp_physical_device_t *device, void **out_stream) {
+    pthread_mutex_lock(&device->mutex);
+    tp_status_t *error = NULL;
+    if (device->stream == NULL) {
+        tp_plugin_status_t status = TP_PLUGIN_STATUS_INIT;
+        void *stream = NULL;
+        device->def->stream_create(device->handle, &stream, &status);
+        char what[128];
+        snprintf(what, sizeof what, "stream_create on %s", device->name);
+        error = tp_plugin_status_to_status(&status, what);
+        if (error == NULL && stream == NULL)
+            error = tp_status_make(TP_INTERNAL, "%s returned no stream", what);
+        if (error == NULL) device->stream = stream;
+    }
+    *out_stream = device->stream;
+    pthread_mutex_unlock(&device->mutex);
+    return error;
+}
+
+tp_status_t *tp_physical_device_allocate(tp_physical_device_t *device, uint64_t size,
+                                         void **out_mem) {
+    tp_plugin_status_t status = TP_PLUGIN_STATUS_INIT;
+    void *mem = NULL;
+    device->def->allocate(device->handle, size, &mem, &status);
+    char what[160];
+    snprintf(what, sizeof what, "allocating %llu bytes on %s", (unsigned long long)size,
+             device->full_name);
+    tp_status_t *error = tp_plugin_status_to_status(&status, what);
+    if (error == NULL && mem == NULL)
+        error = tp_status_make(TP_RESOURCE_EXHAUSTED, "%s: the device returned no memory", what);
+    if (error != NULL) return error;
+    atomic_fetch_add(&device->bytes_in_use, (int_fast64_t)size);
+    atomic_fetch_add(&device->live_allocations, 1);
+    *out_mem = mem;
+    return NULL;
+}
+
+void tp_physical_device_deallocate(tp_physical_device_t *device, void *mem, uint64_t size) {
+    if (mem == NULL) return;
+    device->def->deallocate(device->handle, mem);
+    atomic_fetch_sub(&device->bytes_in_use, (int_fast64_t)size);
+    atomic_fetch_sub(&device->live_allocations, 1);
+}
+
+tp_status_t *tp_physical_device_copy_from_host(tp_physical_device_t *device, void *mem,
+                                               uint64_t offset, const void *source,
+                                               uint64_t size) {
+    void *stream;
+    TP_RETURN_IF_ERROR(get_stream(device, &stream));
+    tp_plugin_status_t status = TP_PLUGIN_STATUS_INIT;
+    device->def->memcpy_host_to_device(device->handle, stream, mem, offset, source, size, &status);
+    char what[160];
+    snprintf(what, sizeof what, "copying %llu bytes to %s", (unsigned long long)size,
+             device->full_name);
+    return tp_plugin_status_to_status(&status, what);
+}
+
+tp_status_t *tp_physical_device_copy_to_host(tp_physical_device_t *device, void *destination,
+                                             const void *mem, uint64_t offset, uint64_t size) {
+    void *stream;
+    TP_RETURN_IF_ERROR(get_stream(device, &stream));
+    tp_plugin_status_t status = TP_PLUGIN_STATUS_INIT;
+    device->def->memcpy_device_to_host(device->handle, stream, destination, mem, offset, size,
+                                       &status);
+    char what[160];
+    snprintf(what, sizeof what, "copying %llu bytes from %s", (unsigned long long)size,
+             device->full_name);
+    TP_RETURN_IF_ERROR(tp_plugin_status_to_status(&status, what));
+    return tp_physical_device_synchronize(device);
+}
+
+tp_status_t *tp_physical_device_synchronize(tp_physical_device_t *device) {
+    void *stream;
+    TP_RETURN_IF_ERROR(get_stream(device, &stream));
+    tp_plugin_status_t status = TP_PLUGIN_STATUS_INIT;
+    device->def->stream_synchronize(device->handle, stream, &status);
+    char what[128];
+    snprintf(what, sizeof what, "waiting for %s", device->full_name);
+    return tp_plugin_status_to_status(&status, what);
+}

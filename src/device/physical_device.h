@@ -1,0 +1,52 @@
+/* A physical device as the core drives it: the plug-in's device handle behind its function
+ * table, with a lazily created stream and byte counters. */
+#ifndef TP_DEVICE_PHYSICAL_DEVICE_H
+#define TP_DEVICE_PHYSICAL_DEVICE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "plugin/plugin_record.h"
+#include "tensorplug/tensorplug.h"
+
+struct tp_physical_device {
+    const tp_device_type_def_t *def;
+    const tp_plugin_record_t *plugin;
+    void *handle;               /* the plug-in's, from device_init */
+    int32_t ordinal;
+    char name[64];              /* /physical_device:APU:0 */
+    char full_name[96];         /* /job:localhost/replica:0/task:0/device:APU:0 */
+    char *hardware_name;
+    char *vendor;
+    uint64_t memory_bytes;
+
+    pthread_mutex_t mutex;      /* guards the lazy creation of the stream */
+    void *stream;
+    atomic_int_fast64_t bytes_in_use;
+    atomic_int_fast64_t live_allocations;
+};
+
+/* Opens device `ordinal` of a registered type; the device's strings are copied. */
+tp_status_t *tp_physical_device_open(const tp_plugin_record_t *plugin,
+                                     const tp_device_type_def_t *def, int32_t ordinal,
+                                     tp_physical_device_t **out_device);
+/* Waits for the device's work, destroys its stream and releases the plug-in's handle. */
+void tp_physical_device_close(tp_physical_device_t *device);
+
+/* Raw device memory; `size` > 0. */
+tp_status_t *tp_physical_device_allocate(tp_physical_device_t *device, uint64_t size,
+                                         void **out_mem);
+void tp_physical_device_deallocate(tp_physical_device_t *device, void *mem, uint64_t size);
+
+/* Enqueues a copy of host bytes into device memory. The host buffer must stay valid until the
+ * device is synchronized. */
+tp_status_t *tp_physical_device_copy_from_host(tp_physical_device_t *device, void *mem,
+                                               uint64_t offset, const void *source,
+                                               uint64_t size);
+/* Copies device bytes to host memory and waits for the copy. */
+tp_status_t *tp_physical_device_copy_to_host(tp_physical_device_t *device, void *destination,
+                                             const void *mem, uint64_t offset, uint64_t size);
+/* Waits for all work queued on the device's stream. */
+tp_status_t *tp_physical_device_synchronize(tp_physical_device_t *device);
+
+#endif

@@ -1,0 +1,27 @@
+/* Finding plug-in files: every "*.so" in each folder of a search path, sorted by name within a
+ * folder, folders in the order given, then the installed plug-in folder. */
+#ifndef TP_PLUGIN_DISCOVERY_H
+#define TP_PLUGIN_DISCOVERY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "tensorplug/tensorplug.h"
+
+typedef struct tp_path_list {
+    char **paths;
+    size_t count;
+} tp_path_list_t;
+
+/* `search_path` is ':'-separated and may be NULL or empty. A folder that does not exist is
+ * skipped. Fails only when out of host memory; *out is then empty. */
+tp_status_t *tp_plugin_discover(const char *search_path, bool include_installed,
+                                tp_path_list_t *out);
+void tp_path_list_free(tp_path_list_t *list);
+
+/* The installed plug-in folder: "tensorplug/plugins" beside the library that holds this code
+ * (or, for a program linked statically from <prefix>/bin, in <prefix>/lib), and the folder
+ * configured at build time when that cannot be found. */
+void tp_installed_plugin_dir(char *buffer, size_t capacity);
+
+#endif

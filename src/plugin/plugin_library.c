@@ -1,0 +1,124 @@
+#include "plugin/plugin_library.h"
+
+#include <dlfcn.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/log.h"
+#include "base/status.h"
+#include "plugin/builtin_plugins.h"
+
+/* Loading and the records are guarded by one lock: plug-ins load rarely, and a plug-in's init
+ * must never run twice. */
+static pthread_mutex_t library_mutex = PTHREAD_MUTEX_INITIALIZER;
+static tp_plugin_record_t **loaded_records;
+static size_t num_loaded_records, loaded_records_capacity;
+static tp_plugin_record_t *builtin_records;
+static const tp_plugin_record_t **builtin_record_pointers;
+static size_t num_builtin_records;
+static bool builtins_ready;
+
+static void init_builtins_locked(void) {
+    if (builtins_ready) return;
+    builtins_ready = true;
+    builtin_records = calloc(tp_builtin_plugin_count, sizeof *builtin_records);
+    builtin_record_pointers = calloc(tp_builtin_plugin_count, sizeof *builtin_record_pointers);
+    if (builtin_records == NULL || builtin_record_pointers == NULL) {
+        tp_log(TP_LOG_ERROR, "out of host memory initialising the built-in devices");
+        free(builtin_records);
+        free(builtin_record_pointers);
+        builtin_records = NULL;
+        builtin_record_pointers = NULL;
+        return;
+    }
+    for (size_t i = 0; i < tp_builtin_plugin_count; i++) {
+        tp_plugin_record_t *record = &builtin_records[i];
+        record->path = "<built-in>";
+        record->builtin = true;
+        tp_plugin_record_init_from_descriptor(record, tp_builtin_plugin_entries[i]());
+        builtin_record_pointers[i] = record;
+    }
+    num_builtin_records = tp_builtin_plugin_count;
+}
+
+void tp_plugin_library_builtins(const tp_plugin_record_t *const **out_records, size_t *out_count) {
+    pthread_mutex_lock(&library_mutex);
+    init_builtins_locked();
+    pthread_mutex_unlock(&library_mutex);
+    *out_records = builtin_record_pointers;
+    *out_count = num_builtin_records;
+}
+
+/* Opens the file and runs the descriptor checks and init; every failure becomes the record's
+ * refusal. */
+static void load_record(tp_plugin_record_t *record) {
+    dlerror();
+    void *library = dlopen(record->path, RTLD_NOW | RTLD_LOCAL);
+    if (library == NULL) {
+        const char *error = dlerror();
+        tp_plugin_record_refuse(record, "it cannot be opened: %s", error ? error : "unknown error");
+        record->name = record->version = "";
+        return;
+    }
+    tp_plugin_entry_fn entry;
+    void *symbol = dlsym(library, TP_PLUGIN_ENTRY_NAME);
+    if (symbol == NULL) {
+        tp_plugin_record_refuse(record, "it exports no entry point '%s'", TP_PLUGIN_ENTRY_NAME);
+        record->name = record->version = "";
+        dlclose(library);
+        return;
+    }
+    /* POSIX guarantees that a function's address survives the trip through void *. */
+    memcpy(&entry, &symbol, sizeof entry);
+    record->library = library;
+    tp_plugin_record_init_from_descriptor(record, entry());
+}
+
+tp_status_t *tp_plugin_library_load(const char *path, const tp_plugin_record_t **out_record) {
+    char resolved[PATH_MAX];
+    const char *key = realpath(path, resolved) != NULL ? resolved : path;
+    tp_status_t *status = NULL;
+    pthread_mutex_lock(&library_mutex);
+    for (size_t i = 0; i < num_loaded_records; i++) {
+        if (strcmp(loaded_records[i]->path, key) == 0) {
+            *out_record = loaded_records[i];
+            pthread_mutex_unlock(&library_mutex);
+            return NULL;
+        }
+    }
+    tp_plugin_record_t *record = calloc(1, sizeof *record);
+    char *record_path = record != NULL ? tp_arena_strdup(&record->arena, key) : NULL;
+    if (num_loaded_records == loaded_records_capacity) {
+        size_t capacity = loaded_records_capacity == 0 ? 8 : loaded_records_capacity * 2;
+        tp_plugin_record_t **grown = realloc(loaded_records, capacity * sizeof *grown);
+        if (grown != NULL) {
+            loaded_records = grown;
+            loaded_records_capacity = capacity;
+        }
+    }
+    if (record_path == NULL || num_loaded_records == loaded_records_capacity) {
+        if (record != NULL) tp_arena_free(&record->arena);
+        free(record);
+        status = tp_status_make(TP_RESOURCE_EXHAUSTED, "out of host memory loading plug-in %s",
+                                path);
+    } else {
+        record->path = record_path;
+        load_record(record);
+        loaded_records[num_loaded_records++] = record;
+        *out_record = record;
+    }
+    pthread_mutex_unlock(&library_mutex);
+    return status;
+}
+
+void tp_plugin_library_log_refusal(const tp_plugin_record_t *record, const char *reason) {
+    pthread_mutex_lock(&library_mutex);
+    /* The flag is the library's bookkeeping, not part of what the plug-in provided. */
+    tp_plugin_record_t *mutable_record = (tp_plugin_record_t *)record;
+    bool first = !mutable_record->refusal_logged;
+    mutable_record->refusal_logged = true;
+    pthread_mutex_unlock(&library_mutex);
+    if (first) tp_log(TP_LOG_WARNING, "skipped plug-in %s: %s", record->path, reason);
+}

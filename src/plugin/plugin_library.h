@@ -1,0 +1,20 @@
+/* The process's plug-ins: each file is opened and initialised at most once, the first time a
+ * context's search finds it, and kept until the process exits. */
+#ifndef TP_PLUGIN_PLUGIN_LIBRARY_H
+#define TP_PLUGIN_PLUGIN_LIBRARY_H
+
+#include "plugin/plugin_record.h"
+#include "tensorplug/tensorplug.h"
+
+/* The built-in plug-ins, initialised on first call. Never fails: a built-in that is refused is
+ * reported like any plug-in. */
+void tp_plugin_library_builtins(const tp_plugin_record_t *const **out_records, size_t *out_count);
+
+/* The record of the plug-in file at `path`, loading it if this process has not. Two paths that
+ * name the same file give the same record. Fails only when out of host memory. */
+tp_status_t *tp_plugin_library_load(const char *path, const tp_plugin_record_t **out_record);
+
+/* Logs the refusal of `record` as one line, once per process. */
+void tp_plugin_library_log_refusal(const tp_plugin_record_t *record, const char *reason);
+
+#endif

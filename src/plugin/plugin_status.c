@@ -1,0 +1,25 @@
+#include "plugin/plugin_status.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "base/status.h"
+
+void tp_plugin_status_set(tp_plugin_status_t *status, tp_code_t code, const char *format, ...) {
+    if (status == NULL) return;
+    status->code = code;
+    status->message[0] = '\0';
+    if (code == TP_OK || format == NULL) return;
+    va_list args;
+    va_start(args, format);
+    vsnprintf(status->message, sizeof status->message, format, args);
+    va_end(args);
+}
+
+tp_status_t *tp_plugin_status_to_status(const tp_plugin_status_t *status, const char *what) {
+    if (status->code == TP_OK) return NULL;
+    tp_code_t code = status->code;
+    if ((int)code < 0 || code > TP_DATA_LOSS) code = TP_UNKNOWN;
+    const char *message = status->message[0] != '\0' ? status->message : "(no message)";
+    return tp_status_make(code, "%s: %s", what, message);
+}

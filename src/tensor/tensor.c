@@ -1,0 +1,169 @@
+#include "tensor/tensor.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/status.h"
+#include "base/strbuf.h"
+#include "context/context.h"
+#include "tensor/tensor_format.h"
+
+tp_status_t *tp_tensor_check_layout(tp_dtype_t dtype, const tp_shape_t *shape,
+                                    int64_t *out_num_elements, size_t *out_byte_size) {
+    size_t element_size = tp_dtype_size(dtype);
+    if (element_size == 0)
+        return tp_status_make(TP_INVALID_ARGUMENT, "unknown dtype %d", (int)dtype);
+    int64_t count;
+    TP_RETURN_IF_ERROR(tp_shape_num_elements(shape, &count));
+    if ((uint64_t)count > SIZE_MAX / element_size ||
+        (uint64_t)count > (uint64_t)INT64_MAX / element_size) {
+        char text[256];
+        tp_shape_format(shape, text, sizeof text);
+        return tp_status_make(TP_INVALID_ARGUMENT,
+                              "a %s tensor of shape %s needs more bytes than fit in memory",
+                              tp_dtype_name(dtype), text);
+    }
+    *out_num_elements = count;
+    *out_byte_size = (size_t)count * element_size;
+    return NULL;
+}
+
+tp_status_t *tp_tensor_create(tp_context_t *context, tp_dtype_t dtype, tp_shape_t shape,
+                              const void *data, size_t size, tp_tensor_t **out_tensor) {
+    TP_REQUIRE_ARG(context);
+    TP_REQUIRE_ARG(out_tensor);
+    int64_t count;
+    size_t byte_size;
+    TP_RETURN_IF_ERROR(tp_status_annotate(tp_tensor_check_layout(dtype, &shape, &count,
+                                                                 &byte_size),
+                                          "tp_tensor_create"));
+    if (size != byte_size) {
+        char text[256];
+        tp_shape_format(&shape, text, sizeof text);
+        return tp_status_make(TP_INVALID_ARGUMENT,
+                              "tp_tensor_create: a %s tensor of shape %s needs %zu bytes of data, "
+                              "but %zu were given",
+                              tp_dtype_name(dtype), text, byte_size, size);
+    }
+    if (byte_size > 0 && data == NULL)
+        return tp_status_make(TP_INVALID_ARGUMENT, "tp_tensor_create: argument 'data' is NULL");
+
+    tp_tensor_t *tensor = calloc(1, sizeof *tensor);
+    if (tensor == NULL)
+        return tp_status_make(TP_RESOURCE_EXHAUSTED, "tp_tensor_create: out of host memory");
+    tensor->device = context->registry.host_device;
+    tensor->dtype = dtype;
+    tensor->shape = shape;
+    tensor->num_elements = count;
+    tensor->byte_size = byte_size;
+    tp_status_t *error = NULL;
+    if (byte_size > 0) {
+        error = tp_physical_device_allocate(tensor->device, byte_size, &tensor->mem);
+        if (error == NULL)
+            error = tp_physical_device_copy_from_host(tensor->device, tensor->mem, 0, data,
+                                                      byte_size);
+        /* The caller may reuse `data` as soon as this returns. */
+        if (error == NULL) error = tp_physical_device_synchronize(tensor->device);
+    }
+    if (error != NULL) {
+        tp_physical_device_deallocate(tensor->device, tensor->mem, byte_size);
+        free(tensor);
+        return tp_status_annotate(error, "tp_tensor_create");
+    }
+    atomic_init(&tensor->references, 1);
+    tp_context_retain(context);
+    tensor->context = context;
+    *out_tensor = tensor;
+    return NULL;
+}
+
+tp_tensor_t *tp_tensor_retain(tp_tensor_t *tensor) {
+    if (tensor != NULL) atomic_fetch_add_explicit(&tensor->references, 1, memory_order_relaxed);
+    return tensor;
+}
+
+void tp_tensor_release(tp_tensor_t *tensor) {
+    if (tensor == NULL) return;
+    if (atomic_fetch_sub_explicit(&tensor->references, 1, memory_order_acq_rel) != 1) return;
+    tp_physical_device_deallocate(tensor->device, tensor->mem, tensor->byte_size);
+    tp_context_t *context = tensor->context;
+    free(tensor);
+    tp_context_release(context);
+}
+
+tp_dtype_t tp_tensor_dtype(const tp_tensor_t *tensor) {
+    return tensor == NULL ? TP_DTYPE_INVALID : tensor->dtype;
+}
+
+tp_shape_t tp_tensor_shape(const tp_tensor_t *tensor) {
+    return tensor == NULL ? TP_SCALAR_SHAPE : tensor->shape;
+}
+
+int64_t tp_tensor_num_elements(const tp_tensor_t *tensor) {
+    return tensor == NULL ? 0 : tensor->num_elements;
+}
+
+size_t tp_tensor_byte_size(const tp_tensor_t *tensor) {
+    return tensor == NULL ? 0 : tensor->byte_size;
+}
+
+const char *tp_tensor_device(const tp_tensor_t *tensor) {
+    return tensor == NULL ? "" : tensor->device->full_name;
+}
+
+tp_status_t *tp_tensor_read(tp_tensor_t *tensor, void *data, size_t size) {
+    TP_REQUIRE_ARG(tensor);
+    if (size != tensor->byte_size)
+        return tp_status_make(TP_INVALID_ARGUMENT,
+                              "tp_tensor_read: the tensor holds %zu bytes, but the buffer is %zu",
+                              tensor->byte_size, size);
+    if (size == 0) return NULL;
+    TP_REQUIRE_ARG(data);
+    return tp_status_annotate(
+        tp_physical_device_copy_to_host(tensor->device, data, tensor->mem, 0, size),
+        "tp_tensor_read");
+}
+
+tp_status_t *tp_tensor_format(tp_tensor_t *tensor, char **out_text) {
+    TP_REQUIRE_ARG(tensor);
+    TP_REQUIRE_ARG(out_text);
+    void *values = malloc(tensor->byte_size > 0 ? tensor->byte_size : 1);
+    if (values == NULL)
+        return tp_status_make(TP_RESOURCE_EXHAUSTED, "tp_tensor_format: out of host memory");
+    tp_status_t *error = tp_tensor_read(tensor, values, tensor->byte_size);
+    if (error != NULL) {
+        free(values);
+        return tp_status_annotate(error, "tp_tensor_format");
+    }
+    tp_strbuf_t numbers = TP_STRBUF_INIT;
+    tp_format_values(&numbers, tensor->dtype, &tensor->shape, values, 0);
+    free(values);
+    char shape[256];
+    tp_shape_format(&tensor->shape, shape, sizeof shape);
+    /* As TensorFlow does, values that span lines start on a line of their own. */
+    const char *text = tp_strbuf_text(&numbers);
+    tp_strbuf_t whole = TP_STRBUF_INIT;
+    tp_strbuf_printf(&whole, "tp.Tensor(%s%s, shape=%s, dtype=%s)",
+                     strchr(text, '\n') != NULL ? "\n" : "", text, shape,
+                     tp_dtype_name(tensor->dtype));
+    bool failed = tp_strbuf_failed(&numbers);
+    tp_strbuf_free(&numbers);
+    char *result = tp_strbuf_take(&whole);
+    if (failed || result == NULL) {
+        free(result);
+        return tp_status_make(TP_RESOURCE_EXHAUSTED, "tp_tensor_format: out of host memory");
+    }
+    *out_text = result;
+    return NULL;
+}
+
+tp_status_t *tp_tensor_print(tp_tensor_t *tensor, FILE *out) {
+    TP_REQUIRE_ARG(tensor);
+    TP_REQUIRE_ARG(out);
+    char *text;
+    TP_RETURN_IF_ERROR(tp_tensor_format(tensor, &text));
+    int written = fprintf(out, "%s\n", text);
+    free(text);
+    if (written < 0) return tp_status_make(TP_UNAVAILABLE, "tp_tensor_print: writing failed");
+    return NULL;
+}

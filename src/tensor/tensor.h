@@ -1,0 +1,25 @@
+/* A tensor: immutable values of one dtype and shape in one device's memory. */
+#ifndef TP_TENSOR_TENSOR_H
+#define TP_TENSOR_TENSOR_H
+
+#include <stdatomic.h>
+
+#include "device/physical_device.h"
+#include "tensorplug/tensorplug.h"
+
+struct tp_tensor {
+    atomic_int references;
+    tp_context_t *context;       /* retained: the device outlives the tensor */
+    tp_physical_device_t *device;
+    tp_dtype_t dtype;
+    tp_shape_t shape;
+    int64_t num_elements;
+    size_t byte_size;
+    void *mem;                   /* device memory; NULL when byte_size is 0 */
+};
+
+/* Checks a dtype and shape and computes the element count and byte size. */
+tp_status_t *tp_tensor_check_layout(tp_dtype_t dtype, const tp_shape_t *shape,
+                                    int64_t *out_num_elements, size_t *out_byte_size);
+
+#endif

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# The `tensorplug` command as a user runs it. Usage: test_cli.sh TENSORPLUG TEST_PLUGIN_DIR
+set -u
+tensorplug=$1
+plugins=$2
+failures=0
+passes=0
+
+check() { # check NAME CONDITION-EXIT-CODE
+    if [ "$2" -eq 0 ]; then passes=$((passes + 1)); else
+        failures=$((failures + 1)); echo "FAIL: $1"; fi
+}
+expect_line() { # expect_line NAME TEXT LINE: TEXT has LINE as a whole line
+    grep -qxF -- "$3" <<<"$2"; local rc=$?
+    [ $rc -eq 0 ] || printf 'missing line: %s\nin:\n%s\n' "$3" "$2"
+    check "$1" $rc
+}
+
+export TP_PLUGIN_PATH=
+out=$("$tensorplug" devices); rc=$?
+check "devices exits 0" $rc
+[ "$out" = "PhysicalDevice(name='/physical_device:CPU:0', device_type='CPU')" ]
+check "devices without plug-ins prints exactly the CPU line (got: $out)" $?
+
+out=$("$tensorplug" devices --json); rc=$?
+check "devices --json exits 0" $rc
+grep -q '"name": "/physical_device:CPU:0", "device_type": "CPU", "ordinal": 0' <<<"$out"
+check "devices --json names the CPU" $?
+grep -q '"memory_bytes": [1-9][0-9]*}' <<<"$out"
+check "devices --json gives the CPU's memory" $?
+
+out=$(TP_PLUGIN_PATH=$plugins "$tensorplug" devices 2>/dev/null); rc=$?
+check "devices with test plug-ins exits 0" $rc
+expected="PhysicalDevice(name='/physical_device:CPU:0', device_type='CPU')
+PhysicalDevice(name='/physical_device:XPU:0', device_type='XPU')
+PhysicalDevice(name='/physical_device:XPU:1', device_type='XPU')
+PhysicalDevice(name='/physical_device:OLDDEV:0', device_type='OLDDEV')"
+[ "$out" = "$expected" ]
+check "devices lists the good plug-ins' devices in order (got: $out)" $?
+
+err=$(TP_PLUGIN_PATH=$plugins "$tensorplug" devices --type xpu 2>&1 >/dev/null)
+[ "$(grep -c 'skipped plug-in' <<<"$err")" -eq 5 ]
+check "each refused plug-in is one warning line (got: $err)" $?
+
+out=$(TP_PLUGIN_PATH=$plugins "$tensorplug" plugins 2>&1); rc=$?
+check "plugins exits 0 although some are refused" $rc
+expect_line "built-in cpu" "$out" \
+    "<built-in>: loaded: cpu 0.1.0, ABI 1.1, device types CPU, 0 ops, 0 kernels, graph pass no"
+expect_line "good loaded" "$out" \
+    "$plugins/libtp_test_good.so: loaded: good 2.3.4, ABI 1.1, device types XPU, 1 ops, 0 kernels, graph pass no"
+expect_line "old minor loaded" "$out" \
+    "$plugins/libtp_test_old_minor.so: loaded: old_minor 1.0.0, ABI 1.0, device types OLDDEV, 0 ops, 0 kernels, graph pass no"
+expect_line "no entry refused" "$out" \
+    "$plugins/libtp_test_no_entry.so: refused: it exports no entry point 'tp_plugin_entry'"
+expect_line "wrong major refused" "$out" \
+    "$plugins/libtp_test_wrong_major.so: refused: it was built for plug-in ABI 2.0; this runtime speaks ABI 1.1, and major versions must match"
+expect_line "init failure refused" "$out" \
+    "$plugins/libtp_test_init_fails.so: refused: its init failed: the test device's driver is not installed"
+expect_line "duplicate type refused" "$out" \
+    "$plugins/libtp_test_cpu_twin.so: refused: device type 'cpu' is already registered by the built-in plug-in cpu"
+grep -qF "$plugins/libtp_test_bad_type_name.so: refused: invalid registration: device type name '9 bad/name' is invalid" <<<"$out"
+check "bad type name refused" $?
+expect_line "summary" "$out" "3 loaded, 5 refused"
+[ "$(grep -c 'skipped plug-in' <<<"$out")" -eq 0 ]
+check "plugins does not repeat refusals as log lines" $?
+
+out=$("$tensorplug" version); rc=$?
+check "version exits 0" $rc
+[ "$out" = "tensorplug 0.1.0 (plug-in ABI 1.1)" ]
+check "version prints versions (got: $out)" $?
+
+for command in "" devices plugins version; do
+    out=$("$tensorplug" $command --help); rc=$?
+    check "'$command --help' exits 0" $rc
+    grep -q '^usage: tensorplug' <<<"$out"
+    check "'$command --help' prints usage" $?
+done
+
+"$tensorplug" frobnicate >/dev/null 2>&1
+[ $? -eq 2 ]; check "an unknown command exits 2" $?
+err=$("$tensorplug" devices --bogus 2>&1 >/dev/null)
+[ $? -eq 2 ] && grep -q "unknown argument '--bogus'" <<<"$err"
+check "an unknown argument exits 2 and names it" $?
+"$tensorplug" >/dev/null 2>&1
+[ $? -eq 2 ]; check "no command exits 2" $?
+
+echo "$passes passed, $failures failed"
+[ $failures -eq 0 ]

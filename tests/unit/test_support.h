@@ -1,0 +1,43 @@
+/* Helpers shared by the unit tests. */
+#ifndef TP_TESTS_TEST_SUPPORT_H
+#define TP_TESTS_TEST_SUPPORT_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "tensorplug/tensorplug.h"
+
+/* Fails the test with the status's message if it is an error. */
+#define assert_ok(expr)                                                                        \
+    do {                                                                                       \
+        tp_status_t *assert_status_ = (expr);                                                  \
+        if (assert_status_ != NULL) {                                                          \
+            print_error("%s: %s\n", tp_code_name(tp_status_code(assert_status_)),             \
+                        tp_status_message(assert_status_));                                    \
+            tp_status_free(assert_status_);                                                    \
+            fail();                                                                            \
+        }                                                                                      \
+    } while (0)
+
+/* Asserts that `expr` fails with `code` and a message containing `fragment`. */
+#define assert_error(expr, code, fragment)                                                     \
+    do {                                                                                       \
+        tp_status_t *assert_status_ = (expr);                                                  \
+        assert_non_null(assert_status_);                                                       \
+        if (tp_status_code(assert_status_) != (code) ||                                        \
+            strstr(tp_status_message(assert_status_), (fragment)) == NULL) {                   \
+            print_error("got %s: '%s'\nwanted %s containing '%s'\n",                           \
+                        tp_code_name(tp_status_code(assert_status_)),                          \
+                        tp_status_message(assert_status_), tp_code_name(code), (fragment));    \
+            tp_status_free(assert_status_);                                                    \
+            fail();                                                                            \
+        }                                                                                      \
+        tp_status_free(assert_status_);                                                        \
+    } while (0)
+
+#endif
