@@ -10,9 +10,13 @@
 
 static const tp_host_api_t *host;
 
+/* Read once, at init: /proc/cpuinfo is long on big machines, and contexts are cheap to make. */
+static char hardware_name[128] = "CPU";
+static char vendor[64] = "unknown";
+
+/* The CPU keeps no per-device state, but the host needs a distinct handle per device. */
 typedef struct {
-    char hardware_name[128];
-    char vendor[64];
+    int32_t ordinal;
 } cpu_device_t;
 
 /* A stream or event needs a distinct non-NULL handle, though the CPU keeps no state in it. */
@@ -48,19 +52,15 @@ static int32_t cpu_device_count(void *type_state, tp_plugin_status_t *status) {
 static void cpu_device_init(void *type_state, int32_t ordinal, tp_device_info_t *info,
                             void **out_device, tp_plugin_status_t *status) {
     (void)type_state;
-    (void)ordinal;
     cpu_device_t *device = calloc(1, sizeof *device);
     if (device == NULL) {
         host->status_set(status, TP_RESOURCE_EXHAUSTED, "out of host memory");
         return;
     }
-    snprintf(device->hardware_name, sizeof device->hardware_name, "CPU");
-    snprintf(device->vendor, sizeof device->vendor, "unknown");
-    read_cpuinfo("model name", device->hardware_name, sizeof device->hardware_name);
-    read_cpuinfo("vendor_id", device->vendor, sizeof device->vendor);
+    device->ordinal = ordinal;
     long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGESIZE);
-    info->hardware_name = device->hardware_name;
-    info->vendor = device->vendor;
+    info->hardware_name = hardware_name;
+    info->vendor = vendor;
     info->memory_bytes = pages > 0 && page_size > 0 ? (uint64_t)pages * (uint64_t)page_size : 0;
     *out_device = device;
 }
@@ -178,6 +178,8 @@ static void cpu_host_callback(void *device, void *stream, void (*fn)(void *arg),
 static void cpu_init(const tp_host_api_t *host_api, tp_registrar_t *registrar,
                      tp_plugin_status_t *status) {
     host = host_api;
+    read_cpuinfo("model name", hardware_name, sizeof hardware_name);
+    read_cpuinfo("vendor_id", vendor, sizeof vendor);
     static const tp_device_type_def_t cpu = {
         .struct_size = sizeof(tp_device_type_def_t),
         .type = "CPU",

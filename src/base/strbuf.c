@@ -57,6 +57,11 @@ void tp_strbuf_repeat(tp_strbuf_t *buffer, char c, size_t count) {
 
 bool tp_strbuf_failed(const tp_strbuf_t *buffer) { return buffer->failed; }
 
+void tp_strbuf_clear(tp_strbuf_t *buffer) {
+    buffer->length = 0;
+    if (buffer->data != NULL) buffer->data[0] = '\0';
+}
+
 const char *tp_strbuf_text(const tp_strbuf_t *buffer) {
     return buffer->data == NULL ? "" : buffer->data;
 }

@@ -22,6 +22,8 @@ void tp_strbuf_puts(tp_strbuf_t *buffer, const char *text);
 void tp_strbuf_printf(tp_strbuf_t *buffer, const char *format, ...) TP_PRINTF_LIKE(2, 3);
 void tp_strbuf_repeat(tp_strbuf_t *buffer, char c, size_t count);
 bool tp_strbuf_failed(const tp_strbuf_t *buffer);
+/* Empties the text, keeping the memory (and a failure). */
+void tp_strbuf_clear(tp_strbuf_t *buffer);
 /* The text ("" when empty), still owned by the buffer. */
 const char *tp_strbuf_text(const tp_strbuf_t *buffer);
 /* Hands the text to the caller (free it with free); NULL if an append failed. Empties it. */

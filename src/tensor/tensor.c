@@ -136,7 +136,7 @@ tp_status_t *tp_tensor_format(tp_tensor_t *tensor, char **out_text) {
         return tp_status_annotate(error, "tp_tensor_format");
     }
     tp_strbuf_t numbers = TP_STRBUF_INIT;
-    tp_format_values(&numbers, tensor->dtype, &tensor->shape, values, 0);
+    tp_format_values(&numbers, tensor->dtype, &tensor->shape, values);
     free(values);
     char shape[256];
     tp_shape_format(&tensor->shape, shape, sizeof shape);

@@ -1,0 +1,390 @@
+/* NumPy's array printing, as numpy >= 1.14 does it by default (floatmode "maxprec",
+ * precision 8, threshold 1000, edgeitems 3, linewidth 75), since that is what TensorFlow users
+ * read. Digits are the shortest that read back to the same value, found by printing with
+ * increasing precision until strtod/strtof returns the value. */
+#include "tensor/tensor_format.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+    PRECISION = 8,   /* at most this many fractional digits in an array */
+    THRESHOLD = 1000,/* more elements than this are summarised */
+    EDGE_ITEMS = 3,  /* items kept at each end of a summarised axis */
+    LINE_WIDTH = 75,
+    TEXT_CAPACITY = 64
+};
+
+/* ---- Reading elements ---------------------------------------------------------------------- */
+
+typedef struct {
+    tp_dtype_t dtype;
+    const void *values;
+} elements_t;
+
+static double float_at(const elements_t *e, int64_t i) {
+    return e->dtype == TP_FLOAT32 ? (double)((const float *)e->values)[i]
+                                  : ((const double *)e->values)[i];
+}
+
+static int64_t integer_at(const elements_t *e, int64_t i) {
+    switch (e->dtype) {
+    case TP_INT32: return ((const int32_t *)e->values)[i];
+    case TP_INT64: return ((const int64_t *)e->values)[i];
+    case TP_UINT8: return ((const uint8_t *)e->values)[i];
+    default: return ((const bool *)e->values)[i];
+    }
+}
+
+static bool is_floating(tp_dtype_t dtype) { return dtype == TP_FLOAT32 || dtype == TP_FLOAT64; }
+
+/* Whether `text` reads back as `x` in the element's own precision. */
+static bool reads_back(const char *text, double x, bool single) {
+    return single ? strtof(text, NULL) == (float)x : strtod(text, NULL) == x;
+}
+
+/* The fewest fractional digits (up to max_digits) that read back as x, as "%.Nf" prints them;
+ * with max_digits reached, the value rounded there with trailing zeros dropped. */
+static void shortest_positional(double x, bool single, int max_digits, char *text) {
+    for (int digits = 0; digits <= max_digits; digits++) {
+        snprintf(text, TEXT_CAPACITY, "%.*f", digits, x);
+        if (reads_back(text, x, single)) return;
+    }
+    size_t length = strlen(text);
+    while (length > 0 && text[length - 1] == '0') text[--length] = '\0';
+    if (length > 0 && text[length - 1] == '.') text[--length] = '\0';
+}
+
+/* The fewest mantissa digits (up to max_digits after the point) that read back as x, split
+ * into "-1", "5" and the exponent -5 for -1.5e-05. */
+static void shortest_scientific(double x, bool single, int max_digits, char *integer,
+                                char *fraction, int *exponent) {
+    char text[TEXT_CAPACITY];
+    for (int digits = 0; digits <= max_digits; digits++) {
+        snprintf(text, sizeof text, "%.*e", digits, x);
+        if (reads_back(text, x, single)) break;
+    }
+    char *e = strchr(text, 'e');
+    *exponent = atoi(e + 1);
+    *e = '\0';
+    char *point = strchr(text, '.');
+    snprintf(fraction, TEXT_CAPACITY, "%s", point != NULL ? point + 1 : "");
+    if (point != NULL) *point = '\0';
+    size_t length = strlen(fraction);
+    while (length > 0 && fraction[length - 1] == '0') fraction[--length] = '\0';
+    snprintf(integer, TEXT_CAPACITY, "%s", text);
+}
+
+/* ---- How every element of one array is printed --------------------------------------------- */
+
+typedef struct {
+    elements_t elements;
+    /* floats */
+    bool scientific;
+    int pad_left, pad_right; /* widths of the integer part (with sign) and fractional part */
+    int fraction_digits;     /* scientific: every mantissa gets this many */
+    int exponent_digits;     /* scientific: at least 2 */
+    /* integers and bools */
+    int width;
+} style_t;
+
+/* Collects what the style needs from the elements that will be shown. */
+typedef struct {
+    bool any_finite, any_nonzero, any_negative_infinity, any_non_finite, any_false;
+    double max_abs, min_abs_nonzero;
+    int64_t min_integer, max_integer;
+} survey_t;
+
+static void survey_element(const elements_t *e, int64_t i, survey_t *s) {
+    if (!is_floating(e->dtype)) {
+        int64_t v = integer_at(e, i);
+        if (v < s->min_integer) s->min_integer = v;
+        if (v > s->max_integer) s->max_integer = v;
+        if (v == 0) s->any_false = true;
+        return;
+    }
+    double x = float_at(e, i);
+    if (!isfinite(x)) {
+        s->any_non_finite = true;
+        if (isinf(x) && x < 0) s->any_negative_infinity = true;
+        return;
+    }
+    s->any_finite = true;
+    double a = fabs(x);
+    if (a > s->max_abs) s->max_abs = a;
+    if (a != 0 && (!s->any_nonzero || a < s->min_abs_nonzero)) s->min_abs_nonzero = a;
+    if (a != 0) s->any_nonzero = true;
+}
+
+/* Second pass for floats: the widths of the parts, from the same digits the elements use. */
+static void measure_float(const elements_t *e, int64_t i, style_t *style) {
+    double x = float_at(e, i);
+    if (!isfinite(x)) return;
+    bool single = e->dtype == TP_FLOAT32;
+    char integer[TEXT_CAPACITY], fraction[TEXT_CAPACITY];
+    if (style->scientific) {
+        int exponent;
+        shortest_scientific(x, single, PRECISION, integer, fraction, &exponent);
+        char digits[16];
+        int exponent_length = snprintf(digits, sizeof digits, "%d", abs(exponent));
+        if (exponent_length > style->exponent_digits) style->exponent_digits = exponent_length;
+        if ((int)strlen(fraction) > style->fraction_digits)
+            style->fraction_digits = (int)strlen(fraction);
+    } else {
+        shortest_positional(x, single, PRECISION, integer);
+        char *point = strchr(integer, '.');
+        const char *fraction_part = point != NULL ? point + 1 : "";
+        if (point != NULL) *point = '\0';
+        if ((int)strlen(fraction_part) > style->pad_right)
+            style->pad_right = (int)strlen(fraction_part);
+    }
+    if ((int)strlen(integer) > style->pad_left) style->pad_left = (int)strlen(integer);
+}
+
+static int decimal_length(int64_t v) {
+    char text[32];
+    return snprintf(text, sizeof text, "%lld", (long long)v);
+}
+
+/* ---- Formatting one element ------------------------------------------------------------------ */
+
+static void format_float(const style_t *style, double x, tp_strbuf_t *text) {
+    bool single = style->elements.dtype == TP_FLOAT32;
+    if (!isfinite(x)) {
+        const char *word = isnan(x) ? "nan" : x < 0 ? "-inf" : "inf";
+        int width = style->pad_left + style->pad_right + 1;
+        if (style->scientific) width = style->pad_left + 1 + style->fraction_digits + 2 +
+                                       style->exponent_digits;
+        tp_strbuf_printf(text, "%*s", width, word);
+        return;
+    }
+    char integer[TEXT_CAPACITY], fraction[TEXT_CAPACITY];
+    if (style->scientific) {
+        int exponent;
+        shortest_scientific(x, single, PRECISION, integer, fraction, &exponent);
+        tp_strbuf_printf(text, "%*s.%s%.*se%c%0*d", style->pad_left, integer, fraction,
+                 style->fraction_digits - (int)strlen(fraction), "00000000",
+                 exponent < 0 ? '-' : '+', style->exponent_digits, abs(exponent));
+        return;
+    }
+    shortest_positional(x, single, PRECISION, integer);
+    char *point = strchr(integer, '.');
+    const char *fraction_part = point != NULL ? point + 1 : "";
+    if (point != NULL) *point = '\0';
+    tp_strbuf_printf(text, "%*s.%-*s", style->pad_left, integer, style->pad_right,
+                     fraction_part);
+}
+
+/* Appends element i, padded to the array's field width. */
+static void format_element(const style_t *style, int64_t i, tp_strbuf_t *text) {
+    const elements_t *e = &style->elements;
+    if (is_floating(e->dtype)) {
+        format_float(style, float_at(e, i), text);
+    } else if (e->dtype == TP_BOOL) {
+        tp_strbuf_printf(text, "%*s", style->width, integer_at(e, i) ? "True" : "False");
+    } else {
+        tp_strbuf_printf(text, "%*lld", style->width, (long long)integer_at(e, i));
+    }
+}
+
+/* ---- Walking the array --------------------------------------------------------------------- */
+
+typedef struct {
+    const tp_shape_t *shape;
+    int64_t strides[TP_MAX_RANK];
+    bool summarize;
+    style_t style;
+    survey_t survey;
+    bool failed; /* a nested buffer ran out of memory */
+} printer_t;
+
+static bool summarized(const printer_t *p, int axis) {
+    return p->summarize && p->shape->dims[axis] > 2 * EDGE_ITEMS;
+}
+
+/* Calls visit for every element that will be shown, in order. */
+static void for_each_shown(printer_t *p, int axis, int64_t offset,
+                           void (*visit)(printer_t *, int64_t)) {
+    if (axis == p->shape->rank) {
+        visit(p, offset);
+        return;
+    }
+    int64_t length = p->shape->dims[axis];
+    for (int64_t i = 0; i < length; i++) {
+        if (summarized(p, axis) && i == EDGE_ITEMS) i = length - EDGE_ITEMS;
+        for_each_shown(p, axis + 1, offset + i * p->strides[axis], visit);
+    }
+}
+
+static void visit_survey(printer_t *p, int64_t i) {
+    survey_element(&p->style.elements, i, &p->survey);
+}
+
+static void visit_measure(printer_t *p, int64_t i) { measure_float(&p->style.elements, i, &p->style); }
+
+/* Chooses NumPy's layout for the shown elements. */
+static void choose_style(printer_t *p) {
+    style_t *style = &p->style;
+    p->survey = (survey_t){.min_integer = INT64_MAX, .max_integer = INT64_MIN};
+    for_each_shown(p, 0, 0, visit_survey);
+    const survey_t *s = &p->survey;
+    if (!is_floating(style->elements.dtype)) {
+        if (style->elements.dtype == TP_BOOL) {
+            style->width = s->any_false ? 5 : 4;
+        } else {
+            int a = decimal_length(s->min_integer), b = decimal_length(s->max_integer);
+            style->width = a > b ? a : b;
+        }
+        return;
+    }
+    style->scientific = s->any_nonzero &&
+                        (s->max_abs >= 1e8 || s->min_abs_nonzero < 1e-4 ||
+                         s->max_abs / s->min_abs_nonzero > 1e3);
+    style->exponent_digits = 2;
+    if (s->any_finite) for_each_shown(p, 0, 0, visit_measure);
+    if (s->any_non_finite) {
+        /* "nan" and "inf" (or "-inf") must fit the field. */
+        int after_point = style->scientific
+                              ? 1 + style->fraction_digits + 2 + style->exponent_digits
+                              : style->pad_right + 1;
+        int infinity = s->any_negative_infinity ? 4 : 3;
+        if (3 - after_point > style->pad_left) style->pad_left = 3 - after_point;
+        if (infinity - after_point > style->pad_left) style->pad_left = infinity - after_point;
+    }
+}
+
+/* Adds a word to the current line, starting a new line when it would pass `width`. */
+static void extend_line(tp_strbuf_t *text, tp_strbuf_t *line, const char *word, int width,
+                        int indent) {
+    bool wrap = (int)(line->length + strlen(word)) > width && (int)line->length > indent;
+    if (wrap) {
+        size_t keep = line->length;
+        while (keep > 0 && line->data[keep - 1] == ' ') keep--;
+        tp_strbuf_append(text, line->data, keep);
+        tp_strbuf_puts(text, "\n");
+        tp_strbuf_free(line);
+        tp_strbuf_repeat(line, ' ', (size_t)indent);
+    }
+    tp_strbuf_puts(line, word);
+}
+
+static void append_array(printer_t *p, tp_strbuf_t *out, int axis, int64_t offset, int indent,
+                         int width);
+
+/* One item of an axis: an element, or a nested array. */
+static void append_item(printer_t *p, tp_strbuf_t *out, int axis, int64_t offset, int indent,
+                        int width) {
+    if (axis == p->shape->rank) {
+        format_element(&p->style, offset, out);
+    } else {
+        append_array(p, out, axis, offset, indent, width);
+    }
+}
+
+/* Appends "[...]" for the sub-array at `axis`. Lines after the first start with `indent`
+ * spaces; `width` is the room left for this level's contents. */
+static void append_array(printer_t *p, tp_strbuf_t *out, int axis, int64_t offset, int indent,
+                         int width) {
+    int64_t length = p->shape->dims[axis];
+    int64_t stride = p->strides[axis];
+    bool summary = summarized(p, axis);
+    int64_t leading = summary ? EDGE_ITEMS : 0, trailing = summary ? EDGE_ITEMS : length;
+    int axes_left = p->shape->rank - axis;
+    tp_strbuf_t body = TP_STRBUF_INIT;
+    if (axes_left == 1) {
+        int element_width = width - 1; /* room for the closing ']' */
+        tp_strbuf_t line = TP_STRBUF_INIT, word = TP_STRBUF_INIT;
+        tp_strbuf_repeat(&line, ' ', (size_t)indent);
+        for (int64_t i = 0; i < length; i++) {
+            if (i == leading && summary) {
+                extend_line(&body, &line, "...", element_width, indent);
+                tp_strbuf_puts(&line, " ");
+                i = length - trailing;
+            }
+            tp_strbuf_clear(&word);
+            format_element(&p->style, offset + i * stride, &word);
+            extend_line(&body, &line, tp_strbuf_text(&word), element_width, indent);
+            if (i + 1 < length) tp_strbuf_puts(&line, " ");
+        }
+        tp_strbuf_append(&body, line.data != NULL ? line.data : "", line.length);
+        if (tp_strbuf_failed(&line) || tp_strbuf_failed(&word)) p->failed = true;
+        tp_strbuf_free(&line);
+        tp_strbuf_free(&word);
+    } else {
+        for (int64_t i = 0; i < length; i++) {
+            if (i == leading && summary) {
+                tp_strbuf_repeat(&body, ' ', (size_t)indent);
+                tp_strbuf_puts(&body, "...");
+                tp_strbuf_repeat(&body, '\n', (size_t)(axes_left - 1));
+                i = length - trailing;
+            }
+            tp_strbuf_repeat(&body, ' ', (size_t)indent);
+            append_item(p, &body, axis + 1, offset + i * stride, indent + 1, width - 1);
+            if (i + 1 < length) tp_strbuf_repeat(&body, '\n', (size_t)(axes_left - 1));
+        }
+    }
+    /* The first line's indent is where the opening bracket goes. */
+    tp_strbuf_puts(out, "[");
+    const char *text = tp_strbuf_text(&body);
+    size_t skip = body.length < (size_t)indent ? body.length : (size_t)indent;
+    tp_strbuf_append(out, text + skip, body.length - skip);
+    tp_strbuf_puts(out, "]");
+    if (tp_strbuf_failed(&body)) p->failed = true;
+    tp_strbuf_free(&body);
+}
+
+/* ---- Scalars ----------------------------------------------------------------------------------- */
+
+/* A 0-d value, as Python prints a float: every digit needed, "3.0", "1e-05", "1e+16". */
+static void format_scalar_float(double x, bool single, tp_strbuf_t *out) {
+    if (!isfinite(x)) {
+        tp_strbuf_puts(out, isnan(x) ? "nan" : x < 0 ? "-inf" : "inf");
+        return;
+    }
+    double a = fabs(x);
+    char text[TEXT_CAPACITY];
+    if (a != 0 && (a < 1e-4 || a >= 1e16)) {
+        char integer[TEXT_CAPACITY], fraction[TEXT_CAPACITY];
+        int exponent;
+        shortest_scientific(x, single, 17, integer, fraction, &exponent);
+        tp_strbuf_printf(out, "%s%s%se%c%02d", integer, fraction[0] != '\0' ? "." : "", fraction,
+                         exponent < 0 ? '-' : '+', abs(exponent));
+        return;
+    }
+    shortest_positional(x, single, 40, text);
+    tp_strbuf_puts(out, text);
+    if (strchr(text, '.') == NULL) tp_strbuf_puts(out, ".0");
+}
+
+void tp_format_values(tp_strbuf_t *out, tp_dtype_t dtype, const tp_shape_t *shape,
+                      const void *values) {
+    elements_t elements = {dtype, values};
+    int64_t count = 1;
+    for (int32_t axis = 0; axis < shape->rank; axis++) count *= shape->dims[axis];
+    if (shape->rank == 0) {
+        if (is_floating(dtype))
+            format_scalar_float(float_at(&elements, 0), dtype == TP_FLOAT32, out);
+        else if (dtype == TP_BOOL)
+            tp_strbuf_puts(out, integer_at(&elements, 0) ? "True" : "False");
+        else
+            tp_strbuf_printf(out, "%lld", (long long)integer_at(&elements, 0));
+        return;
+    }
+    if (count == 0) {
+        tp_strbuf_puts(out, "[]");
+        return;
+    }
+    printer_t printer = {.shape = shape, .summarize = count > THRESHOLD,
+                         .style = {.elements = elements}};
+    int64_t stride = 1;
+    for (int32_t axis = shape->rank - 1; axis >= 0; axis--) {
+        printer.strides[axis] = stride;
+        stride *= shape->dims[axis];
+    }
+    choose_style(&printer);
+    append_array(&printer, out, 0, 0, 1, LINE_WIDTH);
+    if (printer.failed) out->failed = true;
+}

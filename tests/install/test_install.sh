@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Installs the build into a temporary prefix and builds the README's example against it, once
+# with pkg-config and once with CMake's find_package, with the shared and static library.
+# Usage: test_install.sh BUILD_DIR SOURCE_DIR C_COMPILER
+set -u
+build=$1
+source=$2
+cc=$3
+prefix=$(mktemp -d)
+work=$(mktemp -d)
+trap 'rm -rf "$prefix" "$work"' EXIT
+passes=0
+failures=0
+check() { if [ "$2" -eq 0 ]; then passes=$((passes + 1)); else failures=$((failures + 1)); echo "FAIL: $1"; fi; }
+
+cmake --install "$build" --prefix "$prefix" >"$work/install.log" 2>&1
+check "cmake --install" $?
+for file in include/tensorplug/tensorplug.h include/tensorplug/plugin.h bin/tensorplug; do
+    [ -e "$prefix/$file" ]; check "installed $file" $?
+done
+libdir=$(dirname "$(find "$prefix" -name 'libtensorplug.so' | head -n 1)")
+[ -e "$libdir/libtensorplug.a" ]; check "installed the static library" $?
+[ -e "$libdir/pkgconfig/tensorplug.pc" ]; check "installed tensorplug.pc" $?
+
+out=$(LD_LIBRARY_PATH="$libdir" TP_PLUGIN_PATH= "$prefix/bin/tensorplug" devices)
+[ "$out" = "PhysicalDevice(name='/physical_device:CPU:0', device_type='CPU')" ]
+check "the installed command runs (got: $out)" $?
+
+expected="tp.Tensor(
+[[22. 28.]
+ [49. 64.]], shape=(2, 2), dtype=float32)"
+flags=$(PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --cflags --libs tensorplug)
+check "pkg-config knows tensorplug" $?
+$cc -std=c11 -Wall -Werror "$source/examples/hello_tensor.c" $flags -o "$work/hello_pc"
+check "the example builds with pkg-config" $?
+out=$(LD_LIBRARY_PATH="$libdir" TP_PLUGIN_PATH= "$work/hello_pc")
+grep -qF "$expected" <<<"$out"; check "the pkg-config build runs (got: $out)" $?
+
+mkdir -p "$work/app"
+cp "$source/examples/hello_tensor.c" "$work/app/"
+cat >"$work/app/CMakeLists.txt" <<'CMAKE'
+cmake_minimum_required(VERSION 3.25)
+project(app C)
+find_package(tensorplug 0.1 REQUIRED)
+add_executable(hello_shared hello_tensor.c)
+target_link_libraries(hello_shared tensorplug::tensorplug)
+add_executable(hello_static hello_tensor.c)
+target_link_libraries(hello_static tensorplug::tensorplug_static)
+CMAKE
+cmake -S "$work/app" -B "$work/app/build" -DCMAKE_C_COMPILER="$cc" \
+      -DCMAKE_PREFIX_PATH="$prefix" >"$work/cmake.log" 2>&1 &&
+    cmake --build "$work/app/build" >>"$work/cmake.log" 2>&1
+rc=$?; [ $rc -eq 0 ] || cat "$work/cmake.log"
+check "the example builds with find_package" $rc
+for variant in shared static; do
+    out=$(LD_LIBRARY_PATH="$libdir" TP_PLUGIN_PATH= "$work/app/build/hello_$variant")
+    grep -qF "$expected" <<<"$out"; check "the find_package $variant build runs (got: $out)" $?
+done
+
+echo "$passes passed, $failures failed"
+[ $failures -eq 0 ]
