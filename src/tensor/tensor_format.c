@@ -93,7 +93,7 @@ typedef struct {
 
 /* Collects what the style needs from the elements that will be shown. */
 typedef struct {
-    bool any_finite, any_nonzero, any_negative_infinity, any_non_finite, any_false;
+    bool any_finite, any_nonzero, any_negative_infinity, any_non_finite;
     double max_abs, min_abs_nonzero;
     int64_t min_integer, max_integer;
 } survey_t;
@@ -103,7 +103,6 @@ static void survey_element(const elements_t *e, int64_t i, survey_t *s) {
         int64_t v = integer_at(e, i);
         if (v < s->min_integer) s->min_integer = v;
         if (v > s->max_integer) s->max_integer = v;
-        if (v == 0) s->any_false = true;
         return;
     }
     double x = float_at(e, i);
@@ -233,7 +232,7 @@ static void choose_style(printer_t *p) {
     const survey_t *s = &p->survey;
     if (!is_floating(style->elements.dtype)) {
         if (style->elements.dtype == TP_BOOL) {
-            style->width = s->any_false ? 5 : 4;
+            style->width = 5; /* " True" lines up with "False", as NumPy does */
         } else {
             int a = decimal_length(s->min_integer), b = decimal_length(s->max_integer);
             style->width = a > b ? a : b;
