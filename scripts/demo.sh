@@ -2,7 +2,7 @@
 # The walk-through `make demo` runs. Usage: demo.sh BUILD_DIR
 set -eu
 build=${1:-build}
-step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+step() { printf '\n== %s\n' "$*"; }
 
 step "The devices a context sees with no plug-in installed"
 TP_PLUGIN_PATH= "$build/bin/tensorplug" devices

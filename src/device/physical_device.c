@@ -61,7 +61,7 @@ tp_status_t *tp_physical_device_open(const tp_plugin_record_t *plugin,
 void tp_physical_device_close(tp_physical_device_t *device) {
     if (device == NULL) return;
     if (device->stream != NULL) {
-        tp_status_t *status = tp_physical_device_synchronize(device);
+        tp_status_t *status = tp_physical_device_synchronize_all(device);
         if (status != NULL) {
             tp_log(TP_LOG_WARNING, "closing %s: %s", device->name, tp_status_message(status));
             tp_status_free(status);
@@ -158,5 +158,80 @@ tp_status_t *tp_physical_device_synchronize(tp_physical_device_t *device) {
     device->def->stream_synchronize(device->handle, stream, &status);
     char what[128];
     snprintf(what, sizeof what, "waiting for %s", device->full_name);
+    return tp_plugin_status_to_status(&status, what);
+}
+
+tp_status_t *tp_physical_device_copy_within(tp_physical_device_t *device, void *dst_mem,
+                                            uint64_t dst_offset, const void *src_mem,
+                                            uint64_t src_offset, uint64_t size) {
+    if (size == 0) return NULL;
+    if (device->def->memcpy_device_to_device != NULL) {
+        void *stream;
+        TP_RETURN_IF_ERROR(get_stream(device, &stream));
+        tp_plugin_status_t status = TP_PLUGIN_STATUS_INIT;
+        device->def->memcpy_device_to_device(device->handle, stream, dst_mem, dst_offset, src_mem,
+                                             src_offset, size, &status);
+        char what[160];
+        snprintf(what, sizeof what, "copying %llu bytes within %s", (unsigned long long)size,
+                 device->full_name);
+        return tp_plugin_status_to_status(&status, what);
+    }
+    if (size > SIZE_MAX)
+        return tp_status_make(TP_RESOURCE_EXHAUSTED, "copying %llu bytes within %s: too large "
+                              "to stage through host memory", (unsigned long long)size,
+                              device->full_name);
+    void *staging = malloc((size_t)size);
+    if (staging == NULL)
+        return tp_status_make(TP_RESOURCE_EXHAUSTED, "copying %llu bytes within %s: out of host "
+                              "memory for staging", (unsigned long long)size, device->full_name);
+    tp_status_t *error =
+        tp_physical_device_copy_to_host(device, staging, src_mem, src_offset, size);
+    if (error == NULL)
+        error = tp_physical_device_copy_from_host(device, dst_mem, dst_offset, staging, size);
+    /* The staging buffer must outlive the copy out of it. */
+    if (error == NULL) error = tp_physical_device_synchronize(device);
+    free(staging);
+    return error;
+}
+
+tp_status_t *tp_physical_device_synchronize_all(tp_physical_device_t *device) {
+    if (device->def->device_synchronize == NULL) {
+        if (device->stream == NULL) return NULL; /* nothing was ever queued */
+        return tp_physical_device_synchronize(device);
+    }
+    tp_plugin_status_t status = TP_PLUGIN_STATUS_INIT;
+    device->def->device_synchronize(device->handle, &status);
+    char what[128];
+    snprintf(what, sizeof what, "waiting for all of %s", device->full_name);
+    return tp_plugin_status_to_status(&status, what);
+}
+
+void tp_physical_device_memory_usage(tp_physical_device_t *device, uint64_t *out_free,
+                                     uint64_t *out_total) {
+    if (device->def->memory_usage != NULL) {
+        uint64_t free_bytes = 0, total_bytes = 0;
+        device->def->memory_usage(device->handle, &free_bytes, &total_bytes);
+        *out_free = free_bytes;
+        *out_total = total_bytes;
+        return;
+    }
+    uint64_t used = (uint64_t)atomic_load(&device->bytes_in_use);
+    *out_total = device->memory_bytes;
+    *out_free = used < device->memory_bytes ? device->memory_bytes - used : 0;
+}
+
+tp_status_t *tp_physical_device_then(tp_physical_device_t *device, void (*fn)(void *arg),
+                                     void *arg) {
+    if (device->def->host_callback == NULL) {
+        TP_RETURN_IF_ERROR(tp_physical_device_synchronize(device));
+        fn(arg);
+        return NULL;
+    }
+    void *stream;
+    TP_RETURN_IF_ERROR(get_stream(device, &stream));
+    tp_plugin_status_t status = TP_PLUGIN_STATUS_INIT;
+    device->def->host_callback(device->handle, stream, fn, arg, &status);
+    char what[128];
+    snprintf(what, sizeof what, "host_callback on %s", device->full_name);
     return tp_plugin_status_to_status(&status, what);
 }

@@ -46,7 +46,23 @@ tp_status_t *tp_physical_device_copy_from_host(tp_physical_device_t *device, voi
 /* Copies device bytes to host memory and waits for the copy. */
 tp_status_t *tp_physical_device_copy_to_host(tp_physical_device_t *device, void *destination,
                                              const void *mem, uint64_t offset, uint64_t size);
+/* Enqueues a copy between two places in the device's memory; without the plug-in's
+ * memcpy_device_to_device the bytes are staged through host memory. */
+tp_status_t *tp_physical_device_copy_within(tp_physical_device_t *device, void *dst_mem,
+                                            uint64_t dst_offset, const void *src_mem,
+                                            uint64_t src_offset, uint64_t size);
 /* Waits for all work queued on the device's stream. */
 tp_status_t *tp_physical_device_synchronize(tp_physical_device_t *device);
+/* Waits for all work on the device: the plug-in's device_synchronize, or by default the
+ * stream the host created. */
+tp_status_t *tp_physical_device_synchronize_all(tp_physical_device_t *device);
+/* Free and total device memory: the plug-in's memory_usage, or by default the total it
+ * reported at init less what the host has allocated. */
+void tp_physical_device_memory_usage(tp_physical_device_t *device, uint64_t *out_free,
+                                     uint64_t *out_total);
+/* Calls fn(arg) once the work queued so far is done: the plug-in's host_callback, or by
+ * default after synchronizing the stream. */
+tp_status_t *tp_physical_device_then(tp_physical_device_t *device, void (*fn)(void *arg),
+                                     void *arg);
 
 #endif

@@ -1,0 +1,114 @@
+/* Driving a plug-in's device through its function table, and the host's defaults where the
+ * plug-in leaves an optional function out. The CPU provides every optional function; the test
+ * plug-in "good" (XPU) provides none; "old_minor" (OLDDEV) predates the 1.1 additions. */
+#include "test_support.h"
+
+#include "context/context.h"
+#include "device/physical_device.h"
+
+static int setup(void **state) {
+    tp_context_options_t options = TP_CONTEXT_OPTIONS_INIT;
+    options.plugin_path = TP_TEST_PLUGIN_DIR;
+    options.skip_installed_plugins = true;
+    tp_log_set_level(TP_LOG_ERROR); /* the broken test plug-ins are expected */
+    tp_context_t *context;
+    tp_status_t *status = tp_context_create(&options, &context);
+    if (status != NULL) {
+        tp_status_free(status);
+        return -1;
+    }
+    *state = context;
+    return 0;
+}
+
+static int teardown(void **state) {
+    tp_context_destroy(*state);
+    return 0;
+}
+
+static tp_physical_device_t *device_named(tp_context_t *context, const char *name) {
+    const tp_physical_device_t *device = NULL;
+    assert_ok(tp_physical_device_find(context, name, &device));
+    return (tp_physical_device_t *)device;
+}
+
+/* Copies "0123456789" to offset 0, then bytes 2..7 to offset 16 within the device, and reads
+ * offset 16 back: both with the plug-in's copy and with the host's staged default. */
+static void check_copy_within(tp_physical_device_t *device) {
+    void *mem;
+    assert_ok(tp_physical_device_allocate(device, 32, &mem));
+    assert_ok(tp_physical_device_copy_from_host(device, mem, 0, "0123456789", 10));
+    assert_ok(tp_physical_device_copy_within(device, mem, 16, mem, 2, 6));
+    char back[7] = {0};
+    assert_ok(tp_physical_device_copy_to_host(device, back, mem, 16, 6));
+    assert_string_equal(back, "234567");
+    tp_physical_device_deallocate(device, mem, 32);
+}
+
+static void copies_within_a_device(void **state) {
+    tp_context_t *context = *state;
+    tp_physical_device_t *cpu = device_named(context, "/cpu:0");
+    tp_physical_device_t *xpu = device_named(context, "/XPU:1");
+    assert_non_null(cpu->def->memcpy_device_to_device);
+    assert_null(xpu->def->memcpy_device_to_device);
+    check_copy_within(cpu);
+    check_copy_within(xpu);
+    assert_int_equal(atomic_load(&xpu->bytes_in_use), 0);
+}
+
+static void memory_usage_defaults_to_the_reported_total(void **state) {
+    tp_context_t *context = *state;
+    tp_physical_device_t *xpu = device_named(context, "/XPU:0");
+    uint64_t free_bytes = 0, total_bytes = 0;
+    tp_physical_device_memory_usage(xpu, &free_bytes, &total_bytes);
+    assert_int_equal(total_bytes, 64u << 20);
+    assert_int_equal(free_bytes, 64u << 20);
+    void *mem;
+    assert_ok(tp_physical_device_allocate(xpu, 1000, &mem));
+    tp_physical_device_memory_usage(xpu, &free_bytes, &total_bytes);
+    assert_int_equal(free_bytes, (64u << 20) - 1000);
+    tp_physical_device_deallocate(xpu, mem, 1000);
+
+    tp_physical_device_t *cpu = device_named(context, "/cpu:0");
+    tp_physical_device_memory_usage(cpu, &free_bytes, &total_bytes);
+    assert_int_equal(total_bytes, tp_physical_device_memory_bytes(cpu));
+    assert_true(free_bytes > 0 && free_bytes <= total_bytes);
+}
+
+static void count_call(void *arg) { (*(int *)arg)++; }
+
+static void host_callbacks_and_device_waits(void **state) {
+    tp_context_t *context = *state;
+    const char *names[] = {"/cpu:0", "/XPU:0", "/OLDDEV:0"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        tp_physical_device_t *device = device_named(context, names[i]);
+        int calls = 0;
+        assert_ok(tp_physical_device_then(device, count_call, &calls));
+        assert_ok(tp_physical_device_synchronize_all(device));
+        assert_int_equal(calls, 1);
+    }
+    assert_null(device_named(context, "/OLDDEV:0")->def->host_callback);
+}
+
+static void allocation_failures_name_the_device(void **state) {
+    tp_context_t *context = *state;
+    tp_physical_device_t *cpu = device_named(context, "/cpu:0");
+    void *mem = NULL;
+    assert_error(tp_physical_device_allocate(cpu, UINT64_MAX - 10, &mem), TP_RESOURCE_EXHAUSTED,
+                 "allocating 18446744073709551605 bytes on "
+                 "/job:localhost/replica:0/task:0/device:CPU:0: the CPU could not allocate");
+    assert_null(mem);
+    assert_int_equal(atomic_load(&cpu->bytes_in_use), 0);
+    assert_int_equal(atomic_load(&cpu->live_allocations), 0);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(copies_within_a_device, setup, teardown),
+        cmocka_unit_test_setup_teardown(memory_usage_defaults_to_the_reported_total, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(host_callbacks_and_device_waits, setup, teardown),
+        cmocka_unit_test_setup_teardown(allocation_failures_name_the_device, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
