@@ -11,14 +11,7 @@ static int setup(void **state) {
     options.plugin_path = TP_TEST_PLUGIN_DIR;
     options.skip_installed_plugins = true;
     tp_log_set_level(TP_LOG_ERROR); /* the broken test plug-ins are expected */
-    tp_context_t *context;
-    tp_status_t *status = tp_context_create(&options, &context);
-    if (status != NULL) {
-        tp_status_free(status);
-        return -1;
-    }
-    *state = context;
-    return 0;
+    return create_context_state(state, &options);
 }
 
 static int teardown(void **state) {

@@ -40,4 +40,17 @@
         tp_status_free(assert_status_);                                                        \
     } while (0)
 
+/* A cmocka setup step: a context made with `options`, kept in *state; -1 if it fails. */
+static inline int create_context_state(void **state, const tp_context_options_t *options) {
+    tp_context_t *context;
+    tp_status_t *status = tp_context_create(options, &context);
+    if (status != NULL) {
+        print_error("%s\n", tp_status_message(status));
+        tp_status_free(status);
+        return -1;
+    }
+    *state = context;
+    return 0;
+}
+
 #endif

@@ -10,14 +10,7 @@
 static int setup(void **state) {
     tp_context_options_t options = TP_CONTEXT_OPTIONS_INIT;
     options.no_plugins = true;
-    tp_context_t *context;
-    tp_status_t *status = tp_context_create(&options, &context);
-    if (status != NULL) {
-        tp_status_free(status);
-        return -1;
-    }
-    *state = context;
-    return 0;
+    return create_context_state(state, &options);
 }
 
 static int teardown(void **state) {
