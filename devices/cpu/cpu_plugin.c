@@ -3,6 +3,8 @@
  * events are complete as soon as they are recorded. */
 #include "cpu_plugin.h"
 
+#include "cpu_kernels.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -204,6 +206,12 @@ static void cpu_init(const tp_host_api_t *host_api, tp_registrar_t *registrar,
         .host_callback = cpu_host_callback,
     };
     host->register_device_type(registrar, &cpu, status);
+    tp_cpu_host = host_api;
+    cpu_register_elementwise_kernels(registrar, status);
+    cpu_register_matmul_kernels(registrar, status);
+    cpu_register_reduction_kernels(registrar, status);
+    cpu_register_layout_kernels(registrar, status);
+    cpu_register_random_kernels(registrar, status);
 }
 
 const tp_plugin_descriptor_t *tp_cpu_plugin_entry(void) {

@@ -31,7 +31,7 @@ extern "C" {
 #endif
 
 #define TP_ABI_MAJOR 1
-#define TP_ABI_MINOR 1
+#define TP_ABI_MINOR 2
 
 #if defined(__GNUC__)
 #define TP_PRINTF_LIKE(fmt_index, first_arg) __attribute__((format(printf, fmt_index, first_arg)))
@@ -86,13 +86,9 @@ typedef struct tp_plugin_status tp_plugin_status_t;
 /* Collects the registrations of one plug-in during its init. Valid only during init. */
 typedef struct tp_registrar tp_registrar_t;
 
-/* Handed to a kernel's compute (see tp_kernel_def_t); its accessors come with kernel
- * execution. */
+/* One execution of an op, handed to a kernel's create and compute and to an op's shape
+ * function; read through the kernel_* host functions. Valid only during that call. */
 typedef struct tp_kernel_context tp_kernel_context_t;
-
-/* Handed to an op's shape function (see tp_op_def_t); its accessors come with kernel
- * execution. */
-typedef struct tp_shape_context tp_shape_context_t;
 
 /* Handed to a graph pass (see tp_graph_pass_def_t); its accessors come with graph mode. */
 typedef struct tp_plugin_graph tp_plugin_graph_t;
@@ -220,6 +216,9 @@ typedef struct tp_op_arg_def {
     const char *name;
     tp_dtype_t dtype;       /* TP_DTYPE_INVALID when type_attr is used */
     const char *type_attr;  /* "T", or NULL */
+    /* Added in 1.2. The name of a TP_ATTR_INT attribute N: the argument is a list of N tensors
+     * (AddN's inputs). NULL: a single tensor. */
+    const char *number_attr;
 } tp_op_arg_def_t;
 
 /* One attribute of an op. has_default says whether the default fields are meaningful. */
@@ -247,8 +246,10 @@ typedef struct tp_op_def {
     const tp_op_attr_def_t *attrs;
     size_t num_attrs;
     int32_t is_stateful; /* 1: never folded, merged or cached (random ops, for example) */
-    /* Optional. Infers output shapes; default: every output has the shape of input 0. */
-    void (*infer_shape)(void *op_state, tp_shape_context_t *context, tp_plugin_status_t *status);
+    /* Optional. Sets every output's shape with host->kernel_set_output_shape from the inputs'
+     * shapes and the attributes (kernel_input gives views without memory here); default:
+     * every output has the shape of input 0. */
+    void (*infer_shape)(void *op_state, tp_kernel_context_t *context, tp_plugin_status_t *status);
     void *op_state;
 } tp_op_def_t;
 
@@ -299,6 +300,22 @@ typedef struct tp_graph_pass_def {
     void (*run)(void *pass_state, tp_plugin_graph_t *graph, tp_plugin_status_t *status);
 } tp_graph_pass_def_t;
 
+/* ---- Kernel execution ------------------------------------------------------------------------ */
+
+/* A tensor as a kernel sees it (added in 1.2). Its memory is `mem` (a handle from the device's
+ * allocate) at byte `offset`; for a device whose handles are host pointers (the CPU) the data
+ * is at (char *)mem + offset. `mem` is NULL for an empty tensor and during shape inference. */
+typedef struct tp_tensor_view {
+    size_t struct_size;
+    tp_dtype_t dtype;
+    int32_t rank;
+    const int64_t *dims; /* rank entries, valid during the call */
+    int64_t num_elements;
+    uint64_t byte_size;
+    void *mem;
+    uint64_t offset;
+} tp_tensor_view_t;
+
 /* ---- The host function table ----------------------------------------------------------------- */
 
 typedef enum tp_log_level {
@@ -333,6 +350,41 @@ typedef struct tp_host_api {
                             tp_plugin_status_t *status);
     void (*register_graph_pass)(tp_registrar_t *registrar, const tp_graph_pass_def_t *def,
                                 tp_plugin_status_t *status);
+
+    /* Added in 1.2: the code a status holds, so that a plug-in can tell whether a host
+     * function it called failed. */
+    tp_code_t (*status_code)(const tp_plugin_status_t *status);
+
+    /* Added in 1.2: reading a kernel context. Inputs are on the kernel's device; the host has
+     * allocated every output, with the shape inference gave, before compute is called. An
+     * index out of range or an attribute of another type is reported on `status`. */
+    const char *(*kernel_op_name)(const tp_kernel_context_t *context);
+    int32_t (*kernel_num_inputs)(const tp_kernel_context_t *context);
+    int32_t (*kernel_num_outputs)(const tp_kernel_context_t *context);
+    void (*kernel_input)(const tp_kernel_context_t *context, int32_t index, tp_tensor_view_t *out,
+                         tp_plugin_status_t *status);
+    void (*kernel_output)(const tp_kernel_context_t *context, int32_t index,
+                          tp_tensor_view_t *out, tp_plugin_status_t *status);
+    /* Only in an op's infer_shape. */
+    void (*kernel_set_output_shape)(tp_kernel_context_t *context, int32_t index, int32_t rank,
+                                    const int64_t *dims, tp_plugin_status_t *status);
+    /* The plug-in's own device and stream handles for the device the kernel runs on. */
+    void *(*kernel_device)(const tp_kernel_context_t *context);
+    void *(*kernel_stream)(const tp_kernel_context_t *context);
+    void (*kernel_attr_int)(const tp_kernel_context_t *context, const char *name, int64_t *out,
+                            tp_plugin_status_t *status);
+    void (*kernel_attr_float)(const tp_kernel_context_t *context, const char *name, double *out,
+                              tp_plugin_status_t *status);
+    void (*kernel_attr_bool)(const tp_kernel_context_t *context, const char *name,
+                             int32_t *out, tp_plugin_status_t *status);
+    void (*kernel_attr_dtype)(const tp_kernel_context_t *context, const char *name,
+                              tp_dtype_t *out, tp_plugin_status_t *status);
+    /* TP_ATTR_INT_LIST and TP_ATTR_SHAPE; the array is valid during the call. */
+    void (*kernel_attr_int_list)(const tp_kernel_context_t *context, const char *name,
+                                 const int64_t **out_values, int32_t *out_count,
+                                 tp_plugin_status_t *status);
+    void (*kernel_attr_string)(const tp_kernel_context_t *context, const char *name,
+                               const char **out, tp_plugin_status_t *status);
 } tp_host_api_t;
 
 /* ---- The entry point --------------------------------------------------------------------------- */

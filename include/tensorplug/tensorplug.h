@@ -147,9 +147,21 @@ typedef struct tp_context_options {
     bool skip_installed_plugins;
     /* Load no plug-in at all: only the built-in CPU device. */
     bool no_plugins;
+    /* Print "Executing op MatMul in device /job:localhost/replica:0/task:0/device:CPU:0" for
+     * each op run (also turned on by TP_LOG_DEVICE_PLACEMENT=1). */
+    bool log_device_placement;
+    /* Where those lines go; NULL: standard error. */
+    FILE *placement_log;
+    /* A requested device that does not exist, or has no kernel for the op, falls back to the
+     * best device that can run the op instead of failing. */
+    bool soft_device_placement;
+    /* Every fallback is an error: an op that would run on another device than the one asked
+     * for, or than the highest-priority device present, fails instead. */
+    bool strict_placement;
 } tp_context_options_t;
 
-#define TP_CONTEXT_OPTIONS_INIT {sizeof(tp_context_options_t), NULL, false, false}
+#define TP_CONTEXT_OPTIONS_INIT                                                                \
+    {sizeof(tp_context_options_t), NULL, false, false, false, NULL, false, false}
 
 /* Creates a context: the first one in the process finds and loads the plug-ins, and each
  * context registers the devices of those its search path finds. A plug-in that cannot be used
@@ -217,6 +229,24 @@ TP_API const char *tp_physical_device_full_name(const tp_physical_device_t *devi
 TP_API TP_MUST_USE tp_status_t *tp_list_physical_devices(const tp_context_t *context,
                                                         const char *type, FILE *out);
 
+/* ---- Placement ------------------------------------------------------------------------------- */
+
+/* Requests a device for the ops this thread runs on this context until the matching
+ * tp_device_pop, as TensorFlow's `with tf.device(name)`: any accepted device name form, partial
+ * ones included ("/device:APU", "/cpu:0"). Scopes nest, per thread. A malformed name fails
+ * here; a device that does not exist fails (or, with soft placement, falls back) when an op
+ * runs. */
+TP_API TP_MUST_USE tp_status_t *tp_device_push(tp_context_t *context, const char *name);
+/* Ends the innermost scope this thread pushed on `context`; fails if there is none. */
+TP_API TP_MUST_USE tp_status_t *tp_device_pop(tp_context_t *context);
+
+TP_API void tp_context_set_log_device_placement(tp_context_t *context, bool enabled);
+TP_API void tp_context_set_soft_device_placement(tp_context_t *context, bool enabled);
+
+/* How many times op `op` ran on another device than the one placement preferred (see
+ * strict_placement), since the context was created; NULL counts every op. */
+TP_API uint64_t tp_context_fallback_count(const tp_context_t *context, const char *op);
+
 /* ---- Tensors ---------------------------------------------------------------------------------- */
 
 typedef struct tp_tensor tp_tensor_t;
@@ -251,6 +281,98 @@ TP_API TP_MUST_USE tp_status_t *tp_tensor_read(tp_tensor_t *tensor, void *data, 
 TP_API TP_MUST_USE tp_status_t *tp_tensor_format(tp_tensor_t *tensor, char **out_text);
 /* tp_tensor_format, then writes the text and a newline to `out`. */
 TP_API TP_MUST_USE tp_status_t *tp_tensor_print(tp_tensor_t *tensor, FILE *out);
+
+/* ---- Running ops -------------------------------------------------------------------------------- */
+
+/* An attribute of an op call. Fill the field its type uses; TP_ATTR_* helpers below. */
+typedef struct tp_attr {
+    const char *name;
+    tp_attr_type_t type;
+    int64_t i;           /* TP_ATTR_INT, TP_ATTR_BOOL (0 or 1), TP_ATTR_DTYPE */
+    double f;            /* TP_ATTR_FLOAT */
+    const int64_t *list; /* TP_ATTR_INT_LIST, TP_ATTR_SHAPE */
+    int32_t count;
+    const char *s;       /* TP_ATTR_STRING */
+} tp_attr_t;
+
+#define TP_ATTR_INT_VALUE(n, v) ((tp_attr_t){.name = (n), .type = TP_ATTR_INT, .i = (v)})
+#define TP_ATTR_FLOAT_VALUE(n, v) ((tp_attr_t){.name = (n), .type = TP_ATTR_FLOAT, .f = (v)})
+#define TP_ATTR_BOOL_VALUE(n, v) ((tp_attr_t){.name = (n), .type = TP_ATTR_BOOL, .i = !!(v)})
+#define TP_ATTR_DTYPE_VALUE(n, v) ((tp_attr_t){.name = (n), .type = TP_ATTR_DTYPE, .i = (v)})
+#define TP_ATTR_LIST_VALUE(n, values, c)                                                      \
+    ((tp_attr_t){.name = (n), .type = TP_ATTR_INT_LIST, .list = (values), .count = (c)})
+#define TP_ATTR_STRING_VALUE(n, v) ((tp_attr_t){.name = (n), .type = TP_ATTR_STRING, .s = (v)})
+
+/*
+ * Runs op `op` now, on the device placement picks (see tp_device_push), with any registered
+ * op, plug-ins' ops included. Inputs on other devices are copied to the op's device. Type
+ * attributes ("T") are taken from the inputs; other attributes not given take their defaults.
+ * Each output is a new tensor the caller owns. Returns once the work is queued: reading an
+ * output waits for it, and an error the device finds later is reported there.
+ */
+TP_API TP_MUST_USE tp_status_t *tp_execute(tp_context_t *context, const char *op,
+                                          tp_tensor_t *const *inputs, size_t num_inputs,
+                                          const tp_attr_t *attrs, size_t num_attrs,
+                                          tp_tensor_t **outputs, size_t num_outputs);
+
+/* The built-in ops, by name. Each is tp_execute with its inputs and attributes. */
+TP_API TP_MUST_USE tp_status_t *tp_identity(tp_context_t *c, tp_tensor_t *x, tp_tensor_t **out);
+TP_API TP_MUST_USE tp_status_t *tp_relu(tp_context_t *c, tp_tensor_t *x, tp_tensor_t **out);
+TP_API TP_MUST_USE tp_status_t *tp_sigmoid(tp_context_t *c, tp_tensor_t *x, tp_tensor_t **out);
+TP_API TP_MUST_USE tp_status_t *tp_tanh(tp_context_t *c, tp_tensor_t *x, tp_tensor_t **out);
+TP_API TP_MUST_USE tp_status_t *tp_exp(tp_context_t *c, tp_tensor_t *x, tp_tensor_t **out);
+TP_API TP_MUST_USE tp_status_t *tp_log(tp_context_t *c, tp_tensor_t *x, tp_tensor_t **out);
+TP_API TP_MUST_USE tp_status_t *tp_sqrt(tp_context_t *c, tp_tensor_t *x, tp_tensor_t **out);
+TP_API TP_MUST_USE tp_status_t *tp_neg(tp_context_t *c, tp_tensor_t *x, tp_tensor_t **out);
+TP_API TP_MUST_USE tp_status_t *tp_abs(tp_context_t *c, tp_tensor_t *x, tp_tensor_t **out);
+TP_API TP_MUST_USE tp_status_t *tp_square(tp_context_t *c, tp_tensor_t *x, tp_tensor_t **out);
+TP_API TP_MUST_USE tp_status_t *tp_zeros_like(tp_context_t *c, tp_tensor_t *x,
+                                             tp_tensor_t **out);
+TP_API TP_MUST_USE tp_status_t *tp_ones_like(tp_context_t *c, tp_tensor_t *x, tp_tensor_t **out);
+/* Element-wise with NumPy broadcasting. */
+TP_API TP_MUST_USE tp_status_t *tp_add(tp_context_t *c, tp_tensor_t *x, tp_tensor_t *y,
+                                      tp_tensor_t **out);
+TP_API TP_MUST_USE tp_status_t *tp_sub(tp_context_t *c, tp_tensor_t *x, tp_tensor_t *y,
+                                      tp_tensor_t **out);
+TP_API TP_MUST_USE tp_status_t *tp_mul(tp_context_t *c, tp_tensor_t *x, tp_tensor_t *y,
+                                      tp_tensor_t **out);
+TP_API TP_MUST_USE tp_status_t *tp_div(tp_context_t *c, tp_tensor_t *x, tp_tensor_t *y,
+                                      tp_tensor_t **out);
+/* The sum of `count` tensors of one shape and dtype. */
+TP_API TP_MUST_USE tp_status_t *tp_add_n(tp_context_t *c, tp_tensor_t *const *inputs,
+                                        size_t count, tp_tensor_t **out);
+TP_API TP_MUST_USE tp_status_t *tp_matmul(tp_context_t *c, tp_tensor_t *a, tp_tensor_t *b,
+                                         bool transpose_a, bool transpose_b, tp_tensor_t **out);
+/* x + bias along x's last dimension. */
+TP_API TP_MUST_USE tp_status_t *tp_bias_add(tp_context_t *c, tp_tensor_t *x, tp_tensor_t *bias,
+                                           tp_tensor_t **out);
+/* Reductions over `axes` (negative counts from the end; none: every axis). */
+TP_API TP_MUST_USE tp_status_t *tp_sum(tp_context_t *c, tp_tensor_t *x, const int64_t *axes,
+                                      size_t num_axes, bool keep_dims, tp_tensor_t **out);
+TP_API TP_MUST_USE tp_status_t *tp_mean(tp_context_t *c, tp_tensor_t *x, const int64_t *axes,
+                                       size_t num_axes, bool keep_dims, tp_tensor_t **out);
+TP_API TP_MUST_USE tp_status_t *tp_max(tp_context_t *c, tp_tensor_t *x, const int64_t *axes,
+                                      size_t num_axes, bool keep_dims, tp_tensor_t **out);
+/* One dimension of `shape` may be -1: it is inferred. */
+TP_API TP_MUST_USE tp_status_t *tp_reshape(tp_context_t *c, tp_tensor_t *x, tp_shape_t shape,
+                                          tp_tensor_t **out);
+TP_API TP_MUST_USE tp_status_t *tp_transpose(tp_context_t *c, tp_tensor_t *x,
+                                            const int64_t *perm, size_t rank,
+                                            tp_tensor_t **out);
+TP_API TP_MUST_USE tp_status_t *tp_cast(tp_context_t *c, tp_tensor_t *x, tp_dtype_t dtype,
+                                       tp_tensor_t **out);
+/* Softmax over the last dimension. */
+TP_API TP_MUST_USE tp_status_t *tp_softmax(tp_context_t *c, tp_tensor_t *x, tp_tensor_t **out);
+/* A tensor of `shape` filled with the scalar `value`. */
+TP_API TP_MUST_USE tp_status_t *tp_fill(tp_context_t *c, tp_shape_t shape, tp_tensor_t *value,
+                                       tp_tensor_t **out);
+/* Random values, reproducible for a given seed: N(0, 1), and uniform in [0, 1). */
+TP_API TP_MUST_USE tp_status_t *tp_random_normal(tp_context_t *c, tp_dtype_t dtype,
+                                                tp_shape_t shape, int64_t seed,
+                                                tp_tensor_t **out);
+TP_API TP_MUST_USE tp_status_t *tp_random_uniform(tp_context_t *c, tp_dtype_t dtype,
+                                                 tp_shape_t shape, int64_t seed,
+                                                 tp_tensor_t **out);
 
 #ifdef __cplusplus
 }

@@ -42,7 +42,7 @@ void tp_log_set_level(tp_log_level_t min_level) {
     pthread_mutex_unlock(&log_mutex);
 }
 
-void tp_log_va(tp_log_level_t level, const char *format, va_list args) {
+void tp_log_message_va(tp_log_level_t level, const char *format, va_list args) {
     pthread_once(&level_once, read_level_from_environment);
     char line[1024];
     vsnprintf(line, sizeof line, format, args);
@@ -59,9 +59,9 @@ void tp_log_va(tp_log_level_t level, const char *format, va_list args) {
     pthread_mutex_unlock(&log_mutex);
 }
 
-void tp_log(tp_log_level_t level, const char *format, ...) {
+void tp_log_message(tp_log_level_t level, const char *format, ...) {
     va_list args;
     va_start(args, format);
-    tp_log_va(level, format, args);
+    tp_log_message_va(level, format, args);
     va_end(args);
 }

@@ -6,7 +6,7 @@
 
 #include "tensorplug/tensorplug.h"
 
-void tp_log(tp_log_level_t level, const char *format, ...) TP_PRINTF_LIKE(2, 3);
-void tp_log_va(tp_log_level_t level, const char *format, va_list args) TP_PRINTF_LIKE(2, 0);
+void tp_log_message(tp_log_level_t level, const char *format, ...) TP_PRINTF_LIKE(2, 3);
+void tp_log_message_va(tp_log_level_t level, const char *format, va_list args) TP_PRINTF_LIKE(2, 0);
 
 #endif

@@ -41,6 +41,14 @@ tp_status_t *tp_context_create(const tp_context_options_t *options, tp_context_t
         return tp_status_annotate(error, "tp_context_create");
     }
     atomic_init(&context->references, 1);
+    const char *log_env = getenv("TP_LOG_DEVICE_PLACEMENT");
+    bool log_from_env = log_env != NULL && (strcmp(log_env, "1") == 0 ||
+                                            strcmp(log_env, "true") == 0);
+    atomic_init(&context->log_device_placement, effective.log_device_placement || log_from_env);
+    atomic_init(&context->soft_device_placement, effective.soft_device_placement);
+    context->strict_placement = effective.strict_placement;
+    context->placement_log = effective.placement_log;
+    pthread_mutex_init(&context->fallback_mutex, NULL);
     *out_context = context;
     return NULL;
 }
@@ -52,7 +60,17 @@ void tp_context_retain(tp_context_t *context) {
 void tp_context_release(tp_context_t *context) {
     if (atomic_fetch_sub_explicit(&context->references, 1, memory_order_acq_rel) != 1) return;
     tp_device_registry_free(&context->registry);
+    pthread_mutex_destroy(&context->fallback_mutex);
+    free(context->fallbacks);
     free(context);
+}
+
+void tp_context_set_log_device_placement(tp_context_t *context, bool enabled) {
+    if (context != NULL) atomic_store(&context->log_device_placement, enabled);
+}
+
+void tp_context_set_soft_device_placement(tp_context_t *context, bool enabled) {
+    if (context != NULL) atomic_store(&context->soft_device_placement, enabled);
 }
 
 void tp_context_destroy(tp_context_t *context) {

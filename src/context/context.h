@@ -7,11 +7,31 @@
 #include "device/device_registry.h"
 #include "tensorplug/tensorplug.h"
 
+#include <pthread.h>
+#include <stdio.h>
+
+/* Fallbacks of one op from the device placement preferred to the one it ran on. */
+typedef struct tp_fallback_record {
+    char op[64];
+    char from[96];
+    char to[96];
+    uint64_t count;
+} tp_fallback_record_t;
+
 struct tp_context {
     /* One reference for the application, one per live tensor: destroying a context whose
      * tensors are still alive defers the release of its devices to the last tensor. */
     atomic_int references;
     tp_device_registry_t registry;
+
+    atomic_bool log_device_placement;
+    atomic_bool soft_device_placement;
+    bool strict_placement;
+    FILE *placement_log;
+
+    pthread_mutex_t fallback_mutex;
+    tp_fallback_record_t *fallbacks;
+    size_t num_fallbacks, fallbacks_capacity;
 };
 
 void tp_context_retain(tp_context_t *context);

@@ -7,6 +7,7 @@
 
 #include "base/status.h"
 #include "base/strbuf.h"
+#include "op/op.h"
 #include "plugin/discovery.h"
 #include "plugin/plugin_library.h"
 #include "plugin/plugin_status.h"
@@ -40,6 +41,75 @@ static const tp_plugin_entry_t *owner_of_type(const tp_device_registry_t *regist
             if (strcasecmp(entry->record->device_types[t].type, type) == 0) return entry;
     }
     return NULL;
+}
+
+/* An op `name` that the built-in ops, `own` or a plug-in already used defines. */
+static const tp_op_def_t *find_known_op(const tp_device_registry_t *registry,
+                                        const tp_plugin_record_t *own, const char *name,
+                                        const tp_plugin_record_t **out_owner) {
+    const tp_op_t *builtin = tp_builtin_op_find(name);
+    *out_owner = NULL;
+    if (builtin != NULL) return builtin->def;
+    for (size_t i = 0; i <= registry->num_plugins; i++) {
+        const tp_plugin_record_t *record = i < registry->num_plugins ? registry->plugins[i].record
+                                                                     : own;
+        if (i < registry->num_plugins && registry->plugins[i].refusal != NULL) continue;
+        for (size_t o = 0; o < record->num_ops; o++) {
+            if (strcmp(record->ops[o].name, name) == 0) {
+                *out_owner = record;
+                return &record->ops[o];
+            }
+        }
+    }
+    return NULL;
+}
+
+static bool is_known_type(const tp_device_registry_t *registry, const tp_plugin_record_t *own,
+                          const char *type) {
+    for (size_t t = 0; t < own->num_device_types; t++)
+        if (strcasecmp(own->device_types[t].type, type) == 0) return true;
+    return owner_of_type(registry, type) != NULL;
+}
+
+/* A plug-in's ops must be new, and its kernels must implement known ops on known device
+ * types with constraints on the op's dtype attributes. */
+static void check_ops_and_kernels(const tp_device_registry_t *registry,
+                                  const tp_plugin_record_t *record, tp_strbuf_t *refusal) {
+    const tp_plugin_record_t *owner;
+    for (size_t o = 0; o < record->num_ops && refusal->length == 0; o++) {
+        const char *name = record->ops[o].name;
+        if (tp_builtin_op_find(name) != NULL) {
+            tp_strbuf_printf(refusal, "op %s is a built-in op", name);
+        } else {
+            for (size_t i = 0; i < registry->num_plugins; i++) {
+                const tp_plugin_entry_t *entry = &registry->plugins[i];
+                if (entry->refusal != NULL) continue;
+                for (size_t k = 0; k < entry->record->num_ops; k++)
+                    if (strcmp(entry->record->ops[k].name, name) == 0 && refusal->length == 0)
+                        tp_strbuf_printf(refusal, "op %s is already registered by %s", name,
+                                         entry->record->path);
+            }
+        }
+    }
+    for (size_t k = 0; k < record->num_kernels && refusal->length == 0; k++) {
+        const tp_kernel_def_t *kernel = &record->kernels[k];
+        const tp_op_def_t *op = find_known_op(registry, record, kernel->op, &owner);
+        if (op == NULL) {
+            tp_strbuf_printf(refusal, "kernel for unknown op %s", kernel->op);
+        } else if (!is_known_type(registry, record, kernel->device_type)) {
+            tp_strbuf_printf(refusal, "kernel for op %s on unknown device type '%s'", kernel->op,
+                             kernel->device_type);
+        } else {
+            for (size_t c = 0; c < kernel->num_constraints && refusal->length == 0; c++) {
+                const char *attr = kernel->constraints[c].attr;
+                int index = tp_op_attr_index(op, attr);
+                if (index < 0 || op->attrs[index].type != TP_ATTR_DTYPE)
+                    tp_strbuf_printf(refusal, "kernel for op %s on %s constrains '%s', which is "
+                                     "not a dtype attribute of %s", kernel->op,
+                                     kernel->device_type, attr, kernel->op);
+            }
+        }
+    }
 }
 
 /* Opens every device of one plug-in, or none: on failure the devices opened so far are closed
@@ -112,6 +182,7 @@ static tp_status_t *add_plugin(builder_t *builder, const tp_plugin_record_t *rec
                                  owner->record->builtin ? owner->record->name
                                                         : owner->record->path);
         }
+        if (refusal.length == 0) check_ops_and_kernels(registry, record, &refusal);
         if (refusal.length == 0) {
             tp_status_t *error = open_plugin_devices(builder, record);
             if (error != NULL) tp_strbuf_puts(&refusal, tp_status_message(error));

@@ -63,14 +63,14 @@ void tp_physical_device_close(tp_physical_device_t *device) {
     if (device->stream != NULL) {
         tp_status_t *status = tp_physical_device_synchronize_all(device);
         if (status != NULL) {
-            tp_log(TP_LOG_WARNING, "closing %s: %s", device->name, tp_status_message(status));
+            tp_log_message(TP_LOG_WARNING, "closing %s: %s", device->name, tp_status_message(status));
             tp_status_free(status);
         }
         device->def->stream_destroy(device->handle, device->stream);
     }
     int_fast64_t leaked = atomic_load(&device->live_allocations);
     if (leaked != 0)
-        tp_log(TP_LOG_WARNING, "closing %s with %lld allocations (%lld bytes) still live",
+        tp_log_message(TP_LOG_WARNING, "closing %s with %lld allocations (%lld bytes) still live",
                device->name, (long long)leaked, (long long)atomic_load(&device->bytes_in_use));
     device->def->device_release(device->handle);
     pthread_mutex_destroy(&device->mutex);
@@ -80,7 +80,7 @@ void tp_physical_device_close(tp_physical_device_t *device) {
 }
 
 /* The device's one stream, created on first use so that listing devices costs no stream. */
-static tp_status_t *get_stream(tp_physical_device_t *device, void **out_stream) {
+tp_status_t *tp_physical_device_stream(tp_physical_device_t *device, void **out_stream) {
     pthread_mutex_lock(&device->mutex);
     tp_status_t *error = NULL;
     if (device->stream == NULL) {
@@ -124,11 +124,40 @@ void tp_physical_device_deallocate(tp_physical_device_t *device, void *mem, uint
     atomic_fetch_sub(&device->live_allocations, 1);
 }
 
+typedef struct {
+    tp_physical_device_t *device;
+    void *mem;
+    uint64_t size;
+} pending_free_t;
+
+static void free_when_done(void *arg) {
+    pending_free_t *pending = arg;
+    tp_physical_device_deallocate(pending->device, pending->mem, pending->size);
+    free(pending);
+}
+
+void tp_physical_device_deallocate_in_order(tp_physical_device_t *device, void *mem,
+                                            uint64_t size) {
+    if (mem == NULL) return;
+    pending_free_t *pending = malloc(sizeof *pending);
+    tp_status_t *error = NULL;
+    if (pending != NULL) {
+        *pending = (pending_free_t){device, mem, size};
+        error = tp_physical_device_then(device, free_when_done, pending);
+        if (error == NULL) return;
+        free(pending);
+    }
+    /* No memory to wait with, or the stream failed: wait here, then free. */
+    tp_status_free(error);
+    tp_status_free(tp_physical_device_synchronize(device));
+    tp_physical_device_deallocate(device, mem, size);
+}
+
 tp_status_t *tp_physical_device_copy_from_host(tp_physical_device_t *device, void *mem,
                                                uint64_t offset, const void *source,
                                                uint64_t size) {
     void *stream;
-    TP_RETURN_IF_ERROR(get_stream(device, &stream));
+    TP_RETURN_IF_ERROR(tp_physical_device_stream(device, &stream));
     tp_plugin_status_t status = TP_PLUGIN_STATUS_INIT;
     device->def->memcpy_host_to_device(device->handle, stream, mem, offset, source, size, &status);
     char what[160];
@@ -140,7 +169,7 @@ tp_status_t *tp_physical_device_copy_from_host(tp_physical_device_t *device, voi
 tp_status_t *tp_physical_device_copy_to_host(tp_physical_device_t *device, void *destination,
                                              const void *mem, uint64_t offset, uint64_t size) {
     void *stream;
-    TP_RETURN_IF_ERROR(get_stream(device, &stream));
+    TP_RETURN_IF_ERROR(tp_physical_device_stream(device, &stream));
     tp_plugin_status_t status = TP_PLUGIN_STATUS_INIT;
     device->def->memcpy_device_to_host(device->handle, stream, destination, mem, offset, size,
                                        &status);
@@ -153,7 +182,7 @@ tp_status_t *tp_physical_device_copy_to_host(tp_physical_device_t *device, void 
 
 tp_status_t *tp_physical_device_synchronize(tp_physical_device_t *device) {
     void *stream;
-    TP_RETURN_IF_ERROR(get_stream(device, &stream));
+    TP_RETURN_IF_ERROR(tp_physical_device_stream(device, &stream));
     tp_plugin_status_t status = TP_PLUGIN_STATUS_INIT;
     device->def->stream_synchronize(device->handle, stream, &status);
     char what[128];
@@ -167,7 +196,7 @@ tp_status_t *tp_physical_device_copy_within(tp_physical_device_t *device, void *
     if (size == 0) return NULL;
     if (device->def->memcpy_device_to_device != NULL) {
         void *stream;
-        TP_RETURN_IF_ERROR(get_stream(device, &stream));
+        TP_RETURN_IF_ERROR(tp_physical_device_stream(device, &stream));
         tp_plugin_status_t status = TP_PLUGIN_STATUS_INIT;
         device->def->memcpy_device_to_device(device->handle, stream, dst_mem, dst_offset, src_mem,
                                              src_offset, size, &status);
@@ -228,7 +257,7 @@ tp_status_t *tp_physical_device_then(tp_physical_device_t *device, void (*fn)(vo
         return NULL;
     }
     void *stream;
-    TP_RETURN_IF_ERROR(get_stream(device, &stream));
+    TP_RETURN_IF_ERROR(tp_physical_device_stream(device, &stream));
     tp_plugin_status_t status = TP_PLUGIN_STATUS_INIT;
     device->def->host_callback(device->handle, stream, fn, arg, &status);
     char what[128];

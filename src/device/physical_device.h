@@ -33,10 +33,17 @@ tp_status_t *tp_physical_device_open(const tp_plugin_record_t *plugin,
 /* Waits for the device's work, destroys its stream and releases the plug-in's handle. */
 void tp_physical_device_close(tp_physical_device_t *device);
 
+/* The device's stream, created on first use. */
+tp_status_t *tp_physical_device_stream(tp_physical_device_t *device, void **out_stream);
+
 /* Raw device memory; `size` > 0. */
 tp_status_t *tp_physical_device_allocate(tp_physical_device_t *device, uint64_t size,
                                          void **out_mem);
 void tp_physical_device_deallocate(tp_physical_device_t *device, void *mem, uint64_t size);
+/* Returns memory once the work queued on the device's stream so far is done, so that a kernel
+ * still reading it is not disturbed. */
+void tp_physical_device_deallocate_in_order(tp_physical_device_t *device, void *mem,
+                                            uint64_t size);
 
 /* Enqueues a copy of host bytes into device memory. The host buffer must stay valid until the
  * device is synchronized. */

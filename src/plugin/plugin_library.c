@@ -26,7 +26,7 @@ static void init_builtins_locked(void) {
     builtin_records = calloc(tp_builtin_plugin_count, sizeof *builtin_records);
     builtin_record_pointers = calloc(tp_builtin_plugin_count, sizeof *builtin_record_pointers);
     if (builtin_records == NULL || builtin_record_pointers == NULL) {
-        tp_log(TP_LOG_ERROR, "out of host memory initialising the built-in devices");
+        tp_log_message(TP_LOG_ERROR, "out of host memory initialising the built-in devices");
         free(builtin_records);
         free(builtin_record_pointers);
         builtin_records = NULL;
@@ -120,5 +120,5 @@ void tp_plugin_library_log_refusal(const tp_plugin_record_t *record, const char 
     bool first = !mutable_record->refusal_logged;
     mutable_record->refusal_logged = true;
     pthread_mutex_unlock(&library_mutex);
-    if (first) tp_log(TP_LOG_WARNING, "skipped plug-in %s: %s", record->path, reason);
+    if (first) tp_log_message(TP_LOG_WARNING, "skipped plug-in %s: %s", record->path, reason);
 }

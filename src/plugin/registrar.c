@@ -6,7 +6,10 @@
 #include <string.h>
 #include <strings.h>
 
+#include <pthread.h>
+
 #include "base/log.h"
+#include "kernel/kernel_context.h"
 #include "tensorplug/tensorplug.h"
 #include "plugin/abi_sizes.h"
 #include "plugin/plugin_record.h"
@@ -98,6 +101,40 @@ static bool widen_struct(tp_registrar_t *registrar, tp_plugin_status_t *status, 
     memset(host_copy, 0, host_size);
     memcpy(host_copy, given, given_size < host_size ? given_size : host_size);
     memcpy(host_copy, &host_size, sizeof host_size);
+    return true;
+}
+
+/* Element `index` of an array a plug-in handed over: its elements are as large as the plug-in's
+ * header made them, which the first element's struct_size tells, not as large as ours. */
+static const void *plugin_array_element(const void *array, size_t index) {
+    size_t stride;
+    memcpy(&stride, array, sizeof stride);
+    return (const unsigned char *)array + index * stride;
+}
+
+/* Checks that every element of a plug-in's array declares the same struct_size, since that
+ * size is the array's stride. */
+static bool check_array_stride(tp_registrar_t *registrar, tp_plugin_status_t *status,
+                               const char *what, const void *array, size_t count, size_t min_size) {
+    if (count == 0) return true;
+    size_t stride;
+    memcpy(&stride, array, sizeof stride);
+    if (stride < min_size) {
+        refuse_registration(registrar, status, TP_INVALID_ARGUMENT,
+                            "%s.struct_size is %zu, smaller than the %zu bytes of ABI 1.0", what,
+                            stride, min_size);
+        return false;
+    }
+    for (size_t i = 1; i < count; i++) {
+        size_t size;
+        memcpy(&size, (const unsigned char *)array + i * stride, sizeof size);
+        if (size != stride) {
+            refuse_registration(registrar, status, TP_INVALID_ARGUMENT,
+                                "%s array: element %zu has struct_size %zu, element 0 has %zu",
+                                what, i, size, stride);
+            return false;
+        }
+    }
     return true;
 }
 
@@ -207,12 +244,16 @@ static bool copy_op_attrs(tp_registrar_t *registrar, tp_plugin_status_t *status,
                             "op %s: num_attrs is %zu but attrs is NULL", op->name, op->num_attrs);
         return false;
     }
+    if (!check_array_stride(registrar, status, "tp_op_attr_def_t", op->attrs, op->num_attrs,
+                            TP_V1_0_OP_ATTR_DEF_SIZE))
+        return false;
     tp_op_attr_def_t *attrs = tp_arena_alloc(arena, (op->num_attrs + 1) * sizeof *attrs);
     if (attrs == NULL) return refuse_out_of_memory(registrar, status, "register_op"), false;
     for (size_t i = 0; i < op->num_attrs; i++) {
         tp_op_attr_def_t *attr = &attrs[i];
-        if (!widen_struct(registrar, status, "tp_op_attr_def_t", attr, sizeof *attr,
-                          &op->attrs[i], TP_V1_0_OP_ATTR_DEF_SIZE))
+        const tp_op_attr_def_t *given = plugin_array_element(op->attrs, i);
+        if (!widen_struct(registrar, status, "tp_op_attr_def_t", attr, sizeof *attr, given,
+                          TP_V1_0_OP_ATTR_DEF_SIZE))
             return false;
         if (!is_valid_identifier(attr->name)) {
             refuse_registration(registrar, status, TP_INVALID_ARGUMENT,
@@ -253,7 +294,7 @@ static bool copy_op_attrs(tp_registrar_t *registrar, tp_plugin_status_t *status,
                                                attr->num_allowed_dtypes * sizeof(tp_dtype_t));
         if (attr->num_allowed_dtypes == 0) attr->allowed_dtypes = NULL;
         attr->default_string = tp_arena_strdup(arena, attr->default_string);
-        if (attr->name == NULL || (op->attrs[i].default_string != NULL &&
+        if (attr->name == NULL || (given->default_string != NULL &&
                                    attr->default_string == NULL) ||
             (attr->num_allowed_dtypes > 0 && attr->allowed_dtypes == NULL))
             return refuse_out_of_memory(registrar, status, "register_op"), false;
@@ -272,12 +313,15 @@ static bool copy_op_args(tp_registrar_t *registrar, tp_plugin_status_t *status,
                             "op %s: %zu %s declared but the array is NULL", op->name, count, kind);
         return false;
     }
+    if (!check_array_stride(registrar, status, "tp_op_arg_def_t", given, count,
+                            TP_V1_0_OP_ARG_DEF_SIZE))
+        return false;
     tp_op_arg_def_t *args = tp_arena_alloc(arena, (count + 1) * sizeof *args);
     if (args == NULL) return refuse_out_of_memory(registrar, status, "register_op"), false;
     for (size_t i = 0; i < count; i++) {
         tp_op_arg_def_t *arg = &args[i];
-        if (!widen_struct(registrar, status, "tp_op_arg_def_t", arg, sizeof *arg, &given[i],
-                          TP_V1_0_OP_ARG_DEF_SIZE))
+        if (!widen_struct(registrar, status, "tp_op_arg_def_t", arg, sizeof *arg,
+                          plugin_array_element(given, i), TP_V1_0_OP_ARG_DEF_SIZE))
             return false;
         if (!is_valid_identifier(arg->name)) {
             refuse_registration(registrar, status, TP_INVALID_ARGUMENT,
@@ -307,6 +351,17 @@ static bool copy_op_args(tp_registrar_t *registrar, tp_plugin_status_t *status,
                 return false;
             }
             arg->type_attr = attr->name;
+        }
+        if (arg->number_attr != NULL) {
+            const tp_op_attr_def_t *attr = find_attr(op, arg->number_attr);
+            if (attr == NULL || attr->type != TP_ATTR_INT) {
+                refuse_registration(registrar, status, TP_INVALID_ARGUMENT,
+                                    "op %s: %s '%s' takes its length from '%.64s', which is not "
+                                    "an int attribute of the op",
+                                    op->name, kind, arg->name, arg->number_attr);
+                return false;
+            }
+            arg->number_attr = attr->name;
         }
         arg->name = tp_arena_strdup(arena, arg->name);
         if (arg->name == NULL) return refuse_out_of_memory(registrar, status, "register_op"), false;
@@ -388,6 +443,9 @@ static void register_kernel(tp_registrar_t *registrar, const tp_kernel_def_t *de
     }
     tp_plugin_record_t *record = registrar->record;
     tp_arena_t *arena = &record->arena;
+    if (!check_array_stride(registrar, status, "tp_type_constraint_t", kernel.constraints,
+                            kernel.num_constraints, TP_V1_0_TYPE_CONSTRAINT_SIZE))
+        return;
     tp_type_constraint_t *constraints =
         tp_arena_alloc(arena, (kernel.num_constraints + 1) * sizeof *constraints);
     if (constraints == NULL) {
@@ -397,7 +455,7 @@ static void register_kernel(tp_registrar_t *registrar, const tp_kernel_def_t *de
     for (size_t i = 0; i < kernel.num_constraints; i++) {
         tp_type_constraint_t *constraint = &constraints[i];
         if (!widen_struct(registrar, status, "tp_type_constraint_t", constraint,
-                          sizeof *constraint, &kernel.constraints[i],
+                          sizeof *constraint, plugin_array_element(kernel.constraints, i),
                           TP_V1_0_TYPE_CONSTRAINT_SIZE))
             return;
         if (!is_valid_identifier(constraint->attr) || constraint->num_dtypes == 0 ||
@@ -507,19 +565,33 @@ static void host_log(tp_registrar_t *registrar, tp_log_level_t level, const char
     va_end(args);
     const char *name = registrar != NULL && registrar->record->name != NULL
                            ? registrar->record->name : "plug-in";
-    tp_log(level, "[%s] %s", name, message);
+    tp_log_message(level, "[%s] %s", name, message);
 }
 
-static const tp_host_api_t host_api = {
-    .struct_size = sizeof(tp_host_api_t),
-    .abi_major = TP_ABI_MAJOR,
-    .abi_minor = TP_ABI_MINOR,
-    .status_set = host_status_set,
-    .log = host_log,
-    .register_device_type = register_device_type,
-    .register_op = register_op,
-    .register_kernel = register_kernel,
-    .register_graph_pass = register_graph_pass,
-};
+static tp_code_t host_status_code(const tp_plugin_status_t *status) {
+    return status == NULL ? TP_OK : status->code;
+}
 
-const tp_host_api_t *tp_host_api(void) { return &host_api; }
+static tp_host_api_t host_api;
+static pthread_once_t host_api_once = PTHREAD_ONCE_INIT;
+
+static void build_host_api(void) {
+    host_api = (tp_host_api_t){
+        .struct_size = sizeof(tp_host_api_t),
+        .abi_major = TP_ABI_MAJOR,
+        .abi_minor = TP_ABI_MINOR,
+        .status_set = host_status_set,
+        .log = host_log,
+        .register_device_type = register_device_type,
+        .register_op = register_op,
+        .register_kernel = register_kernel,
+        .register_graph_pass = register_graph_pass,
+        .status_code = host_status_code,
+    };
+    tp_kernel_context_fill_host_api(&host_api);
+}
+
+const tp_host_api_t *tp_host_api(void) {
+    pthread_once(&host_api_once, build_host_api);
+    return &host_api;
+}

@@ -28,6 +28,62 @@ tp_status_t *tp_tensor_check_layout(tp_dtype_t dtype, const tp_shape_t *shape,
     return NULL;
 }
 
+tp_status_t *tp_tensor_allocate(tp_context_t *context, tp_physical_device_t *device,
+                                tp_dtype_t dtype, const tp_shape_t *shape, tp_tensor_t **out) {
+    int64_t count;
+    size_t byte_size;
+    TP_RETURN_IF_ERROR(tp_tensor_check_layout(dtype, shape, &count, &byte_size));
+    tp_tensor_t *tensor = calloc(1, sizeof *tensor);
+    if (tensor == NULL) return tp_status_make(TP_RESOURCE_EXHAUSTED, "out of host memory");
+    if (byte_size > 0) {
+        tp_status_t *error = tp_physical_device_allocate(device, byte_size, &tensor->mem);
+        if (error != NULL) {
+            free(tensor);
+            return error;
+        }
+    }
+    tensor->device = device;
+    tensor->dtype = dtype;
+    tensor->shape = *shape;
+    tensor->num_elements = count;
+    tensor->byte_size = byte_size;
+    atomic_init(&tensor->references, 1);
+    tp_context_retain(context);
+    tensor->context = context;
+    *out = tensor;
+    return NULL;
+}
+
+tp_status_t *tp_tensor_copy_to_device(tp_tensor_t *source, tp_physical_device_t *device,
+                                      tp_tensor_t **out) {
+    tp_tensor_t *copy;
+    TP_RETURN_IF_ERROR(tp_tensor_allocate(source->context, device, source->dtype,
+                                          &source->shape, &copy));
+    tp_status_t *error = NULL;
+    if (source->byte_size > 0 && source->device == device) {
+        error = tp_physical_device_copy_within(device, copy->mem, 0, source->mem, 0,
+                                               source->byte_size);
+    } else if (source->byte_size > 0) {
+        void *staging = malloc(source->byte_size);
+        error = staging == NULL ? tp_status_make(TP_RESOURCE_EXHAUSTED, "out of host memory "
+                                                 "staging a copy to %s", device->full_name)
+                                : tp_tensor_read(source, staging, source->byte_size);
+        if (error == NULL)
+            error = tp_physical_device_copy_from_host(device, copy->mem, 0, staging,
+                                                      source->byte_size);
+        /* The staging buffer must outlive the copy out of it. */
+        if (error == NULL) error = tp_physical_device_synchronize(device);
+        free(staging);
+    }
+    if (error != NULL) {
+        tp_tensor_release(copy);
+        return tp_status_annotate(error, "copying a tensor from %s to %s",
+                                  source->device->full_name, device->full_name);
+    }
+    *out = copy;
+    return NULL;
+}
+
 tp_status_t *tp_tensor_create(tp_context_t *context, tp_dtype_t dtype, tp_shape_t shape,
                               const void *data, size_t size, tp_tensor_t **out_tensor) {
     TP_REQUIRE_ARG(context);
@@ -47,32 +103,20 @@ tp_status_t *tp_tensor_create(tp_context_t *context, tp_dtype_t dtype, tp_shape_
     }
     if (byte_size > 0 && data == NULL)
         return tp_status_make(TP_INVALID_ARGUMENT, "tp_tensor_create: argument 'data' is NULL");
-
-    tp_tensor_t *tensor = calloc(1, sizeof *tensor);
-    if (tensor == NULL)
-        return tp_status_make(TP_RESOURCE_EXHAUSTED, "tp_tensor_create: out of host memory");
-    tensor->device = context->registry.host_device;
-    tensor->dtype = dtype;
-    tensor->shape = shape;
-    tensor->num_elements = count;
-    tensor->byte_size = byte_size;
+    tp_physical_device_t *device = context->registry.host_device;
+    tp_tensor_t *tensor;
+    TP_RETURN_IF_ERROR(tp_status_annotate(
+        tp_tensor_allocate(context, device, dtype, &shape, &tensor), "tp_tensor_create"));
     tp_status_t *error = NULL;
     if (byte_size > 0) {
-        error = tp_physical_device_allocate(tensor->device, byte_size, &tensor->mem);
-        if (error == NULL)
-            error = tp_physical_device_copy_from_host(tensor->device, tensor->mem, 0, data,
-                                                      byte_size);
+        error = tp_physical_device_copy_from_host(device, tensor->mem, 0, data, byte_size);
         /* The caller may reuse `data` as soon as this returns. */
-        if (error == NULL) error = tp_physical_device_synchronize(tensor->device);
+        if (error == NULL) error = tp_physical_device_synchronize(device);
     }
     if (error != NULL) {
-        tp_physical_device_deallocate(tensor->device, tensor->mem, byte_size);
-        free(tensor);
+        tp_tensor_release(tensor);
         return tp_status_annotate(error, "tp_tensor_create");
     }
-    atomic_init(&tensor->references, 1);
-    tp_context_retain(context);
-    tensor->context = context;
     *out_tensor = tensor;
     return NULL;
 }
@@ -85,7 +129,7 @@ tp_tensor_t *tp_tensor_retain(tp_tensor_t *tensor) {
 void tp_tensor_release(tp_tensor_t *tensor) {
     if (tensor == NULL) return;
     if (atomic_fetch_sub_explicit(&tensor->references, 1, memory_order_acq_rel) != 1) return;
-    tp_physical_device_deallocate(tensor->device, tensor->mem, tensor->byte_size);
+    tp_physical_device_deallocate_in_order(tensor->device, tensor->mem, tensor->byte_size);
     tp_context_t *context = tensor->context;
     free(tensor);
     tp_context_release(context);

@@ -18,8 +18,8 @@ static void init(const tp_host_api_t *host, tp_registrar_t *registrar,
         {.struct_size = sizeof(tp_op_attr_def_t), .name = "factor", .type = TP_ATTR_FLOAT,
          .has_default = 1, .default_float = 2.0},
     };
-    const tp_op_arg_def_t input = {sizeof(tp_op_arg_def_t), "x", TP_DTYPE_INVALID, "T"};
-    const tp_op_arg_def_t output = {sizeof(tp_op_arg_def_t), "y", TP_DTYPE_INVALID, "T"};
+    const tp_op_arg_def_t input = {sizeof(tp_op_arg_def_t), "x", TP_DTYPE_INVALID, "T", NULL};
+    const tp_op_arg_def_t output = {sizeof(tp_op_arg_def_t), "y", TP_DTYPE_INVALID, "T", NULL};
     const tp_op_def_t scale = {.struct_size = sizeof(tp_op_def_t), .name = "XpuScale",
                                .inputs = &input, .num_inputs = 1, .outputs = &output,
                                .num_outputs = 1, .attrs = attrs, .num_attrs = 2};

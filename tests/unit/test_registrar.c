@@ -124,11 +124,11 @@ static void descriptors_are_checked_before_init(void **state) {
 
     d = descriptor();
     d.abi_minor = TP_ABI_MINOR + 1;
-    assert_refusal(load(&d), "newer than this runtime's 1.1; upgrade tensorplug");
+    assert_refusal(load(&d), "newer than this runtime's 1.2; upgrade tensorplug");
 
     d = descriptor();
     d.abi_major = 0;
-    assert_refusal(load(&d), "built for plug-in ABI 0.1; this runtime speaks ABI 1.1");
+    assert_refusal(load(&d), "built for plug-in ABI 0.2; this runtime speaks ABI 1.2");
 
     d = descriptor();
     d.struct_size = offsetof(tp_plugin_descriptor_t, init);
@@ -303,9 +303,9 @@ static const tp_op_attr_def_t scale_attrs[] = {
     {.struct_size = sizeof(tp_op_attr_def_t), .name = "label", .type = TP_ATTR_STRING,
      .has_default = 1, .default_string = "scaled"},
 };
-static const tp_op_arg_def_t scale_input = {sizeof(tp_op_arg_def_t), "x", TP_DTYPE_INVALID, "T"};
+static const tp_op_arg_def_t scale_input = {sizeof(tp_op_arg_def_t), "x", TP_DTYPE_INVALID, "T", NULL};
 static const tp_op_arg_def_t scale_output = {sizeof(tp_op_arg_def_t), "y", TP_DTYPE_INVALID,
-                                             "T"};
+                                             "T", NULL};
 
 static tp_op_def_t scale_op(void) {
     tp_op_def_t def = {.struct_size = sizeof def, .name = "Scale", .inputs = &scale_input,
@@ -330,17 +330,17 @@ static void ops_are_checked_and_copied(void **state) {
     tp_op_def_t def = scale_op();
     def.name = "9Scale";
     assert_refusal(load_op(def), "op name '9Scale' is invalid");
-    static const tp_op_arg_def_t both = {sizeof both, "x", TP_FLOAT32, "T"};
+    static const tp_op_arg_def_t both = {sizeof both, "x", TP_FLOAT32, "T", NULL};
     def = scale_op();
     def.inputs = &both;
     assert_refusal(load_op(def), "input 'x' must give exactly one of dtype and type_attr");
     static const tp_op_arg_def_t unknown_attr = {sizeof unknown_attr, "x", TP_DTYPE_INVALID,
-                                                 "U"};
+                                                 "U", NULL};
     def = scale_op();
     def.inputs = &unknown_attr;
     assert_refusal(load_op(def), "takes its dtype from 'U', which is not a dtype attribute");
     static const tp_op_arg_def_t from_string = {sizeof from_string, "x", TP_DTYPE_INVALID,
-                                                "label"};
+                                                "label", NULL};
     def = scale_op();
     def.inputs = &from_string;
     assert_refusal(load_op(def), "takes its dtype from 'label'");

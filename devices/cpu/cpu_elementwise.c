@@ -1,0 +1,399 @@
+/* Element-wise kernels: unary math, NumPy-broadcasting binary arithmetic, AddN, BiasAdd,
+ * Fill, the *Like ops, Identity and Cast. */
+#include <math.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "cpu_kernels.h"
+
+static const tp_dtype_t floats[] = {TP_FLOAT32, TP_FLOAT64};
+static const tp_dtype_t numbers[] = {TP_FLOAT32, TP_FLOAT64, TP_INT32, TP_INT64};
+static const tp_dtype_t all_types[] = {TP_FLOAT32, TP_FLOAT64, TP_INT32,
+                                       TP_INT64,   TP_UINT8,   TP_BOOL};
+#define COUNT(array) (sizeof(array) / sizeof((array)[0]))
+
+/* ---- Unary ------------------------------------------------------------------------------------ */
+
+typedef enum { RELU, SIGMOID, TANH, EXP, LOG, SQRT, NEG, ABS, SQUARE } unary_t;
+
+typedef struct {
+    unary_t op;
+    tp_dtype_t dtype;
+    const void *x;
+    void *y;
+} unary_job_t;
+
+static double apply_float(unary_t op, double v) {
+    switch (op) {
+    case RELU: return v > 0 ? v : 0;
+    case SIGMOID: return 1.0 / (1.0 + exp(-v));
+    case TANH: return tanh(v);
+    case EXP: return exp(v);
+    case LOG: return log(v);
+    case SQRT: return sqrt(v);
+    case NEG: return -v;
+    case ABS: return fabs(v);
+    case SQUARE: return v * v;
+    }
+    return v;
+}
+
+/* Integer ops wrap like the hardware does, without undefined behaviour. */
+static int64_t apply_integer(unary_t op, int64_t v) {
+    uint64_t u = (uint64_t)v;
+    switch (op) {
+    case RELU: return v > 0 ? v : 0;
+    case NEG: return (int64_t)(0 - u);
+    case ABS: return v < 0 ? (int64_t)(0 - u) : v;
+    case SQUARE: return (int64_t)(u * u);
+    default: return v;
+    }
+}
+
+static void unary_range(void *arg, int64_t begin, int64_t end) {
+    const unary_job_t *job = arg;
+    switch (job->dtype) {
+    case TP_FLOAT32: {
+        const float *x = job->x;
+        float *y = job->y;
+        if (job->op == RELU) {
+            for (int64_t i = begin; i < end; i++) y[i] = x[i] > 0 ? x[i] : 0.0f;
+        } else {
+            for (int64_t i = begin; i < end; i++) y[i] = (float)apply_float(job->op, x[i]);
+        }
+        break;
+    }
+    case TP_FLOAT64: {
+        const double *x = job->x;
+        double *y = job->y;
+        for (int64_t i = begin; i < end; i++) y[i] = apply_float(job->op, x[i]);
+        break;
+    }
+    case TP_INT32: {
+        const int32_t *x = job->x;
+        int32_t *y = job->y;
+        for (int64_t i = begin; i < end; i++) y[i] = (int32_t)apply_integer(job->op, x[i]);
+        break;
+    }
+    case TP_INT64: {
+        const int64_t *x = job->x;
+        int64_t *y = job->y;
+        for (int64_t i = begin; i < end; i++) y[i] = apply_integer(job->op, x[i]);
+        break;
+    }
+    default: break;
+    }
+}
+
+static void run_unary(unary_t op, tp_kernel_context_t *context, tp_plugin_status_t *status) {
+    cpu_tensor_t x, y;
+    if (!cpu_input(context, 0, &x, status) || !cpu_output(context, 0, &y, status)) return;
+    unary_job_t job = {op, x.view.dtype, x.data, y.data};
+    int64_t cost = op == RELU || op == NEG || op == ABS || op == SQUARE ? 1 : 16;
+    cpu_parallel_for(x.view.num_elements, cost, unary_range, &job);
+}
+
+#define UNARY_KERNEL(name, op)                                                                 \
+    static void name(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t *status) { \
+        (void)kernel;                                                                          \
+        run_unary(op, context, status);                                                        \
+    }
+UNARY_KERNEL(relu, RELU)
+UNARY_KERNEL(sigmoid, SIGMOID)
+UNARY_KERNEL(tanh_kernel, TANH)
+UNARY_KERNEL(exp_kernel, EXP)
+UNARY_KERNEL(log_kernel, LOG)
+UNARY_KERNEL(sqrt_kernel, SQRT)
+UNARY_KERNEL(neg, NEG)
+UNARY_KERNEL(abs_kernel, ABS)
+UNARY_KERNEL(square, SQUARE)
+
+/* ---- Copies and constants ----------------------------------------------------------------------- */
+
+static void identity(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t *status) {
+    (void)kernel;
+    cpu_tensor_t x, y;
+    if (!cpu_input(context, 0, &x, status) || !cpu_output(context, 0, &y, status)) return;
+    if (x.view.byte_size > 0) memcpy(y.data, x.data, x.view.byte_size);
+}
+
+/* Writes `value` (a double, converted to the tensor's dtype) to every element of `t`. */
+static void fill_with(cpu_tensor_t *t, double value) {
+    int64_t n = t->view.num_elements;
+    switch (t->view.dtype) {
+    case TP_FLOAT32: for (int64_t i = 0; i < n; i++) ((float *)t->data)[i] = (float)value; break;
+    case TP_FLOAT64: for (int64_t i = 0; i < n; i++) ((double *)t->data)[i] = value; break;
+    case TP_INT32: for (int64_t i = 0; i < n; i++) ((int32_t *)t->data)[i] = (int32_t)value; break;
+    case TP_INT64: for (int64_t i = 0; i < n; i++) ((int64_t *)t->data)[i] = (int64_t)value; break;
+    case TP_UINT8: for (int64_t i = 0; i < n; i++) ((uint8_t *)t->data)[i] = (uint8_t)value; break;
+    case TP_BOOL: for (int64_t i = 0; i < n; i++) ((bool *)t->data)[i] = value != 0; break;
+    default: break;
+    }
+}
+
+static void zeros_like(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t *status) {
+    (void)kernel;
+    cpu_tensor_t y;
+    if (cpu_output(context, 0, &y, status)) fill_with(&y, 0);
+}
+
+static void ones_like(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t *status) {
+    (void)kernel;
+    cpu_tensor_t y;
+    if (cpu_output(context, 0, &y, status)) fill_with(&y, 1);
+}
+
+static void fill(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t *status) {
+    (void)kernel;
+    cpu_tensor_t value, y;
+    if (!cpu_input(context, 0, &value, status) || !cpu_output(context, 0, &y, status)) return;
+    size_t size = (size_t)value.view.byte_size;
+    for (int64_t i = 0; i < y.view.num_elements; i++)
+        memcpy((char *)y.data + (size_t)i * size, value.data, size);
+}
+
+/* ---- Cast --------------------------------------------------------------------------------------- */
+
+static double load_double(const void *data, tp_dtype_t dtype, int64_t i) {
+    switch (dtype) {
+    case TP_FLOAT32: return ((const float *)data)[i];
+    case TP_FLOAT64: return ((const double *)data)[i];
+    case TP_INT32: return ((const int32_t *)data)[i];
+    case TP_INT64: return (double)((const int64_t *)data)[i];
+    case TP_UINT8: return ((const uint8_t *)data)[i];
+    case TP_BOOL: return ((const bool *)data)[i];
+    default: return 0;
+    }
+}
+
+static int64_t load_integer(const void *data, tp_dtype_t dtype, int64_t i) {
+    switch (dtype) {
+    case TP_INT32: return ((const int32_t *)data)[i];
+    case TP_INT64: return ((const int64_t *)data)[i];
+    case TP_UINT8: return ((const uint8_t *)data)[i];
+    case TP_BOOL: return ((const bool *)data)[i];
+    default: return 0;
+    }
+}
+
+/* A float converted to an integer type saturates and maps NaN to 0, instead of the undefined
+ * behaviour of a plain C conversion. */
+static int64_t saturate(double v, double low, double high) {
+    if (isnan(v)) return 0;
+    if (v <= low) return (int64_t)low;
+    if (v >= high) return (int64_t)high;
+    return (int64_t)v;
+}
+
+static void cast(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t *status) {
+    (void)kernel;
+    cpu_tensor_t x, y;
+    if (!cpu_input(context, 0, &x, status) || !cpu_output(context, 0, &y, status)) return;
+    tp_dtype_t from = x.view.dtype;
+    bool from_float = from == TP_FLOAT32 || from == TP_FLOAT64;
+    for (int64_t i = 0; i < x.view.num_elements; i++) {
+        double d = load_double(x.data, from, i);
+        int64_t n = from_float ? 0 : load_integer(x.data, from, i);
+        switch (y.view.dtype) {
+        case TP_FLOAT32: ((float *)y.data)[i] = (float)d; break;
+        case TP_FLOAT64: ((double *)y.data)[i] = d; break;
+        case TP_INT32:
+            ((int32_t *)y.data)[i] = (int32_t)(from_float ? saturate(d, INT32_MIN, INT32_MAX)
+                                                          : (int64_t)(int32_t)(uint32_t)n);
+            break;
+        case TP_INT64:
+            ((int64_t *)y.data)[i] = from_float ? saturate(d, -9223372036854775808.0,
+                                                           9223372036854774784.0)
+                                                : n;
+            break;
+        case TP_UINT8:
+            ((uint8_t *)y.data)[i] = (uint8_t)(from_float ? saturate(d, 0, 255) : (n & 0xff));
+            break;
+        case TP_BOOL: ((bool *)y.data)[i] = from_float ? d != 0 : n != 0; break;
+        default: break;
+        }
+    }
+}
+
+/* ---- Broadcasting binary arithmetic ---------------------------------------------------------------- */
+
+typedef enum { ADD, SUB, MUL, DIV } binary_t;
+
+typedef struct {
+    binary_t op;
+    tp_dtype_t dtype;
+    const void *x, *y;
+    void *z;
+    int32_t rank;
+    int64_t dims[TP_MAX_RANK];
+    int64_t x_strides[TP_MAX_RANK], y_strides[TP_MAX_RANK]; /* 0 where broadcast */
+    bool same_shape;
+    bool divided_by_zero;
+} binary_job_t;
+
+/* The element offsets of x and y for output element i. */
+static void offsets_of(const binary_job_t *job, int64_t i, int64_t *x_at, int64_t *y_at) {
+    int64_t xo = 0, yo = 0;
+    for (int32_t d = job->rank - 1; d >= 0; d--) {
+        int64_t coordinate = i % job->dims[d];
+        i /= job->dims[d];
+        xo += coordinate * job->x_strides[d];
+        yo += coordinate * job->y_strides[d];
+    }
+    *x_at = xo;
+    *y_at = yo;
+}
+
+#define FLOAT_LOOP(T)                                                                           \
+    do {                                                                                        \
+        const T *x = job->x, *y = job->y;                                                       \
+        T *z = job->z;                                                                          \
+        for (int64_t i = begin; i < end; i++) {                                                 \
+            int64_t a = i, b = i;                                                               \
+            if (!job->same_shape) offsets_of(job, i, &a, &b);                                   \
+            switch (job->op) {                                                                  \
+            case ADD: z[i] = x[a] + y[b]; break;                                                \
+            case SUB: z[i] = x[a] - y[b]; break;                                                \
+            case MUL: z[i] = x[a] * y[b]; break;                                                \
+            case DIV: z[i] = x[a] / y[b]; break;                                                \
+            }                                                                                   \
+        }                                                                                       \
+    } while (0)
+
+/* Integer arithmetic wraps (through unsigned), and division by zero is reported. */
+#define INTEGER_LOOP(T, U)                                                                      \
+    do {                                                                                        \
+        const T *x = job->x, *y = job->y;                                                       \
+        T *z = job->z;                                                                          \
+        for (int64_t i = begin; i < end; i++) {                                                 \
+            int64_t a = i, b = i;                                                               \
+            if (!job->same_shape) offsets_of(job, i, &a, &b);                                   \
+            U p = (U)x[a], q = (U)y[b];                                                         \
+            switch (job->op) {                                                                  \
+            case ADD: z[i] = (T)(p + q); break;                                                 \
+            case SUB: z[i] = (T)(p - q); break;                                                 \
+            case MUL: z[i] = (T)(p * q); break;                                                 \
+            case DIV:                                                                           \
+                if (y[b] == 0) {                                                                \
+                    job->divided_by_zero = true;                                                \
+                    z[i] = 0;                                                                   \
+                } else if (y[b] == -1) {                                                        \
+                    z[i] = (T)(0 - p);                                                          \
+                } else {                                                                        \
+                    z[i] = x[a] / y[b];                                                         \
+                }                                                                               \
+                break;                                                                          \
+            }                                                                                   \
+        }                                                                                       \
+    } while (0)
+
+static void binary_range(void *arg, int64_t begin, int64_t end) {
+    binary_job_t *job = arg;
+    switch (job->dtype) {
+    case TP_FLOAT32: FLOAT_LOOP(float); break;
+    case TP_FLOAT64: FLOAT_LOOP(double); break;
+    case TP_INT32: INTEGER_LOOP(int32_t, uint32_t); break;
+    case TP_INT64: INTEGER_LOOP(int64_t, uint64_t); break;
+    default: break;
+    }
+}
+
+/* Strides of `view` aligned to the output's last dimensions, 0 along broadcast dimensions. */
+static void broadcast_strides(const tp_tensor_view_t *view, int32_t rank, int64_t *strides) {
+    int64_t stride = 1;
+    for (int32_t d = rank - 1; d >= 0; d--) {
+        int32_t own = d - (rank - view->rank);
+        int64_t dim = own >= 0 ? view->dims[own] : 1;
+        strides[d] = dim == 1 ? 0 : stride;
+        stride *= dim;
+    }
+}
+
+static void run_binary(binary_t op, tp_kernel_context_t *context, tp_plugin_status_t *status) {
+    cpu_tensor_t x, y, z;
+    if (!cpu_input(context, 0, &x, status) || !cpu_input(context, 1, &y, status) ||
+        !cpu_output(context, 0, &z, status))
+        return;
+    binary_job_t job = {.op = op, .dtype = x.view.dtype, .x = x.data, .y = y.data, .z = z.data,
+                        .rank = z.view.rank};
+    job.same_shape = x.view.num_elements == z.view.num_elements &&
+                     y.view.num_elements == z.view.num_elements;
+    for (int32_t d = 0; d < z.view.rank; d++) job.dims[d] = z.view.dims[d];
+    broadcast_strides(&x.view, z.view.rank, job.x_strides);
+    broadcast_strides(&y.view, z.view.rank, job.y_strides);
+    /* Division flags zero divisors from every slice; one thread keeps that simple. */
+    if (op == DIV && (job.dtype == TP_INT32 || job.dtype == TP_INT64))
+        binary_range(&job, 0, z.view.num_elements);
+    else
+        cpu_parallel_for(z.view.num_elements, job.same_shape ? 1 : 8, binary_range, &job);
+    if (job.divided_by_zero)
+        tp_cpu_host->status_set(status, TP_INVALID_ARGUMENT, "Div: integer division by zero");
+}
+
+#define BINARY_KERNEL(name, op)                                                                \
+    static void name(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t *status) { \
+        (void)kernel;                                                                          \
+        run_binary(op, context, status);                                                       \
+    }
+BINARY_KERNEL(add, ADD)
+BINARY_KERNEL(sub, SUB)
+BINARY_KERNEL(mul, MUL)
+BINARY_KERNEL(divide, DIV)
+
+/* ---- AddN and BiasAdd ------------------------------------------------------------------------------ */
+
+static void add_n(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t *status) {
+    (void)kernel;
+    cpu_tensor_t first, z;
+    if (!cpu_input(context, 0, &first, status) || !cpu_output(context, 0, &z, status)) return;
+    if (first.view.byte_size > 0) memcpy(z.data, first.data, first.view.byte_size);
+    int32_t count = tp_cpu_host->kernel_num_inputs(context);
+    for (int32_t k = 1; k < count; k++) {
+        cpu_tensor_t x;
+        if (!cpu_input(context, k, &x, status)) return;
+        binary_job_t job = {.op = ADD, .dtype = x.view.dtype, .x = z.data, .y = x.data,
+                            .z = z.data, .same_shape = true};
+        cpu_parallel_for(z.view.num_elements, 1, binary_range, &job);
+    }
+}
+
+static void bias_add(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t *status) {
+    (void)kernel;
+    cpu_tensor_t x, bias, z;
+    if (!cpu_input(context, 0, &x, status) || !cpu_input(context, 1, &bias, status) ||
+        !cpu_output(context, 0, &z, status))
+        return;
+    binary_job_t job = {.op = ADD, .dtype = x.view.dtype, .x = x.data, .y = bias.data,
+                        .z = z.data, .rank = 2};
+    int64_t channels = bias.view.dims[0];
+    job.dims[0] = channels == 0 ? 0 : x.view.num_elements / channels;
+    job.dims[1] = channels;
+    job.x_strides[0] = channels;
+    job.x_strides[1] = 1;
+    job.y_strides[0] = 0;
+    job.y_strides[1] = 1;
+    cpu_parallel_for(z.view.num_elements, 8, binary_range, &job);
+}
+
+void cpu_register_elementwise_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status) {
+    cpu_register(registrar, "Relu", "T", numbers, COUNT(numbers), relu, status);
+    cpu_register(registrar, "Neg", "T", numbers, COUNT(numbers), neg, status);
+    cpu_register(registrar, "Abs", "T", numbers, COUNT(numbers), abs_kernel, status);
+    cpu_register(registrar, "Square", "T", numbers, COUNT(numbers), square, status);
+    cpu_register(registrar, "Sigmoid", "T", floats, COUNT(floats), sigmoid, status);
+    cpu_register(registrar, "Tanh", "T", floats, COUNT(floats), tanh_kernel, status);
+    cpu_register(registrar, "Exp", "T", floats, COUNT(floats), exp_kernel, status);
+    cpu_register(registrar, "Log", "T", floats, COUNT(floats), log_kernel, status);
+    cpu_register(registrar, "Sqrt", "T", floats, COUNT(floats), sqrt_kernel, status);
+    cpu_register(registrar, "Identity", "T", all_types, COUNT(all_types), identity, status);
+    cpu_register(registrar, "ZerosLike", "T", all_types, COUNT(all_types), zeros_like, status);
+    cpu_register(registrar, "OnesLike", "T", all_types, COUNT(all_types), ones_like, status);
+    cpu_register(registrar, "Fill", "T", all_types, COUNT(all_types), fill, status);
+    cpu_register(registrar, "Cast", "SrcT", all_types, COUNT(all_types), cast, status);
+    cpu_register(registrar, "Add", "T", numbers, COUNT(numbers), add, status);
+    cpu_register(registrar, "Sub", "T", numbers, COUNT(numbers), sub, status);
+    cpu_register(registrar, "Mul", "T", numbers, COUNT(numbers), mul, status);
+    cpu_register(registrar, "Div", "T", numbers, COUNT(numbers), divide, status);
+    cpu_register(registrar, "AddN", "T", numbers, COUNT(numbers), add_n, status);
+    cpu_register(registrar, "BiasAdd", "T", numbers, COUNT(numbers), bias_add, status);
+}

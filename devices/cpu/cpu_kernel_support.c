@@ -1,0 +1,88 @@
+#include <pthread.h>
+#include <stdint.h>
+#include <unistd.h>
+
+#include "cpu_kernels.h"
+
+const tp_host_api_t *tp_cpu_host;
+
+bool cpu_failed(const tp_plugin_status_t *status) {
+    return tp_cpu_host->status_code(status) != TP_OK;
+}
+
+static bool fill(bool input, tp_kernel_context_t *context, int32_t index, cpu_tensor_t *out,
+                 tp_plugin_status_t *status) {
+    out->view.struct_size = sizeof out->view;
+    if (input)
+        tp_cpu_host->kernel_input(context, index, &out->view, status);
+    else
+        tp_cpu_host->kernel_output(context, index, &out->view, status);
+    if (cpu_failed(status)) return false;
+    out->data = out->view.mem == NULL ? NULL : (char *)out->view.mem + out->view.offset;
+    return true;
+}
+
+bool cpu_input(tp_kernel_context_t *context, int32_t index, cpu_tensor_t *out,
+               tp_plugin_status_t *status) {
+    return fill(true, context, index, out, status);
+}
+
+bool cpu_output(tp_kernel_context_t *context, int32_t index, cpu_tensor_t *out,
+                tp_plugin_status_t *status) {
+    return fill(false, context, index, out, status);
+}
+
+/* Below this much work (items times cost) a thread costs more than it saves. */
+enum { PARALLEL_THRESHOLD = 1 << 16, MAX_THREADS = 16 };
+
+typedef struct {
+    cpu_range_fn fn;
+    void *arg;
+    int64_t begin, end;
+} slice_t;
+
+static void *run_slice(void *arg) {
+    slice_t *slice = arg;
+    slice->fn(slice->arg, slice->begin, slice->end);
+    return NULL;
+}
+
+void cpu_parallel_for(int64_t count, int64_t cost_per_item, cpu_range_fn fn, void *arg) {
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int threads = cores < 1 ? 1 : cores > MAX_THREADS ? MAX_THREADS : (int)cores;
+    if (count <= 0) return;
+    if (threads == 1 || count * cost_per_item < PARALLEL_THRESHOLD || count < threads) {
+        fn(arg, 0, count);
+        return;
+    }
+    slice_t slices[MAX_THREADS];
+    pthread_t ids[MAX_THREADS];
+    bool started[MAX_THREADS] = {false};
+    for (int t = 0; t < threads; t++)
+        slices[t] = (slice_t){fn, arg, count * t / threads, count * (t + 1) / threads};
+    /* Slice 0 runs here; a thread that cannot start has its slice run here too. */
+    for (int t = 1; t < threads; t++)
+        started[t] = pthread_create(&ids[t], NULL, run_slice, &slices[t]) == 0;
+    run_slice(&slices[0]);
+    for (int t = 1; t < threads; t++) {
+        if (started[t])
+            pthread_join(ids[t], NULL);
+        else
+            run_slice(&slices[t]);
+    }
+}
+
+void cpu_register(tp_registrar_t *registrar, const char *op, const char *attr,
+                  const tp_dtype_t *dtypes, size_t num_dtypes,
+                  void (*compute)(void *, tp_kernel_context_t *, tp_plugin_status_t *),
+                  tp_plugin_status_t *status) {
+    if (cpu_failed(status)) return;
+    tp_type_constraint_t constraint = {sizeof constraint, attr, dtypes, num_dtypes};
+    tp_kernel_def_t kernel = {.struct_size = sizeof kernel,
+                              .op = op,
+                              .device_type = "CPU",
+                              .constraints = attr != NULL ? &constraint : NULL,
+                              .num_constraints = attr != NULL ? 1 : 0,
+                              .compute = compute};
+    tp_cpu_host->register_kernel(registrar, &kernel, status);
+}

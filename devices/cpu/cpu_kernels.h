@@ -1,0 +1,43 @@
+/* What the CPU's kernels share: the host table, tensor access and a parallel loop. */
+#ifndef TP_DEVICES_CPU_KERNELS_H
+#define TP_DEVICES_CPU_KERNELS_H
+
+#include <stdbool.h>
+
+#include "tensorplug/plugin.h"
+
+extern const tp_host_api_t *tp_cpu_host;
+
+/* A tensor of a kernel call, with its data as a host pointer (the CPU's memory handles are
+ * host pointers). */
+typedef struct {
+    tp_tensor_view_t view;
+    void *data;
+} cpu_tensor_t;
+
+bool cpu_input(tp_kernel_context_t *context, int32_t index, cpu_tensor_t *out,
+               tp_plugin_status_t *status);
+bool cpu_output(tp_kernel_context_t *context, int32_t index, cpu_tensor_t *out,
+                tp_plugin_status_t *status);
+bool cpu_failed(const tp_plugin_status_t *status);
+
+/* Calls fn over [0, count) in slices on both (all) cores when count * cost is large enough to
+ * pay for the threads, else on the calling thread. */
+typedef void (*cpu_range_fn)(void *arg, int64_t begin, int64_t end);
+void cpu_parallel_for(int64_t count, int64_t cost_per_item, cpu_range_fn fn, void *arg);
+
+/* Registers one kernel for `op` on the CPU for the dtypes listed for attribute `attr` (NULL:
+ * no constraint). */
+void cpu_register(tp_registrar_t *registrar, const char *op, const char *attr,
+                  const tp_dtype_t *dtypes, size_t num_dtypes,
+                  void (*compute)(void *, tp_kernel_context_t *, tp_plugin_status_t *),
+                  tp_plugin_status_t *status);
+
+/* Each file's kernels. */
+void cpu_register_elementwise_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status);
+void cpu_register_matmul_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status);
+void cpu_register_reduction_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status);
+void cpu_register_layout_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status);
+void cpu_register_random_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status);
+
+#endif

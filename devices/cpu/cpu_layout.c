@@ -1,0 +1,48 @@
+/* Kernels that move elements without computing: Reshape and Transpose. */
+#include <string.h>
+
+#include "cpu_kernels.h"
+
+static void reshape(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t *status) {
+    (void)kernel;
+    cpu_tensor_t x, y;
+    if (!cpu_input(context, 0, &x, status) || !cpu_output(context, 0, &y, status)) return;
+    if (x.view.byte_size > 0) memcpy(y.data, x.data, x.view.byte_size);
+}
+
+static void transpose(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t *status) {
+    (void)kernel;
+    cpu_tensor_t x, y;
+    if (!cpu_input(context, 0, &x, status) || !cpu_output(context, 0, &y, status)) return;
+    const int64_t *perm = NULL;
+    int32_t count = 0;
+    tp_cpu_host->kernel_attr_int_list(context, "perm", &perm, &count, status);
+    if (cpu_failed(status)) return;
+    int32_t rank = x.view.rank;
+    int64_t x_strides[TP_MAX_RANK], stride = 1;
+    for (int32_t d = rank - 1; d >= 0; d--) {
+        x_strides[d] = stride;
+        stride *= x.view.dims[d];
+    }
+    /* Output dimension d walks input dimension perm[d] (reversed when perm is empty). */
+    int64_t walk[TP_MAX_RANK];
+    for (int32_t d = 0; d < rank; d++)
+        walk[d] = x_strides[count == 0 ? rank - 1 - d : perm[d]];
+    size_t size = (size_t)(x.view.num_elements == 0 ? 0 : x.view.byte_size / (uint64_t)x.view.num_elements);
+    for (int64_t i = 0; i < y.view.num_elements; i++) {
+        int64_t rest = i, source = 0;
+        for (int32_t d = rank - 1; d >= 0; d--) {
+            source += (rest % y.view.dims[d]) * walk[d];
+            rest /= y.view.dims[d];
+        }
+        memcpy((char *)y.data + (size_t)i * size, (const char *)x.data + (size_t)source * size,
+               size);
+    }
+}
+
+void cpu_register_layout_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status) {
+    static const tp_dtype_t all_types[] = {TP_FLOAT32, TP_FLOAT64, TP_INT32,
+                                           TP_INT64,   TP_UINT8,   TP_BOOL};
+    cpu_register(registrar, "Reshape", "T", all_types, 6, reshape, status);
+    cpu_register(registrar, "Transpose", "T", all_types, 6, transpose, status);
+}

@@ -1,0 +1,118 @@
+/* Running one op now: resolve the call, place it, infer shapes, bring inputs to the device,
+ * allocate outputs and launch the kernel on the device's stream. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/status.h"
+#include "context/context.h"
+#include "eager/placement.h"
+#include "kernel/kernel_registry.h"
+#include "plugin/plugin_status.h"
+#include "tensor/tensor.h"
+
+/* Inputs as the kernel sees them: the caller's tensors, or copies on the op's device. */
+typedef struct {
+    tp_tensor_t **tensors;
+    size_t count;
+    tp_tensor_t *small[8];
+} staged_inputs_t;
+
+static void release_staged(staged_inputs_t *staged, tp_tensor_t *const *originals) {
+    for (size_t i = 0; i < staged->count; i++)
+        if (staged->tensors[i] != originals[i]) tp_tensor_release(staged->tensors[i]);
+    if (staged->tensors != staged->small) free(staged->tensors);
+}
+
+static tp_status_t *stage_inputs(tp_kernel_context_t *call, tp_tensor_t *const *inputs,
+                                 size_t count, staged_inputs_t *staged) {
+    staged->count = 0;
+    staged->tensors = count <= 8 ? staged->small : malloc(count * sizeof *staged->tensors);
+    if (staged->tensors == NULL)
+        return tp_status_make(TP_RESOURCE_EXHAUSTED, "%s: out of host memory",
+                              call->op->def->name);
+    for (size_t i = 0; i < count; i++) {
+        tp_tensor_t *input = inputs[i];
+        if (input->device != call->device) {
+            tp_status_t *error = tp_tensor_copy_to_device(input, call->device, &input);
+            if (error != NULL) {
+                release_staged(staged, inputs);
+                return tp_status_annotate(error, "%s: input %zu", call->op->def->name, i);
+            }
+        }
+        staged->tensors[staged->count++] = input;
+    }
+    return NULL;
+}
+
+static tp_status_t *allocate_outputs(tp_context_t *context, tp_kernel_context_t *call) {
+    for (int32_t o = 0; o < call->num_outputs; o++) {
+        tp_status_t *error = tp_tensor_allocate(context, call->device, call->output_dtypes[o],
+                                                &call->output_shapes[o], &call->outputs[o]);
+        if (error != NULL) {
+            char shape[256];
+            tp_shape_format(&call->output_shapes[o], shape, sizeof shape);
+            return tp_status_annotate(error, "%s: output %d of shape %s", call->op->def->name,
+                                      (int)o, shape);
+        }
+    }
+    return NULL;
+}
+
+static tp_status_t *launch(tp_kernel_context_t *call, const tp_kernel_def_t *kernel) {
+    char what[192];
+    snprintf(what, sizeof what, "%s on %s", call->op->def->name, call->device->full_name);
+    tp_plugin_status_t status = TP_PLUGIN_STATUS_INIT;
+    void *instance = NULL;
+    if (kernel->create != NULL) {
+        instance = kernel->create(kernel->kernel_state, call, &status);
+        TP_RETURN_IF_ERROR(tp_plugin_status_to_status(&status, what));
+    }
+    kernel->compute(instance, call, &status);
+    if (kernel->destroy != NULL) kernel->destroy(instance);
+    return tp_plugin_status_to_status(&status, what);
+}
+
+static void log_placement(tp_context_t *context, const tp_kernel_context_t *call) {
+    if (!atomic_load(&context->log_device_placement)) return;
+    FILE *out = context->placement_log != NULL ? context->placement_log : stderr;
+    fprintf(out, "Executing op %s in device %s\n", call->op->def->name, call->device->full_name);
+}
+
+tp_status_t *tp_execute(tp_context_t *context, const char *op_name, tp_tensor_t *const *inputs,
+                        size_t num_inputs, const tp_attr_t *attrs, size_t num_attrs,
+                        tp_tensor_t **outputs, size_t num_outputs) {
+    TP_REQUIRE_ARG(context);
+    TP_REQUIRE_ARG(op_name);
+    if (num_outputs > 0 && outputs == NULL)
+        return tp_status_make(TP_INVALID_ARGUMENT, "tp_execute: argument 'outputs' is NULL");
+    tp_op_t op;
+    if (!tp_kernel_registry_find_op(&context->registry, op_name, &op))
+        return tp_status_make(TP_NOT_FOUND, "unknown op '%s'", op_name);
+    tp_kernel_context_t call;
+    TP_RETURN_IF_ERROR(
+        tp_kernel_context_resolve(&call, &op, inputs, num_inputs, attrs, num_attrs, num_outputs));
+    for (size_t i = 0; i < num_inputs; i++)
+        if (inputs[i]->context != context)
+            return tp_status_make(TP_INVALID_ARGUMENT, "%s: input %zu belongs to another context",
+                                  op_name, i);
+    tp_placement_t placement;
+    TP_RETURN_IF_ERROR(tp_place_op(context, &call, &placement));
+    call.device = placement.device;
+    TP_RETURN_IF_ERROR(tp_kernel_context_infer_shapes(&call));
+    TP_RETURN_IF_ERROR(tp_physical_device_stream(call.device, &call.stream));
+
+    staged_inputs_t staged;
+    TP_RETURN_IF_ERROR(stage_inputs(&call, inputs, num_inputs, &staged));
+    call.inputs = staged.tensors;
+    tp_status_t *error = allocate_outputs(context, &call);
+    if (error == NULL) error = launch(&call, placement.kernel);
+    release_staged(&staged, inputs);
+    if (error != NULL) {
+        for (int32_t o = 0; o < call.num_outputs; o++) tp_tensor_release(call.outputs[o]);
+        return error;
+    }
+    log_placement(context, &call);
+    for (int32_t o = 0; o < call.num_outputs; o++) outputs[o] = call.outputs[o];
+    return NULL;
+}

@@ -1,0 +1,169 @@
+/* Choosing the device an op runs on: the rules of DESIGN.md, with fallbacks that are logged,
+ * counted and, in strict mode, refused. */
+#include "eager/placement.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "base/log.h"
+#include "base/status.h"
+#include "base/strbuf.h"
+#include "eager/device_scope.h"
+#include "kernel/kernel_registry.h"
+
+/* The device with a kernel whose type has the highest priority, the first (lowest ordinal) of
+ * that type; registry order breaks ties between types of equal priority. */
+static tp_placement_t best_device(const tp_device_registry_t *registry,
+                                  const tp_kernel_context_t *call) {
+    tp_placement_t best = {NULL, NULL};
+    for (size_t i = 0; i < registry->num_devices; i++) {
+        tp_physical_device_t *device = registry->devices[i];
+        if (best.device != NULL && device->def->priority <= best.device->def->priority) continue;
+        const tp_kernel_def_t *kernel = tp_kernel_registry_find(registry, call, device->def->type);
+        if (kernel != NULL) best = (tp_placement_t){device, kernel};
+    }
+    return best;
+}
+
+/* The first device of the highest-priority type present, kernel or not: where the op would
+ * run if every device had every kernel. */
+static const tp_physical_device_t *preferred_device(const tp_device_registry_t *registry) {
+    const tp_physical_device_t *preferred = NULL;
+    for (size_t i = 0; i < registry->num_devices; i++)
+        if (preferred == NULL || registry->devices[i]->def->priority > preferred->def->priority)
+            preferred = registry->devices[i];
+    return preferred;
+}
+
+static bool matches(const tp_device_spec_t *spec, const tp_physical_device_t *device) {
+    if (spec->has_job && strcmp(spec->job, "localhost") != 0) return false;
+    if ((spec->has_replica && spec->replica != 0) || (spec->has_task && spec->task != 0))
+        return false;
+    if (spec->has_type && strcasecmp(spec->type, device->def->type) != 0) return false;
+    return !spec->has_id || spec->id == device->ordinal;
+}
+
+/* The name of what the scope asked for, canonical when it names one device. */
+static void requested_name(const tp_device_scope_t *scope, char *text, size_t capacity) {
+    tp_status_t *error = tp_device_spec_canonical(&scope->spec, text, capacity);
+    if (error != NULL) snprintf(text, capacity, "%s", scope->name);
+    tp_status_free(error);
+}
+
+/* Records a fallback and logs the first of each (op, from, to). */
+static void note_fallback(tp_context_t *context, const char *op, const char *from,
+                          const char *to) {
+    pthread_mutex_lock(&context->fallback_mutex);
+    tp_fallback_record_t *record = NULL;
+    for (size_t i = 0; i < context->num_fallbacks && record == NULL; i++) {
+        tp_fallback_record_t *r = &context->fallbacks[i];
+        if (strcmp(r->op, op) == 0 && strcmp(r->from, from) == 0 && strcmp(r->to, to) == 0)
+            record = r;
+    }
+    bool first = record == NULL;
+    if (first && context->num_fallbacks == context->fallbacks_capacity) {
+        size_t capacity = context->fallbacks_capacity == 0 ? 8 : context->fallbacks_capacity * 2;
+        tp_fallback_record_t *grown = realloc(context->fallbacks, capacity * sizeof *grown);
+        if (grown != NULL) {
+            context->fallbacks = grown;
+            context->fallbacks_capacity = capacity;
+        }
+    }
+    if (first && context->num_fallbacks < context->fallbacks_capacity) {
+        record = &context->fallbacks[context->num_fallbacks++];
+        *record = (tp_fallback_record_t){.count = 0};
+        snprintf(record->op, sizeof record->op, "%s", op);
+        snprintf(record->from, sizeof record->from, "%s", from);
+        snprintf(record->to, sizeof record->to, "%s", to);
+    }
+    if (record != NULL) record->count++;
+    pthread_mutex_unlock(&context->fallback_mutex);
+    if (first)
+        tp_log_message(TP_LOG_WARNING, "op %s cannot run on %s; it falls back to %s", op, from,
+                       to);
+}
+
+uint64_t tp_context_fallback_count(const tp_context_t *context, const char *op) {
+    if (context == NULL) return 0;
+    tp_context_t *mutable_context = (tp_context_t *)context; /* the lock is not the value */
+    uint64_t total = 0;
+    pthread_mutex_lock(&mutable_context->fallback_mutex);
+    for (size_t i = 0; i < context->num_fallbacks; i++)
+        if (op == NULL || strcmp(context->fallbacks[i].op, op) == 0)
+            total += context->fallbacks[i].count;
+    pthread_mutex_unlock(&mutable_context->fallback_mutex);
+    return total;
+}
+
+/* Takes `chosen` instead of `from`: an error in strict mode, else counted and logged once. */
+static tp_status_t *fall_back(tp_context_t *context, const tp_kernel_context_t *call,
+                              const char *from, tp_placement_t chosen, tp_placement_t *out) {
+    const char *op = call->op->def->name;
+    if (context->strict_placement)
+        return tp_status_make(TP_FAILED_PRECONDITION,
+                              "strict placement: op %s would fall back from %s to %s", op, from,
+                              chosen.device->full_name);
+    note_fallback(context, op, from, chosen.device->full_name);
+    *out = chosen;
+    return NULL;
+}
+
+static tp_status_t *no_kernel_anywhere(const tp_kernel_context_t *call) {
+    const tp_attr_t *type = tp_kernel_context_attr(call, "T");
+    return tp_status_make(TP_NOT_FOUND, "no device has a kernel for op %s%s%s",
+                          call->op->def->name, type != NULL ? " with T=" : "",
+                          type != NULL ? tp_dtype_name((tp_dtype_t)type->i) : "");
+}
+
+tp_status_t *tp_place_op(tp_context_t *context, const tp_kernel_context_t *call,
+                         tp_placement_t *out) {
+    const tp_device_registry_t *registry = &context->registry;
+    const char *op = call->op->def->name;
+    tp_placement_t best = best_device(registry, call);
+    const tp_device_scope_t *scope = tp_device_scope_current(context);
+    bool soft = atomic_load(&context->soft_device_placement);
+
+    if (scope == NULL || !scope->spec.has_type) {
+        if (best.device == NULL) return no_kernel_anywhere(call);
+        const tp_physical_device_t *preferred = preferred_device(registry);
+        if (preferred->def->priority > best.device->def->priority) {
+            char from[64];
+            snprintf(from, sizeof from, "%s devices", preferred->def->type);
+            return fall_back(context, call, from, best, out);
+        }
+        *out = best;
+        return NULL;
+    }
+
+    char requested[128];
+    requested_name(scope, requested, sizeof requested);
+    const tp_physical_device_t *matched = NULL;
+    for (size_t i = 0; i < registry->num_devices; i++) {
+        tp_physical_device_t *device = registry->devices[i];
+        if (!matches(&scope->spec, device)) continue;
+        if (matched == NULL) matched = device;
+        const tp_kernel_def_t *kernel = tp_kernel_registry_find(registry, call, device->def->type);
+        if (kernel != NULL) {
+            *out = (tp_placement_t){device, kernel};
+            return NULL;
+        }
+    }
+    if (soft && best.device != NULL) return fall_back(context, call, requested, best, out);
+    if (matched == NULL)
+        return tp_status_make(TP_NOT_FOUND, "Error copying tensor to device: %s. %s unknown "
+                              "device.", requested, requested);
+    tp_strbuf_t types = TP_STRBUF_INIT;
+    tp_kernel_registry_describe_types(registry, call, &types);
+    const tp_attr_t *type = tp_kernel_context_attr(call, "T");
+    tp_status_t *error = tp_status_make(
+        TP_INVALID_ARGUMENT,
+        "Could not satisfy device specification '%s' for op %s: no kernel for %s%s%s on %s "
+        "devices; device types with a kernel: %s",
+        scope->name, op, op, type != NULL ? " with T=" : "",
+        type != NULL ? tp_dtype_name((tp_dtype_t)type->i) : "", matched->def->type,
+        tp_strbuf_text(&types));
+    tp_strbuf_free(&types);
+    return error;
+}

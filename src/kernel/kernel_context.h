@@ -1,0 +1,43 @@
+/* One execution of an op: the resolved call that shape inference, placement and the kernel
+ * read. It is the tp_kernel_context_t that plug-ins see through the host's kernel_* functions. */
+#ifndef TP_KERNEL_KERNEL_CONTEXT_H
+#define TP_KERNEL_KERNEL_CONTEXT_H
+
+#include <stdbool.h>
+
+#include "device/physical_device.h"
+#include "op/op.h"
+
+struct tp_kernel_context {
+    const tp_op_t *op;
+    tp_attr_t attrs[TP_MAX_OP_ATTRS]; /* in the order of op->def->attrs, all set */
+    tp_tensor_t *const *inputs;
+    int32_t num_inputs;
+    int32_t num_outputs;
+    tp_dtype_t output_dtypes[TP_MAX_OP_OUTPUTS];
+    tp_shape_t output_shapes[TP_MAX_OP_OUTPUTS];
+    bool output_shape_set[TP_MAX_OP_OUTPUTS];
+    tp_tensor_t *outputs[TP_MAX_OP_OUTPUTS];
+    tp_physical_device_t *device;
+    void *stream;
+    bool inferring; /* in shape inference: no memory, output shapes may be set */
+};
+
+/* Checks and completes a call of `op`: attribute names and types, type attributes taken from
+ * the inputs, list lengths, defaults, allowed dtypes and output dtypes. */
+tp_status_t *tp_kernel_context_resolve(tp_kernel_context_t *call, const tp_op_t *op,
+                                       tp_tensor_t *const *inputs, size_t num_inputs,
+                                       const tp_attr_t *attrs, size_t num_attrs,
+                                       size_t num_outputs);
+
+/* Runs the op's shape inference: the built-in function, the plug-in's infer_shape, or "every
+ * output has input 0's shape". */
+tp_status_t *tp_kernel_context_infer_shapes(tp_kernel_context_t *call);
+
+/* The resolved value of attribute `name`; NULL if the op has none. */
+const tp_attr_t *tp_kernel_context_attr(const tp_kernel_context_t *call, const char *name);
+
+/* Fills the host function table's kernel_* entries. */
+void tp_kernel_context_fill_host_api(tp_host_api_t *api);
+
+#endif

@@ -1,0 +1,68 @@
+#include "kernel/kernel_registry.h"
+
+#include <string.h>
+#include <strings.h>
+
+bool tp_kernel_registry_find_op(const tp_device_registry_t *registry, const char *name,
+                                tp_op_t *out_op) {
+    const tp_op_t *builtin = tp_builtin_op_find(name);
+    if (builtin != NULL) {
+        *out_op = *builtin;
+        return true;
+    }
+    for (size_t i = 0; i < registry->num_plugins; i++) {
+        const tp_plugin_entry_t *entry = &registry->plugins[i];
+        if (entry->refusal != NULL) continue;
+        for (size_t o = 0; o < entry->record->num_ops; o++) {
+            if (strcmp(entry->record->ops[o].name, name) == 0) {
+                *out_op = (tp_op_t){&entry->record->ops[o], NULL, entry->record};
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+static bool satisfies(const tp_kernel_def_t *kernel, const tp_kernel_context_t *call) {
+    for (size_t c = 0; c < kernel->num_constraints; c++) {
+        const tp_type_constraint_t *constraint = &kernel->constraints[c];
+        const tp_attr_t *attr = tp_kernel_context_attr(call, constraint->attr);
+        if (attr == NULL) return false;
+        bool listed = false;
+        for (size_t d = 0; d < constraint->num_dtypes; d++)
+            listed |= constraint->dtypes[d] == (tp_dtype_t)attr->i;
+        if (!listed) return false;
+    }
+    return true;
+}
+
+const tp_kernel_def_t *tp_kernel_registry_find(const tp_device_registry_t *registry,
+                                               const tp_kernel_context_t *call,
+                                               const char *device_type) {
+    const tp_kernel_def_t *best = NULL;
+    const char *op = call->op->def->name;
+    for (size_t i = 0; i < registry->num_plugins; i++) {
+        const tp_plugin_entry_t *entry = &registry->plugins[i];
+        if (entry->refusal != NULL) continue;
+        for (size_t k = 0; k < entry->record->num_kernels; k++) {
+            const tp_kernel_def_t *kernel = &entry->record->kernels[k];
+            if (strcmp(kernel->op, op) != 0 || strcasecmp(kernel->device_type, device_type) != 0)
+                continue;
+            if (!satisfies(kernel, call)) continue;
+            if (best == NULL || kernel->priority > best->priority) best = kernel;
+        }
+    }
+    return best;
+}
+
+void tp_kernel_registry_describe_types(const tp_device_registry_t *registry,
+                                       const tp_kernel_context_t *call, tp_strbuf_t *out) {
+    size_t listed = 0;
+    for (size_t i = 0; i < registry->num_devices; i++) {
+        const tp_physical_device_t *device = registry->devices[i];
+        if (device->ordinal != 0) continue; /* one mention per type */
+        if (tp_kernel_registry_find(registry, call, device->def->type) == NULL) continue;
+        tp_strbuf_printf(out, "%s%s", listed++ == 0 ? "" : ", ", device->def->type);
+    }
+    if (listed == 0) tp_strbuf_puts(out, "none");
+}

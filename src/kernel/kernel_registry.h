@@ -1,0 +1,22 @@
+/* Looking up ops and kernels among the built-ins and a context's plug-ins. */
+#ifndef TP_KERNEL_KERNEL_REGISTRY_H
+#define TP_KERNEL_KERNEL_REGISTRY_H
+
+#include "base/strbuf.h"
+#include "device/device_registry.h"
+#include "kernel/kernel_context.h"
+
+/* The op `name`, built-in or from a plug-in the context uses; false if there is none. */
+bool tp_kernel_registry_find_op(const tp_device_registry_t *registry, const char *name,
+                                tp_op_t *out_op);
+
+/* The highest-priority kernel for the resolved call on devices of `device_type`, or NULL. */
+const tp_kernel_def_t *tp_kernel_registry_find(const tp_device_registry_t *registry,
+                                               const tp_kernel_context_t *call,
+                                               const char *device_type);
+
+/* Appends "CPU, APU": the device types present with a kernel for the call, or "none". */
+void tp_kernel_registry_describe_types(const tp_device_registry_t *registry,
+                                       const tp_kernel_context_t *call, tp_strbuf_t *out);
+
+#endif

@@ -1,0 +1,258 @@
+#include "op/shape_functions.h"
+
+#include <stdio.h>
+
+#include "base/status.h"
+#include "kernel/kernel_context.h"
+#include "tensor/tensor.h"
+
+static const char *op_name(const tp_kernel_context_t *call) { return call->op->def->name; }
+
+static void set_output(tp_kernel_context_t *call, int32_t index, const tp_shape_t *shape) {
+    call->output_shapes[index] = *shape;
+    call->output_shape_set[index] = true;
+}
+
+static const tp_shape_t *input_shape(const tp_kernel_context_t *call, int32_t index) {
+    return &call->inputs[index]->shape;
+}
+
+/* "[2,3]", as TensorFlow writes shapes in messages. */
+static const char *bracketed(const tp_shape_t *shape, char *text, size_t capacity) {
+    size_t used = (size_t)snprintf(text, capacity, "[");
+    for (int32_t d = 0; d < shape->rank && used < capacity; d++)
+        used += (size_t)snprintf(text + used, capacity - used, d == 0 ? "%lld" : ",%lld",
+                                 (long long)shape->dims[d]);
+    if (used < capacity) snprintf(text + used, capacity - used, "]");
+    return text;
+}
+
+tp_status_t *tp_shape_same_as_input(tp_kernel_context_t *call) {
+    set_output(call, 0, input_shape(call, 0));
+    return NULL;
+}
+
+tp_status_t *tp_broadcast_shapes(const tp_shape_t *a, const tp_shape_t *b, tp_shape_t *out) {
+    tp_shape_t result = {.rank = a->rank > b->rank ? a->rank : b->rank};
+    for (int32_t d = 0; d < result.rank; d++) {
+        int32_t da = d - (result.rank - a->rank), db = d - (result.rank - b->rank);
+        int64_t x = da >= 0 ? a->dims[da] : 1, y = db >= 0 ? b->dims[db] : 1;
+        if (x != y && x != 1 && y != 1) {
+            char ta[256], tb[256];
+            return tp_status_make(TP_INVALID_ARGUMENT,
+                                  "Incompatible shapes: %s vs. %s", bracketed(a, ta, sizeof ta),
+                                  bracketed(b, tb, sizeof tb));
+        }
+        result.dims[d] = x == 1 ? y : x;
+    }
+    *out = result;
+    return NULL;
+}
+
+tp_status_t *tp_shape_broadcast(tp_kernel_context_t *call) {
+    tp_shape_t shape;
+    TP_RETURN_IF_ERROR(tp_status_annotate(
+        tp_broadcast_shapes(input_shape(call, 0), input_shape(call, 1), &shape), "%s",
+        op_name(call)));
+    set_output(call, 0, &shape);
+    return NULL;
+}
+
+static bool same_shape(const tp_shape_t *a, const tp_shape_t *b) {
+    if (a->rank != b->rank) return false;
+    for (int32_t d = 0; d < a->rank; d++)
+        if (a->dims[d] != b->dims[d]) return false;
+    return true;
+}
+
+tp_status_t *tp_shape_all_inputs_equal(tp_kernel_context_t *call) {
+    for (int32_t i = 1; i < call->num_inputs; i++) {
+        if (!same_shape(input_shape(call, 0), input_shape(call, i))) {
+            char ta[256], tb[256];
+            return tp_status_make(TP_INVALID_ARGUMENT,
+                                  "%s: all inputs must have one shape; input 0 is %s, input %d is "
+                                  "%s",
+                                  op_name(call), bracketed(input_shape(call, 0), ta, sizeof ta),
+                                  (int)i, bracketed(input_shape(call, i), tb, sizeof tb));
+        }
+    }
+    set_output(call, 0, input_shape(call, 0));
+    return NULL;
+}
+
+tp_status_t *tp_shape_matmul(tp_kernel_context_t *call) {
+    const tp_shape_t *a = input_shape(call, 0), *b = input_shape(call, 1);
+    char ta[256], tb[256];
+    if (a->rank != 2 || b->rank != 2)
+        return tp_status_make(TP_INVALID_ARGUMENT, "MatMul: inputs must be matrices, but are %s "
+                              "and %s", bracketed(a, ta, sizeof ta), bracketed(b, tb, sizeof tb));
+    bool transpose_a = tp_kernel_context_attr(call, "transpose_a")->i != 0;
+    bool transpose_b = tp_kernel_context_attr(call, "transpose_b")->i != 0;
+    int64_t m = a->dims[transpose_a ? 1 : 0], k = a->dims[transpose_a ? 0 : 1];
+    int64_t k2 = b->dims[transpose_b ? 1 : 0], n = b->dims[transpose_b ? 0 : 1];
+    if (k != k2)
+        return tp_status_make(TP_INVALID_ARGUMENT,
+                              "MatMul: Matrix size-incompatible: In[0]: %s, In[1]: %s%s",
+                              bracketed(a, ta, sizeof ta), bracketed(b, tb, sizeof tb),
+                              transpose_a || transpose_b ? " (with transposes)" : "");
+    tp_shape_t out = {.rank = 2, .dims = {m, n}};
+    set_output(call, 0, &out);
+    return NULL;
+}
+
+tp_status_t *tp_shape_bias_add(tp_kernel_context_t *call) {
+    const tp_shape_t *x = input_shape(call, 0), *bias = input_shape(call, 1);
+    char tx[256], tb[256];
+    if (x->rank < 1 || bias->rank != 1 || bias->dims[0] != x->dims[x->rank - 1])
+        return tp_status_make(TP_INVALID_ARGUMENT,
+                              "BiasAdd: bias must be a vector as long as the last dimension of "
+                              "the input; got input %s and bias %s",
+                              bracketed(x, tx, sizeof tx), bracketed(bias, tb, sizeof tb));
+    set_output(call, 0, x);
+    return NULL;
+}
+
+tp_status_t *tp_reduction_mask(const int64_t *axes, int32_t count, int32_t rank,
+                               bool mask[TP_MAX_RANK]) {
+    for (int32_t d = 0; d < TP_MAX_RANK; d++) mask[d] = count == 0 && d < rank;
+    for (int32_t i = 0; i < count; i++) {
+        int64_t axis = axes[i] < 0 ? axes[i] + rank : axes[i];
+        if (axis < 0 || axis >= rank)
+            return tp_status_make(TP_INVALID_ARGUMENT,
+                                  "axis %lld is out of range for a tensor of rank %d",
+                                  (long long)axes[i], (int)rank);
+        if (mask[axis])
+            return tp_status_make(TP_INVALID_ARGUMENT, "axis %lld is given twice",
+                                  (long long)axes[i]);
+        mask[axis] = true;
+    }
+    return NULL;
+}
+
+tp_status_t *tp_shape_reduce(tp_kernel_context_t *call) {
+    const tp_shape_t *x = input_shape(call, 0);
+    const tp_attr_t *axis = tp_kernel_context_attr(call, "axis");
+    bool keep_dims = tp_kernel_context_attr(call, "keep_dims")->i != 0;
+    bool mask[TP_MAX_RANK];
+    TP_RETURN_IF_ERROR(tp_status_annotate(tp_reduction_mask(axis->list, axis->count, x->rank,
+                                                            mask),
+                                          "%s", op_name(call)));
+    tp_shape_t out = {.rank = 0};
+    for (int32_t d = 0; d < x->rank; d++) {
+        if (!mask[d])
+            out.dims[out.rank++] = x->dims[d];
+        else if (keep_dims)
+            out.dims[out.rank++] = 1;
+    }
+    set_output(call, 0, &out);
+    return NULL;
+}
+
+tp_status_t *tp_shape_reshape(tp_kernel_context_t *call) {
+    const tp_tensor_t *x = call->inputs[0];
+    const tp_attr_t *attr = tp_kernel_context_attr(call, "shape");
+    if (attr->count > TP_MAX_RANK)
+        return tp_status_make(TP_INVALID_ARGUMENT, "Reshape: rank %d is more than %d",
+                              (int)attr->count, TP_MAX_RANK);
+    tp_shape_t out = {.rank = attr->count};
+    int32_t inferred = -1;
+    int64_t known = 1;
+    for (int32_t d = 0; d < out.rank; d++) {
+        out.dims[d] = attr->list[d];
+        if (out.dims[d] == -1) {
+            if (inferred >= 0)
+                return tp_status_make(TP_INVALID_ARGUMENT,
+                                      "Reshape: only one dimension may be -1");
+            inferred = d;
+        } else if (out.dims[d] < 0) {
+            return tp_status_make(TP_INVALID_ARGUMENT, "Reshape: dimension %d is %lld", (int)d,
+                                  (long long)out.dims[d]);
+        } else {
+            if (out.dims[d] != 0 && known > INT64_MAX / out.dims[d])
+                return tp_status_make(TP_INVALID_ARGUMENT, "Reshape: the shape is too large");
+            known *= out.dims[d];
+        }
+    }
+    if (inferred >= 0) {
+        if (known == 0 || x->num_elements % known != 0)
+            return tp_status_make(TP_INVALID_ARGUMENT,
+                                  "Reshape: cannot infer the -1 dimension: %lld elements do not "
+                                  "divide into blocks of %lld",
+                                  (long long)x->num_elements, (long long)known);
+        out.dims[inferred] = x->num_elements / known;
+        known = x->num_elements;
+    }
+    if (known != x->num_elements) {
+        char tx[256], to[256];
+        return tp_status_make(TP_INVALID_ARGUMENT,
+                              "Reshape: cannot reshape a tensor with %lld elements to shape %s "
+                              "(%lld elements); the input is %s",
+                              (long long)x->num_elements, bracketed(&out, to, sizeof to),
+                              (long long)known, bracketed(&x->shape, tx, sizeof tx));
+    }
+    set_output(call, 0, &out);
+    return NULL;
+}
+
+tp_status_t *tp_shape_transpose(tp_kernel_context_t *call) {
+    const tp_shape_t *x = input_shape(call, 0);
+    const tp_attr_t *perm = tp_kernel_context_attr(call, "perm");
+    tp_shape_t out = {.rank = x->rank};
+    if (perm->count == 0) {
+        for (int32_t d = 0; d < x->rank; d++) out.dims[d] = x->dims[x->rank - 1 - d];
+        set_output(call, 0, &out);
+        return NULL;
+    }
+    if (perm->count != x->rank)
+        return tp_status_make(TP_INVALID_ARGUMENT,
+                              "Transpose: perm has %d entries for a tensor of rank %d",
+                              (int)perm->count, (int)x->rank);
+    bool seen[TP_MAX_RANK] = {false};
+    for (int32_t d = 0; d < x->rank; d++) {
+        int64_t p = perm->list[d];
+        if (p < 0 || p >= x->rank || seen[p])
+            return tp_status_make(TP_INVALID_ARGUMENT,
+                                  "Transpose: perm is not a permutation of 0..%d", (int)x->rank - 1);
+        seen[p] = true;
+        out.dims[d] = x->dims[p];
+    }
+    set_output(call, 0, &out);
+    return NULL;
+}
+
+/* The "shape" attribute of the ops that make a tensor from nothing but a shape. */
+static tp_status_t *shape_attribute(const tp_kernel_context_t *call, tp_shape_t *out) {
+    const tp_attr_t *attr = tp_kernel_context_attr(call, "shape");
+    if (attr->count > TP_MAX_RANK)
+        return tp_status_make(TP_INVALID_ARGUMENT, "%s: rank %d is more than %d", op_name(call),
+                              (int)attr->count, TP_MAX_RANK);
+    tp_shape_t shape = {.rank = attr->count};
+    for (int32_t d = 0; d < shape.rank; d++) shape.dims[d] = attr->list[d];
+    int64_t count;
+    TP_RETURN_IF_ERROR(tp_status_annotate(tp_shape_num_elements(&shape, &count), "%s",
+                                          op_name(call)));
+    *out = shape;
+    return NULL;
+}
+
+tp_status_t *tp_shape_from_attr(tp_kernel_context_t *call) {
+    tp_shape_t shape;
+    TP_RETURN_IF_ERROR(shape_attribute(call, &shape));
+    set_output(call, 0, &shape);
+    return NULL;
+}
+
+tp_status_t *tp_shape_fill(tp_kernel_context_t *call) {
+    if (input_shape(call, 0)->rank != 0) {
+        char text[256];
+        return tp_status_make(TP_INVALID_ARGUMENT, "Fill: value must be a scalar, not %s",
+                              bracketed(input_shape(call, 0), text, sizeof text));
+    }
+    return tp_shape_from_attr(call);
+}
+
+tp_status_t *tp_shape_softmax(tp_kernel_context_t *call) {
+    if (input_shape(call, 0)->rank < 1)
+        return tp_status_make(TP_INVALID_ARGUMENT, "Softmax: logits must have rank >= 1");
+    return tp_shape_same_as_input(call);
+}
