@@ -13,6 +13,25 @@ static char *copy_text(const char *text, const char *fallback) {
     return strdup(text != NULL && text[0] != '\0' ? text : fallback);
 }
 
+static void park_error(tp_physical_device_t *device, tp_status_t *error) {
+    if (error == NULL) return;
+    pthread_mutex_lock(&device->mutex);
+    if (device->parked_error == NULL) {
+        device->parked_error = error;
+        error = NULL;
+    }
+    pthread_mutex_unlock(&device->mutex);
+    tp_status_free(error);
+}
+
+static tp_status_t *take_parked_error(tp_physical_device_t *device) {
+    pthread_mutex_lock(&device->mutex);
+    tp_status_t *error = device->parked_error;
+    device->parked_error = NULL;
+    pthread_mutex_unlock(&device->mutex);
+    return error;
+}
+
 tp_status_t *tp_physical_device_open(const tp_plugin_record_t *plugin,
                                      const tp_device_type_def_t *def, int32_t ordinal,
                                      tp_physical_device_t **out_device) {
@@ -67,6 +86,12 @@ void tp_physical_device_close(tp_physical_device_t *device) {
             tp_status_free(status);
         }
         device->def->stream_destroy(device->handle, device->stream);
+    }
+    tp_status_t *parked = take_parked_error(device);
+    if (parked != NULL) {
+        tp_log_message(TP_LOG_WARNING, "closing %s: an error nobody waited for: %s", device->name,
+                       tp_status_message(parked));
+        tp_status_free(parked);
     }
     int_fast64_t leaked = atomic_load(&device->live_allocations);
     if (leaked != 0)
@@ -147,9 +172,10 @@ void tp_physical_device_deallocate_in_order(tp_physical_device_t *device, void *
         if (error == NULL) return;
         free(pending);
     }
-    /* No memory to wait with, or the stream failed: wait here, then free. */
-    tp_status_free(error);
-    tp_status_free(tp_physical_device_synchronize(device));
+    /* No memory to wait with, or the stream failed: wait here, then free. An error the wait
+     * finds belongs to the work before it, and is kept for whoever waits next. */
+    park_error(device, error);
+    park_error(device, tp_physical_device_synchronize(device));
     tp_physical_device_deallocate(device, mem, size);
 }
 
@@ -187,7 +213,11 @@ tp_status_t *tp_physical_device_synchronize(tp_physical_device_t *device) {
     device->def->stream_synchronize(device->handle, stream, &status);
     char what[128];
     snprintf(what, sizeof what, "waiting for %s", device->full_name);
-    return tp_plugin_status_to_status(&status, what);
+    tp_status_t *error = tp_plugin_status_to_status(&status, what);
+    tp_status_t *parked = take_parked_error(device);
+    if (parked == NULL) return error;
+    tp_status_free(error);
+    return parked;
 }
 
 tp_status_t *tp_physical_device_copy_within(tp_physical_device_t *device, void *dst_mem,

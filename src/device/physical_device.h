@@ -22,6 +22,9 @@ struct tp_physical_device {
 
     pthread_mutex_t mutex;      /* guards the lazy creation of the stream */
     void *stream;
+    /* An error that a wait nobody was told about found (freeing memory waits, for one); the
+     * next synchronize reports it. Guarded by `mutex`. */
+    tp_status_t *parked_error;
     atomic_int_fast64_t bytes_in_use;
     atomic_int_fast64_t live_allocations;
 };
