@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Runs one example with no plug-in and compares what it prints with the reference document's
+# lines, kept in EXAMPLE.expected. Usage: run_example.sh PROGRAM EXPECTED [STDERR_LINE]
+set -u
+program=$1
+expected=$2
+stderr_line=${3:-}
+out=$(TP_PLUGIN_PATH= TP_LOG_DEVICE_PLACEMENT= "$program" 2>"${TMPDIR:-/tmp}/example.$$.err")
+rc=$?
+err=$(cat "${TMPDIR:-/tmp}/example.$$.err"); rm -f "${TMPDIR:-/tmp}/example.$$.err"
+failures=0
+if [ $rc -ne 0 ]; then echo "FAIL: exit code $rc; stderr: $err"; failures=$((failures + 1)); fi
+if [ "$out" != "$(cat "$expected")" ]; then
+    echo "FAIL: output differs from $expected:"; diff <(echo "$out") "$expected"
+    failures=$((failures + 1))
+fi
+if [ -n "$stderr_line" ] && ! grep -qF -- "$stderr_line" <<<"$err"; then
+    echo "FAIL: standard error lacks: $stderr_line"; echo "it was: $err"
+    failures=$((failures + 1))
+fi
+echo "$((3 - failures)) passed, $failures failed"
+[ $failures -eq 0 ]
