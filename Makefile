@@ -43,6 +43,7 @@ demo: build
 
 bench: build
 	$(BUILD)/bin/bench_context
+	$(BUILD)/bin/bench_eager
 
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)

@@ -47,9 +47,18 @@ static void *run_slice(void *arg) {
     return NULL;
 }
 
-void cpu_parallel_for(int64_t count, int64_t cost_per_item, cpu_range_fn fn, void *arg) {
+static int thread_count;
+static pthread_once_t thread_count_once = PTHREAD_ONCE_INIT;
+
+/* Read once: sysconf reads /sys on every call, which costs more than a small kernel. */
+static void count_threads(void) {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    int threads = cores < 1 ? 1 : cores > MAX_THREADS ? MAX_THREADS : (int)cores;
+    thread_count = cores < 1 ? 1 : cores > MAX_THREADS ? MAX_THREADS : (int)cores;
+}
+
+void cpu_parallel_for(int64_t count, int64_t cost_per_item, cpu_range_fn fn, void *arg) {
+    pthread_once(&thread_count_once, count_threads);
+    int threads = thread_count;
     if (count <= 0) return;
     if (threads == 1 || count * cost_per_item < PARALLEL_THRESHOLD || count < threads) {
         fn(arg, 0, count);

@@ -122,11 +122,10 @@ static tp_status_t *open_plugin_devices(builder_t *builder, const tp_plugin_reco
         const tp_device_type_def_t *def = &record->device_types[t];
         tp_plugin_status_t status = TP_PLUGIN_STATUS_INIT;
         int32_t count = def->device_count(def->type_state, &status);
-        char what[96];
-        snprintf(what, sizeof what, "device_count of %s", def->type);
-        error = tp_plugin_status_to_status(&status, what);
+        error = tp_plugin_status_check(&status, "device_count of %s", def->type);
         if (error == NULL && count < 0)
-            error = tp_status_make(TP_INVALID_ARGUMENT, "%s returned %d", what, (int)count);
+            error = tp_status_make(TP_INVALID_ARGUMENT, "device_count of %s returned %d",
+                                   def->type, (int)count);
         for (int32_t ordinal = 0; error == NULL && ordinal < count; ordinal++) {
             tp_physical_device_t *device;
             error = tp_physical_device_open(record, def, ordinal, &device);
@@ -219,6 +218,41 @@ static tp_status_t *add_plugin_files(builder_t *builder, const tp_context_option
     return error;
 }
 
+/* The device type `name` of the used plug-ins. */
+static const tp_device_type_def_t *find_type(const tp_device_registry_t *registry,
+                                             const char *name) {
+    const tp_plugin_entry_t *owner = owner_of_type(registry, name);
+    if (owner == NULL) return NULL;
+    for (size_t t = 0; t < owner->record->num_device_types; t++)
+        if (strcasecmp(owner->record->device_types[t].type, name) == 0)
+            return &owner->record->device_types[t];
+    return NULL;
+}
+
+/* Indexes the kernels of the used plug-ins; their ops and types were checked when each
+ * plug-in was added. */
+static tp_status_t *index_kernels(tp_device_registry_t *registry) {
+    size_t total = 0;
+    for (size_t i = 0; i < registry->num_plugins; i++)
+        if (registry->plugins[i].refusal == NULL) total += registry->plugins[i].record->num_kernels;
+    registry->kernels = calloc(total + 1, sizeof *registry->kernels);
+    if (registry->kernels == NULL)
+        return tp_status_make(TP_RESOURCE_EXHAUSTED, "out of host memory indexing kernels");
+    for (size_t i = 0; i < registry->num_plugins; i++) {
+        const tp_plugin_entry_t *entry = &registry->plugins[i];
+        if (entry->refusal != NULL) continue;
+        for (size_t k = 0; k < entry->record->num_kernels; k++) {
+            const tp_kernel_def_t *kernel = &entry->record->kernels[k];
+            const tp_plugin_record_t *owner;
+            tp_kernel_entry_t indexed = {find_known_op(registry, entry->record, kernel->op, &owner),
+                                         find_type(registry, kernel->device_type), kernel};
+            if (indexed.op != NULL && indexed.device_type != NULL)
+                registry->kernels[registry->num_kernels++] = indexed;
+        }
+    }
+    return NULL;
+}
+
 tp_status_t *tp_device_registry_build(const tp_context_options_t *options,
                                       tp_device_registry_t *out_registry) {
     tp_device_registry_t registry = {0};
@@ -238,6 +272,7 @@ tp_status_t *tp_device_registry_build(const tp_context_options_t *options,
     }
     if (error == NULL && registry.host_device == NULL)
         error = tp_status_make(TP_INTERNAL, "the built-in CPU device is missing");
+    if (error == NULL) error = index_kernels(&registry);
     if (error != NULL) {
         tp_device_registry_free(&registry);
         return error;
@@ -257,5 +292,6 @@ void tp_device_registry_free(tp_device_registry_t *registry) {
     }
     free(registry->devices);
     free(registry->plugins);
+    free(registry->kernels);
     *registry = (tp_device_registry_t){0};
 }

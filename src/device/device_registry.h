@@ -13,12 +13,22 @@ typedef struct tp_plugin_entry {
     char *device_types; /* "APU,XPU" */
 } tp_plugin_entry_t;
 
+/* A kernel of a used plug-in with its op and device type resolved, so that looking kernels up
+ * compares pointers, not names. */
+typedef struct tp_kernel_entry {
+    const tp_op_def_t *op;
+    const tp_device_type_def_t *device_type;
+    const tp_kernel_def_t *kernel;
+} tp_kernel_entry_t;
+
 typedef struct tp_device_registry {
     tp_plugin_entry_t *plugins;
     size_t num_plugins;
     tp_physical_device_t **devices; /* by plug-in order, then type order, then ordinal */
     size_t num_devices;
     tp_physical_device_t *host_device; /* CPU:0 */
+    tp_kernel_entry_t *kernels;
+    size_t num_kernels;
 } tp_device_registry_t;
 
 /* Finds, loads and checks the plug-ins the options ask for and opens their devices. A plug-in

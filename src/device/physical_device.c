@@ -51,9 +51,7 @@ tp_status_t *tp_physical_device_open(const tp_plugin_record_t *plugin,
     info.struct_size = sizeof info;
     tp_plugin_status_t status = TP_PLUGIN_STATUS_INIT;
     def->device_init(def->type_state, ordinal, &info, &device->handle, &status);
-    char what[128];
-    snprintf(what, sizeof what, "device_init of %s", device->name);
-    tp_status_t *error = tp_plugin_status_to_status(&status, what);
+    tp_status_t *error = tp_plugin_status_check(&status, "device_init of %s", device->name);
     if (error != NULL) {
         free(device);
         return error;
@@ -112,11 +110,10 @@ tp_status_t *tp_physical_device_stream(tp_physical_device_t *device, void **out_
         tp_plugin_status_t status = TP_PLUGIN_STATUS_INIT;
         void *stream = NULL;
         device->def->stream_create(device->handle, &stream, &status);
-        char what[128];
-        snprintf(what, sizeof what, "stream_create on %s", device->name);
-        error = tp_plugin_status_to_status(&status, what);
+        error = tp_plugin_status_check(&status, "stream_create on %s", device->name);
         if (error == NULL && stream == NULL)
-            error = tp_status_make(TP_INTERNAL, "%s returned no stream", what);
+            error = tp_status_make(TP_INTERNAL, "stream_create on %s returned no stream",
+                                   device->name);
         if (error == NULL) device->stream = stream;
     }
     *out_stream = device->stream;
@@ -129,12 +126,11 @@ tp_status_t *tp_physical_device_allocate(tp_physical_device_t *device, uint64_t 
     tp_plugin_status_t status = TP_PLUGIN_STATUS_INIT;
     void *mem = NULL;
     device->def->allocate(device->handle, size, &mem, &status);
-    char what[160];
-    snprintf(what, sizeof what, "allocating %llu bytes on %s", (unsigned long long)size,
-             device->full_name);
-    tp_status_t *error = tp_plugin_status_to_status(&status, what);
+    tp_status_t *error = tp_plugin_status_check(&status, "allocating %llu bytes on %s", (unsigned long long)size, device->full_name);
     if (error == NULL && mem == NULL)
-        error = tp_status_make(TP_RESOURCE_EXHAUSTED, "%s: the device returned no memory", what);
+        error = tp_status_make(TP_RESOURCE_EXHAUSTED,
+                               "allocating %llu bytes on %s: the device returned no memory",
+                               (unsigned long long)size, device->full_name);
     if (error != NULL) return error;
     atomic_fetch_add(&device->bytes_in_use, (int_fast64_t)size);
     atomic_fetch_add(&device->live_allocations, 1);
@@ -186,10 +182,7 @@ tp_status_t *tp_physical_device_copy_from_host(tp_physical_device_t *device, voi
     TP_RETURN_IF_ERROR(tp_physical_device_stream(device, &stream));
     tp_plugin_status_t status = TP_PLUGIN_STATUS_INIT;
     device->def->memcpy_host_to_device(device->handle, stream, mem, offset, source, size, &status);
-    char what[160];
-    snprintf(what, sizeof what, "copying %llu bytes to %s", (unsigned long long)size,
-             device->full_name);
-    return tp_plugin_status_to_status(&status, what);
+    return tp_plugin_status_check(&status, "copying %llu bytes to %s", (unsigned long long)size, device->full_name);
 }
 
 tp_status_t *tp_physical_device_copy_to_host(tp_physical_device_t *device, void *destination,
@@ -199,10 +192,7 @@ tp_status_t *tp_physical_device_copy_to_host(tp_physical_device_t *device, void 
     tp_plugin_status_t status = TP_PLUGIN_STATUS_INIT;
     device->def->memcpy_device_to_host(device->handle, stream, destination, mem, offset, size,
                                        &status);
-    char what[160];
-    snprintf(what, sizeof what, "copying %llu bytes from %s", (unsigned long long)size,
-             device->full_name);
-    TP_RETURN_IF_ERROR(tp_plugin_status_to_status(&status, what));
+    TP_RETURN_IF_ERROR(tp_plugin_status_check(&status, "copying %llu bytes from %s", (unsigned long long)size, device->full_name));
     return tp_physical_device_synchronize(device);
 }
 
@@ -211,9 +201,7 @@ tp_status_t *tp_physical_device_synchronize(tp_physical_device_t *device) {
     TP_RETURN_IF_ERROR(tp_physical_device_stream(device, &stream));
     tp_plugin_status_t status = TP_PLUGIN_STATUS_INIT;
     device->def->stream_synchronize(device->handle, stream, &status);
-    char what[128];
-    snprintf(what, sizeof what, "waiting for %s", device->full_name);
-    tp_status_t *error = tp_plugin_status_to_status(&status, what);
+    tp_status_t *error = tp_plugin_status_check(&status, "waiting for %s", device->full_name);
     tp_status_t *parked = take_parked_error(device);
     if (parked == NULL) return error;
     tp_status_free(error);
@@ -230,10 +218,7 @@ tp_status_t *tp_physical_device_copy_within(tp_physical_device_t *device, void *
         tp_plugin_status_t status = TP_PLUGIN_STATUS_INIT;
         device->def->memcpy_device_to_device(device->handle, stream, dst_mem, dst_offset, src_mem,
                                              src_offset, size, &status);
-        char what[160];
-        snprintf(what, sizeof what, "copying %llu bytes within %s", (unsigned long long)size,
-                 device->full_name);
-        return tp_plugin_status_to_status(&status, what);
+        return tp_plugin_status_check(&status, "copying %llu bytes within %s", (unsigned long long)size, device->full_name);
     }
     if (size > SIZE_MAX)
         return tp_status_make(TP_RESOURCE_EXHAUSTED, "copying %llu bytes within %s: too large "
@@ -260,9 +245,7 @@ tp_status_t *tp_physical_device_synchronize_all(tp_physical_device_t *device) {
     }
     tp_plugin_status_t status = TP_PLUGIN_STATUS_INIT;
     device->def->device_synchronize(device->handle, &status);
-    char what[128];
-    snprintf(what, sizeof what, "waiting for all of %s", device->full_name);
-    return tp_plugin_status_to_status(&status, what);
+    return tp_plugin_status_check(&status, "waiting for all of %s", device->full_name);
 }
 
 void tp_physical_device_memory_usage(tp_physical_device_t *device, uint64_t *out_free,
@@ -290,7 +273,5 @@ tp_status_t *tp_physical_device_then(tp_physical_device_t *device, void (*fn)(vo
     TP_RETURN_IF_ERROR(tp_physical_device_stream(device, &stream));
     tp_plugin_status_t status = TP_PLUGIN_STATUS_INIT;
     device->def->host_callback(device->handle, stream, fn, arg, &status);
-    char what[128];
-    snprintf(what, sizeof what, "host_callback on %s", device->full_name);
-    return tp_plugin_status_to_status(&status, what);
+    return tp_plugin_status_check(&status, "host_callback on %s", device->full_name);
 }

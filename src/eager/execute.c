@@ -60,17 +60,16 @@ static tp_status_t *allocate_outputs(tp_context_t *context, tp_kernel_context_t 
 }
 
 static tp_status_t *launch(tp_kernel_context_t *call, const tp_kernel_def_t *kernel) {
-    char what[192];
-    snprintf(what, sizeof what, "%s on %s", call->op->def->name, call->device->full_name);
     tp_plugin_status_t status = TP_PLUGIN_STATUS_INIT;
     void *instance = NULL;
     if (kernel->create != NULL) {
         instance = kernel->create(kernel->kernel_state, call, &status);
-        TP_RETURN_IF_ERROR(tp_plugin_status_to_status(&status, what));
+        TP_RETURN_IF_ERROR(tp_plugin_status_check(&status, "%s on %s", call->op->def->name, call->device->full_name));
     }
     kernel->compute(instance, call, &status);
     if (kernel->destroy != NULL) kernel->destroy(instance);
-    return tp_plugin_status_to_status(&status, what);
+    return tp_plugin_status_check(&status, "%s on %s", call->op->def->name,
+                                  call->device->full_name);
 }
 
 static void log_placement(tp_context_t *context, const tp_kernel_context_t *call) {

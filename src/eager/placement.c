@@ -21,7 +21,7 @@ static tp_placement_t best_device(const tp_device_registry_t *registry,
     for (size_t i = 0; i < registry->num_devices; i++) {
         tp_physical_device_t *device = registry->devices[i];
         if (best.device != NULL && device->def->priority <= best.device->def->priority) continue;
-        const tp_kernel_def_t *kernel = tp_kernel_registry_find(registry, call, device->def->type);
+        const tp_kernel_def_t *kernel = tp_kernel_registry_find(registry, call, device->def);
         if (kernel != NULL) best = (tp_placement_t){device, kernel};
     }
     return best;
@@ -144,7 +144,7 @@ tp_status_t *tp_place_op(tp_context_t *context, const tp_kernel_context_t *call,
         tp_physical_device_t *device = registry->devices[i];
         if (!matches(&scope->spec, device)) continue;
         if (matched == NULL) matched = device;
-        const tp_kernel_def_t *kernel = tp_kernel_registry_find(registry, call, device->def->type);
+        const tp_kernel_def_t *kernel = tp_kernel_registry_find(registry, call, device->def);
         if (kernel != NULL) {
             *out = (tp_placement_t){device, kernel};
             return NULL;

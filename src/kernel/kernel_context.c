@@ -228,9 +228,7 @@ tp_status_t *tp_kernel_context_infer_shapes(tp_kernel_context_t *call) {
     } else if (def->infer_shape != NULL) {
         tp_plugin_status_t status = TP_PLUGIN_STATUS_INIT;
         def->infer_shape(def->op_state, call, &status);
-        char what[160];
-        snprintf(what, sizeof what, "shape inference of %s", def->name);
-        error = tp_plugin_status_to_status(&status, what);
+        error = tp_plugin_status_check(&status, "shape inference of %s", def->name);
     } else {
         for (int32_t o = 0; o < call->num_outputs; o++) {
             if (call->num_inputs == 0) {

@@ -1,7 +1,6 @@
 #include "kernel/kernel_registry.h"
 
 #include <string.h>
-#include <strings.h>
 
 bool tp_kernel_registry_find_op(const tp_device_registry_t *registry, const char *name,
                                 tp_op_t *out_op) {
@@ -38,19 +37,13 @@ static bool satisfies(const tp_kernel_def_t *kernel, const tp_kernel_context_t *
 
 const tp_kernel_def_t *tp_kernel_registry_find(const tp_device_registry_t *registry,
                                                const tp_kernel_context_t *call,
-                                               const char *device_type) {
+                                               const tp_device_type_def_t *device_type) {
     const tp_kernel_def_t *best = NULL;
-    const char *op = call->op->def->name;
-    for (size_t i = 0; i < registry->num_plugins; i++) {
-        const tp_plugin_entry_t *entry = &registry->plugins[i];
-        if (entry->refusal != NULL) continue;
-        for (size_t k = 0; k < entry->record->num_kernels; k++) {
-            const tp_kernel_def_t *kernel = &entry->record->kernels[k];
-            if (strcmp(kernel->op, op) != 0 || strcasecmp(kernel->device_type, device_type) != 0)
-                continue;
-            if (!satisfies(kernel, call)) continue;
-            if (best == NULL || kernel->priority > best->priority) best = kernel;
-        }
+    for (size_t i = 0; i < registry->num_kernels; i++) {
+        const tp_kernel_entry_t *entry = &registry->kernels[i];
+        if (entry->op != call->op->def || entry->device_type != device_type) continue;
+        if (!satisfies(entry->kernel, call)) continue;
+        if (best == NULL || entry->kernel->priority > best->priority) best = entry->kernel;
     }
     return best;
 }
@@ -61,7 +54,7 @@ void tp_kernel_registry_describe_types(const tp_device_registry_t *registry,
     for (size_t i = 0; i < registry->num_devices; i++) {
         const tp_physical_device_t *device = registry->devices[i];
         if (device->ordinal != 0) continue; /* one mention per type */
-        if (tp_kernel_registry_find(registry, call, device->def->type) == NULL) continue;
+        if (tp_kernel_registry_find(registry, call, device->def) == NULL) continue;
         tp_strbuf_printf(out, "%s%s", listed++ == 0 ? "" : ", ", device->def->type);
     }
     if (listed == 0) tp_strbuf_puts(out, "none");

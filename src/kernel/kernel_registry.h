@@ -13,7 +13,7 @@ bool tp_kernel_registry_find_op(const tp_device_registry_t *registry, const char
 /* The highest-priority kernel for the resolved call on devices of `device_type`, or NULL. */
 const tp_kernel_def_t *tp_kernel_registry_find(const tp_device_registry_t *registry,
                                                const tp_kernel_context_t *call,
-                                               const char *device_type);
+                                               const tp_device_type_def_t *device_type);
 
 /* Appends "CPU, APU": the device types present with a kernel for the call, or "none". */
 void tp_kernel_registry_describe_types(const tp_device_registry_t *registry,

@@ -23,3 +23,13 @@ tp_status_t *tp_plugin_status_to_status(const tp_plugin_status_t *status, const 
     const char *message = status->message[0] != '\0' ? status->message : "(no message)";
     return tp_status_make(code, "%s: %s", what, message);
 }
+
+tp_status_t *tp_plugin_status_check(const tp_plugin_status_t *status, const char *format, ...) {
+    if (status->code == TP_OK) return NULL;
+    char what[256];
+    va_list args;
+    va_start(args, format);
+    vsnprintf(what, sizeof what, format, args);
+    va_end(args);
+    return tp_plugin_status_to_status(status, what);
+}

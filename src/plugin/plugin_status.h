@@ -19,4 +19,8 @@ void tp_plugin_status_set(tp_plugin_status_t *status, tp_code_t code, const char
  * reports TP_OK-less garbage (an unknown code) is reported as UNKNOWN. */
 tp_status_t *tp_plugin_status_to_status(const tp_plugin_status_t *status, const char *what);
 
+/* The same, with `what` formatted only when there is an error: for the paths every op takes. */
+tp_status_t *tp_plugin_status_check(const tp_plugin_status_t *status, const char *format, ...)
+    TP_PRINTF_LIKE(2, 3);
+
 #endif

@@ -1,0 +1,129 @@
+/* Eager dispatch cost and MatMul throughput, each beside a baseline from the same run: a
+ * malloc/free pair for dispatch (the part of an op that is allocation), a direct
+ * cblas_sgemm call for MatMul. */
+#include <cblas.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "tensorplug/tensorplug.h"
+
+static double now_seconds(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)now.tv_sec + (double)now.tv_nsec * 1e-9;
+}
+
+static tp_tensor_t *filled(tp_context_t *context, int64_t rows, int64_t columns) {
+    size_t count = (size_t)(rows * columns);
+    float *values = malloc(count * sizeof *values);
+    if (values == NULL) exit(1);
+    for (size_t i = 0; i < count; i++) values[i] = (float)(i % 7) * 0.25f - 0.5f;
+    tp_tensor_t *t;
+    TP_CHECK(tp_tensor_create(context, TP_FLOAT32,
+                              rows == 1 && columns == 1 ? TP_SCALAR_SHAPE : TP_SHAPE(rows, columns),
+                              values, count * sizeof *values, &t));
+    free(values);
+    return t;
+}
+
+/* Best of three runs of `rounds` ops, in ns per op. */
+static double dispatch_ns(tp_context_t *context, const char *op, tp_tensor_t *x, int rounds) {
+    double best = 1e30;
+    tp_tensor_t *inputs[2] = {x, x};
+    size_t num_inputs = strcmp(op, "Add") == 0 ? 2 : 1;
+    for (int repeat = 0; repeat < 3; repeat++) {
+        double start = now_seconds();
+        for (int i = 0; i < rounds; i++) {
+            tp_tensor_t *y;
+            TP_CHECK(tp_execute(context, op, inputs, num_inputs, NULL, 0, &y, 1));
+            tp_tensor_release(y);
+        }
+        double ns = (now_seconds() - start) * 1e9 / rounds;
+        if (ns < best) best = ns;
+    }
+    return best;
+}
+
+static double malloc_ns(int rounds) {
+    double best = 1e30;
+    volatile unsigned char sink = 0;
+    for (int repeat = 0; repeat < 3; repeat++) {
+        double start = now_seconds();
+        for (int i = 0; i < rounds; i++) {
+            unsigned char *p = aligned_alloc(64, 64);
+            if (p == NULL) exit(1);
+            p[0] = (unsigned char)i;
+            sink ^= p[0];
+            void *header = malloc(160);
+            free(header);
+            free(p);
+        }
+        double ns = (now_seconds() - start) * 1e9 / rounds;
+        if (ns < best) best = ns;
+    }
+    (void)sink;
+    return best;
+}
+
+/* GFLOP/s of the best of `repeats` n x n x n products. */
+static double gflops(double seconds, int n) { return 2.0 * n * (double)n * n / seconds * 1e-9; }
+
+int main(void) {
+    tp_log_set_level(TP_LOG_ERROR);
+    tp_context_options_t options = TP_CONTEXT_OPTIONS_INIT;
+    options.no_plugins = true;
+    tp_context_t *context;
+    TP_CHECK(tp_context_create(&options, &context));
+
+    enum { ROUNDS = 200000 };
+    tp_tensor_t *one = filled(context, 1, 1);
+    printf("eager dispatch, 1 element, CPU (best of 3 x %d ops)\n", ROUNDS);
+    double baseline = malloc_ns(ROUNDS);
+    printf("  %-44s %8.0f ns/op\n", "baseline: the two allocations an op makes", baseline);
+    for (int i = 0; i < 2; i++) {
+        const char *op = i == 0 ? "Add" : "Relu";
+        double ns = dispatch_ns(context, op, one, ROUNDS);
+        printf("  %-44s %8.0f ns/op   (without the allocations: %.0f ns/op)\n", op, ns,
+               ns - baseline);
+    }
+    tp_tensor_release(one);
+
+    printf("MatMul float32, n x n times n x n (best of 5)\n");
+    const int sizes[] = {256, 1024, 2048};
+    for (size_t s = 0; s < 3; s++) {
+        int n = sizes[s];
+        tp_tensor_t *a = filled(context, n, n), *b = filled(context, n, n);
+        float *ha = malloc((size_t)n * n * sizeof *ha), *hb = malloc((size_t)n * n * sizeof *hb),
+              *hc = malloc((size_t)n * n * sizeof *hc);
+        if (ha == NULL || hb == NULL || hc == NULL) return 1;
+        TP_CHECK(tp_tensor_read(a, ha, (size_t)n * n * sizeof *ha));
+        TP_CHECK(tp_tensor_read(b, hb, (size_t)n * n * sizeof *hb));
+        int repeats = n >= 2048 ? 3 : 5;
+        double direct = 1e30, eager = 1e30;
+        for (int r = 0; r < repeats; r++) {
+            double start = now_seconds();
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, ha, n, hb, n,
+                        0.0f, hc, n);
+            double t = now_seconds() - start;
+            if (t < direct) direct = t;
+            start = now_seconds();
+            tp_tensor_t *c;
+            TP_CHECK(tp_matmul(context, a, b, false, false, &c));
+            TP_CHECK(tp_tensor_read(c, hc, (size_t)n * n * sizeof *hc));
+            t = now_seconds() - start;
+            if (t < eager) eager = t;
+            tp_tensor_release(c);
+        }
+        printf("  n=%-5d tp_matmul %8.1f GFLOP/s   direct cblas_sgemm %8.1f GFLOP/s   (%.0f%%)\n",
+               n, gflops(eager, n), gflops(direct, n), 100.0 * direct / eager);
+        free(ha);
+        free(hb);
+        free(hc);
+        tp_tensor_release(a);
+        tp_tensor_release(b);
+    }
+    tp_context_destroy(context);
+    return 0;
+}
