@@ -269,6 +269,10 @@ TP_API size_t tp_tensor_byte_size(const tp_tensor_t *tensor);
 /* The canonical name of the device that holds the tensor. */
 TP_API const char *tp_tensor_device(const tp_tensor_t *tensor);
 
+/* Waits until the work that produces the tensor's values is done, and reports an error that
+ * work raised. */
+TP_API TP_MUST_USE tp_status_t *tp_tensor_wait(tp_tensor_t *tensor);
+
 /* Copies the values to `data` (exactly tp_tensor_byte_size bytes), waiting for the work that
  * produces them. */
 TP_API TP_MUST_USE tp_status_t *tp_tensor_read(tp_tensor_t *tensor, void *data, size_t size);

@@ -155,6 +155,11 @@ const char *tp_tensor_device(const tp_tensor_t *tensor) {
     return tensor == NULL ? "" : tensor->device->full_name;
 }
 
+tp_status_t *tp_tensor_wait(tp_tensor_t *tensor) {
+    TP_REQUIRE_ARG(tensor);
+    return tp_status_annotate(tp_physical_device_synchronize(tensor->device), "tp_tensor_wait");
+}
+
 tp_status_t *tp_tensor_read(tp_tensor_t *tensor, void *data, size_t size) {
     TP_REQUIRE_ARG(tensor);
     if (size != tensor->byte_size)
