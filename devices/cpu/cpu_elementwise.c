@@ -117,6 +117,16 @@ static void identity(void *kernel, tp_kernel_context_t *context, tp_plugin_statu
     if (x.view.byte_size > 0) memcpy(y.data, x.data, x.view.byte_size);
 }
 
+static void constant(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t *status) {
+    (void)kernel;
+    cpu_tensor_t y;
+    const void *bytes = NULL;
+    uint64_t size = 0;
+    tp_cpu_host->kernel_attr_bytes(context, "value", &bytes, &size, status);
+    if (cpu_failed(status) || !cpu_output(context, 0, &y, status)) return;
+    if (size > 0) memcpy(y.data, bytes, (size_t)size);
+}
+
 /* Writes `value` (a double, converted to the tensor's dtype) to every element of `t`. */
 static void fill_with(cpu_tensor_t *t, double value) {
     int64_t n = t->view.num_elements;
@@ -385,6 +395,7 @@ void cpu_register_elementwise_kernels(tp_registrar_t *registrar, tp_plugin_statu
     cpu_register(registrar, "Exp", "T", floats, COUNT(floats), exp_kernel, status);
     cpu_register(registrar, "Log", "T", floats, COUNT(floats), log_kernel, status);
     cpu_register(registrar, "Sqrt", "T", floats, COUNT(floats), sqrt_kernel, status);
+    cpu_register(registrar, "Const", "dtype", all_types, COUNT(all_types), constant, status);
     cpu_register(registrar, "Identity", "T", all_types, COUNT(all_types), identity, status);
     cpu_register(registrar, "ZerosLike", "T", all_types, COUNT(all_types), zeros_like, status);
     cpu_register(registrar, "OnesLike", "T", all_types, COUNT(all_types), ones_like, status);

@@ -206,7 +206,8 @@ typedef enum tp_attr_type {
     TP_ATTR_DTYPE = 4,  /* tp_dtype_t */
     TP_ATTR_SHAPE = 5,  /* a list of int64_t dimensions */
     TP_ATTR_STRING = 6, /* a NUL-terminated string */
-    TP_ATTR_INT_LIST = 7
+    TP_ATTR_INT_LIST = 7,
+    TP_ATTR_BYTES = 8 /* added in 1.2: raw bytes, such as a Const's value */
 } tp_attr_type_t;
 
 /* One input or output of an op: either a fixed dtype, or the name of a TP_ATTR_DTYPE attribute
@@ -385,6 +386,10 @@ typedef struct tp_host_api {
                                  tp_plugin_status_t *status);
     void (*kernel_attr_string)(const tp_kernel_context_t *context, const char *name,
                                const char **out, tp_plugin_status_t *status);
+    /* TP_ATTR_BYTES; the bytes are valid during the call. */
+    void (*kernel_attr_bytes)(const tp_kernel_context_t *context, const char *name,
+                              const void **out_bytes, uint64_t *out_size,
+                              tp_plugin_status_t *status);
 } tp_host_api_t;
 
 /* ---- The entry point --------------------------------------------------------------------------- */

@@ -296,7 +296,7 @@ typedef struct tp_attr {
     double f;            /* TP_ATTR_FLOAT */
     const int64_t *list; /* TP_ATTR_INT_LIST, TP_ATTR_SHAPE */
     int32_t count;
-    const char *s;       /* TP_ATTR_STRING */
+    const char *s;       /* TP_ATTR_STRING; TP_ATTR_BYTES: `count` bytes at `s` */
 } tp_attr_t;
 
 #define TP_ATTR_INT_VALUE(n, v) ((tp_attr_t){.name = (n), .type = TP_ATTR_INT, .i = (v)})
@@ -320,6 +320,10 @@ TP_API TP_MUST_USE tp_status_t *tp_execute(tp_context_t *context, const char *op
                                           tp_tensor_t **outputs, size_t num_outputs);
 
 /* The built-in ops, by name. Each is tp_execute with its inputs and attributes. */
+/* Const: a tensor holding a copy of `data` (exactly its byte size), made by the Const op on the
+ * device placement picks (the CPU unless a scope asks for another). */
+TP_API TP_MUST_USE tp_status_t *tp_constant(tp_context_t *c, tp_dtype_t dtype, tp_shape_t shape,
+                                           const void *data, size_t size, tp_tensor_t **out);
 TP_API TP_MUST_USE tp_status_t *tp_identity(tp_context_t *c, tp_tensor_t *x, tp_tensor_t **out);
 TP_API TP_MUST_USE tp_status_t *tp_relu(tp_context_t *c, tp_tensor_t *x, tp_tensor_t **out);
 TP_API TP_MUST_USE tp_status_t *tp_sigmoid(tp_context_t *c, tp_tensor_t *x, tp_tensor_t **out);

@@ -133,3 +133,15 @@ tp_status_t *tp_random_uniform(tp_context_t *c, tp_dtype_t dtype, tp_shape_t sha
                                int64_t seed, tp_tensor_t **out) {
     return random_op(c, "RandomUniform", dtype, shape, seed, out);
 }
+
+tp_status_t *tp_constant(tp_context_t *c, tp_dtype_t dtype, tp_shape_t shape, const void *data,
+                         size_t size, tp_tensor_t **out) {
+    TP_RETURN_IF_ERROR(check_rank("Const", &shape));
+    if (size > INT32_MAX)
+        return tp_status_make(TP_INVALID_ARGUMENT, "Const: %zu bytes is more than a constant "
+                              "attribute holds (2 GiB)", size);
+    tp_attr_t attrs[3] = {TP_ATTR_DTYPE_VALUE("dtype", dtype), shape_attr(&shape),
+                          {.name = "value", .type = TP_ATTR_BYTES, .s = data,
+                           .count = (int32_t)size}};
+    return tp_execute(c, "Const", NULL, 0, attrs, 3, out, 1);
+}

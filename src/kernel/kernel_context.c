@@ -22,6 +22,7 @@ static const char *attr_type_name(tp_attr_type_t type) {
     case TP_ATTR_SHAPE: return "shape";
     case TP_ATTR_STRING: return "string";
     case TP_ATTR_INT_LIST: return "int list";
+    case TP_ATTR_BYTES: return "bytes";
     }
     return "unknown";
 }
@@ -60,6 +61,9 @@ static tp_status_t *take_given_attrs(tp_kernel_context_t *call, bool *set, const
         if (is_list(given->type) && given->count < 0)
             return tp_status_make(TP_INVALID_ARGUMENT, "%s: attribute '%s' has a negative count",
                                   def->name, given->name);
+        if (given->type == TP_ATTR_BYTES && (given->count < 0 || (given->count > 0 && given->s == NULL)))
+            return tp_status_make(TP_INVALID_ARGUMENT, "%s: attribute '%s' has %d bytes but no "
+                                  "data", def->name, given->name, (int)given->count);
         if (given->type == TP_ATTR_STRING && given->s == NULL)
             return tp_status_make(TP_INVALID_ARGUMENT, "%s: attribute '%s' is a NULL string",
                                   def->name, given->name);
@@ -365,6 +369,7 @@ static bool accepts_float(tp_attr_type_t t) { return t == TP_ATTR_FLOAT; }
 static bool accepts_bool(tp_attr_type_t t) { return t == TP_ATTR_BOOL; }
 static bool accepts_dtype(tp_attr_type_t t) { return t == TP_ATTR_DTYPE; }
 static bool accepts_string(tp_attr_type_t t) { return t == TP_ATTR_STRING; }
+static bool accepts_bytes(tp_attr_type_t t) { return t == TP_ATTR_BYTES; }
 
 static void kernel_attr_int(const tp_kernel_context_t *call, const char *name, int64_t *out,
                             tp_plugin_status_t *status) {
@@ -405,6 +410,15 @@ static void kernel_attr_string(const tp_kernel_context_t *call, const char *name
     if (attr != NULL) *out = attr->s != NULL ? attr->s : "";
 }
 
+static void kernel_attr_bytes(const tp_kernel_context_t *call, const char *name,
+                              const void **out_bytes, uint64_t *out_size,
+                              tp_plugin_status_t *status) {
+    const tp_attr_t *attr = typed_attr(call, name, accepts_bytes, "bytes", status);
+    if (attr == NULL) return;
+    *out_bytes = attr->s;
+    *out_size = (uint64_t)attr->count;
+}
+
 void tp_kernel_context_fill_host_api(tp_host_api_t *api) {
     api->kernel_op_name = kernel_op_name;
     api->kernel_num_inputs = kernel_num_inputs;
@@ -420,4 +434,5 @@ void tp_kernel_context_fill_host_api(tp_host_api_t *api) {
     api->kernel_attr_dtype = kernel_attr_dtype;
     api->kernel_attr_int_list = kernel_attr_int_list;
     api->kernel_attr_string = kernel_attr_string;
+    api->kernel_attr_bytes = kernel_attr_bytes;
 }

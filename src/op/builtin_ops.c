@@ -59,6 +59,10 @@ static const tp_op_attr_def_t transpose_attrs[] = {
 static const tp_op_attr_def_t cast_attrs[] = {
     {.struct_size = sizeof(tp_op_attr_def_t), .name = "SrcT", .type = TP_ATTR_DTYPE},
     {.struct_size = sizeof(tp_op_attr_def_t), .name = "DstT", .type = TP_ATTR_DTYPE}};
+static const tp_op_attr_def_t const_attrs[] = {
+    {.struct_size = sizeof(tp_op_attr_def_t), .name = "dtype", .type = TP_ATTR_DTYPE},
+    {.struct_size = sizeof(tp_op_attr_def_t), .name = "shape", .type = TP_ATTR_SHAPE},
+    {.struct_size = sizeof(tp_op_attr_def_t), .name = "value", .type = TP_ATTR_BYTES}};
 static const tp_op_attr_def_t random_attrs[] = {
     {.struct_size = sizeof(tp_op_attr_def_t), .name = "dtype", .type = TP_ATTR_DTYPE,
      .allowed_dtypes = floats, .num_allowed_dtypes = COUNT(floats)},
@@ -82,6 +86,8 @@ static const tp_op_def_t definitions[] = {
     OP("AddN", arg_n_inputs, arg_y, add_n_attrs),
     OP("BiasAdd", args_value_bias, arg_y, number_type),
     OP("Cast", arg_cast_x, arg_cast_y, cast_attrs),
+    {.struct_size = sizeof(tp_op_def_t), .name = "Const", .outputs = arg_random_output,
+     .num_outputs = 1, .attrs = const_attrs, .num_attrs = COUNT(const_attrs)},
     OP("Div", args_x_y, arg_y, number_type),
     OP("Exp", arg_x, arg_y, float_type),
     OP("Fill", arg_value, arg_y, shape_attrs),
@@ -115,6 +121,7 @@ static const tp_shape_fn_t shape_functions[] = {
     tp_shape_all_inputs_equal, /* AddN */
     tp_shape_bias_add,         /* BiasAdd */
     tp_shape_same_as_input,    /* Cast */
+    tp_shape_const,            /* Const */
     tp_shape_broadcast,        /* Div */
     tp_shape_same_as_input,    /* Exp */
     tp_shape_fill,             /* Fill */

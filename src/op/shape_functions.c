@@ -242,6 +242,28 @@ tp_status_t *tp_shape_from_attr(tp_kernel_context_t *call) {
     return NULL;
 }
 
+/* The shape attribute, checked against the number of value bytes. */
+tp_status_t *tp_shape_const(tp_kernel_context_t *call) {
+    tp_shape_t shape;
+    TP_RETURN_IF_ERROR(shape_attribute(call, &shape));
+    tp_dtype_t dtype = (tp_dtype_t)tp_kernel_context_attr(call, "dtype")->i;
+    int64_t count;
+    size_t bytes;
+    TP_RETURN_IF_ERROR(tp_status_annotate(tp_tensor_check_layout(dtype, &shape, &count, &bytes),
+                                          "Const"));
+    const tp_attr_t *value = tp_kernel_context_attr(call, "value");
+    if ((uint64_t)value->count != (uint64_t)bytes) {
+        char text[256];
+        return tp_status_make(TP_INVALID_ARGUMENT,
+                              "Const: a %s tensor of shape %s needs %zu bytes of value, but %d "
+                              "were given",
+                              tp_dtype_name(dtype), bracketed(&shape, text, sizeof text), bytes,
+                              (int)value->count);
+    }
+    set_output(call, 0, &shape);
+    return NULL;
+}
+
 tp_status_t *tp_shape_fill(tp_kernel_context_t *call) {
     if (input_shape(call, 0)->rank != 0) {
         char text[256];

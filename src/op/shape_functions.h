@@ -13,6 +13,7 @@ tp_status_t *tp_shape_reduce(tp_kernel_context_t *call);
 tp_status_t *tp_shape_reshape(tp_kernel_context_t *call);
 tp_status_t *tp_shape_transpose(tp_kernel_context_t *call);
 tp_status_t *tp_shape_from_attr(tp_kernel_context_t *call);
+tp_status_t *tp_shape_const(tp_kernel_context_t *call);
 tp_status_t *tp_shape_fill(tp_kernel_context_t *call);
 tp_status_t *tp_shape_softmax(tp_kernel_context_t *call);
 

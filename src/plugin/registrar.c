@@ -260,7 +260,7 @@ static bool copy_op_attrs(tp_registrar_t *registrar, tp_plugin_status_t *status,
                                 "op %s: attribute %zu has an invalid name", op->name, i);
             return false;
         }
-        if (attr->type < TP_ATTR_INT || attr->type > TP_ATTR_INT_LIST) {
+        if (attr->type < TP_ATTR_INT || attr->type > TP_ATTR_BYTES) {
             refuse_registration(registrar, status, TP_INVALID_ARGUMENT,
                                 "op %s: attribute '%s' has unknown type %d", op->name,
                                 attr->name, (int)attr->type);

@@ -205,6 +205,25 @@ static void tensors_print_as_the_reference_documents_show(void **state) {
     tp_tensor_release(tensor);
 }
 
+static void the_const_op_makes_constants(void **state) {
+    tp_context_t *context = *state;
+    const int64_t values[3] = {7, -8, 9};
+    tp_tensor_t *t = NULL;
+    assert_ok(tp_constant(context, TP_INT64, TP_SHAPE(3), values, sizeof values, &t));
+    int64_t back[3];
+    assert_ok(tp_tensor_read(t, back, sizeof back));
+    assert_memory_equal(back, values, sizeof values);
+    assert_string_equal(tp_tensor_device(t), "/job:localhost/replica:0/task:0/device:CPU:0");
+    tp_tensor_release(t);
+    t = NULL;
+    assert_error(tp_constant(context, TP_INT64, TP_SHAPE(2, 2), values, sizeof values, &t),
+                 TP_INVALID_ARGUMENT,
+                 "Const: a int64 tensor of shape [2,2] needs 32 bytes of value, but 24 were given");
+    assert_error(tp_constant(context, TP_INT64, TP_SHAPE(3), NULL, sizeof values, &t),
+                 TP_INVALID_ARGUMENT, "has 24 bytes but no data");
+    assert_null(t);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(values_round_trip_for_every_dtype, setup, teardown),
@@ -217,6 +236,7 @@ int main(void) {
                                         teardown),
         cmocka_unit_test_setup_teardown(tensors_print_as_the_reference_documents_show, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(the_const_op_makes_constants, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
