@@ -16,3 +16,8 @@ TP_PLUGIN_PATH="$build/tests/plugins" "$build/bin/tensorplug" devices 2>/dev/nul
 
 step "examples/hello_tensor: a tensor made from host data and printed"
 TP_PLUGIN_PATH= "$build/examples/hello_tensor"
+
+for example in log_placement manual_placement unknown_device soft_placement; do
+    step "examples/$example: the \"Using GPUs\" snippet in C"
+    TP_PLUGIN_PATH= "$build/examples/$example"
+done
