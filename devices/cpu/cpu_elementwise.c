@@ -110,13 +110,6 @@ UNARY_KERNEL(square, SQUARE)
 
 /* ---- Copies and constants ----------------------------------------------------------------------- */
 
-static void identity(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t *status) {
-    (void)kernel;
-    cpu_tensor_t x, y;
-    if (!cpu_input(context, 0, &x, status) || !cpu_output(context, 0, &y, status)) return;
-    if (x.view.byte_size > 0) memcpy(y.data, x.data, x.view.byte_size);
-}
-
 static void constant(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t *status) {
     (void)kernel;
     cpu_tensor_t y;
@@ -396,7 +389,8 @@ void cpu_register_elementwise_kernels(tp_registrar_t *registrar, tp_plugin_statu
     cpu_register(registrar, "Log", "T", floats, COUNT(floats), log_kernel, status);
     cpu_register(registrar, "Sqrt", "T", floats, COUNT(floats), sqrt_kernel, status);
     cpu_register(registrar, "Const", "dtype", all_types, COUNT(all_types), constant, status);
-    cpu_register(registrar, "Identity", "T", all_types, COUNT(all_types), identity, status);
+    cpu_register(registrar, "Identity", "T", all_types, COUNT(all_types), cpu_copy_kernel,
+                 status);
     cpu_register(registrar, "ZerosLike", "T", all_types, COUNT(all_types), zeros_like, status);
     cpu_register(registrar, "OnesLike", "T", all_types, COUNT(all_types), ones_like, status);
     cpu_register(registrar, "Fill", "T", all_types, COUNT(all_types), fill, status);

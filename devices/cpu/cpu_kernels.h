@@ -33,6 +33,9 @@ void cpu_register(tp_registrar_t *registrar, const char *op, const char *attr,
                   void (*compute)(void *, tp_kernel_context_t *, tp_plugin_status_t *),
                   tp_plugin_status_t *status);
 
+/* Copies input 0 to output 0 byte for byte: Identity, and Reshape. */
+void cpu_copy_kernel(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t *status);
+
 /* Each file's kernels. */
 void cpu_register_elementwise_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status);
 void cpu_register_matmul_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status);
