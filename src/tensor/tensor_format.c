@@ -46,9 +46,26 @@ static bool reads_back(const char *text, double x, bool single) {
     return single ? strtof(text, NULL) == (float)x : strtod(text, NULL) == x;
 }
 
+static void shortest_scientific(double x, bool single, int max_digits, char *integer,
+                                char *fraction, int *exponent);
+
 /* The fewest fractional digits (up to max_digits) that read back as x, as "%.Nf" prints them;
- * with max_digits reached, the value rounded there with trailing zeros dropped. */
+ * with max_digits reached, the value rounded there with trailing zeros dropped. A large value
+ * whose shortest digits end before the point gets zeros, not its exact binary digits, as
+ * NumPy prints it: float32 67012472 is "67012470". */
 static void shortest_positional(double x, bool single, int max_digits, char *text) {
+    if (fabs(x) >= 1) {
+        char integer[TEXT_CAPACITY], fraction[TEXT_CAPACITY];
+        int exponent;
+        shortest_scientific(x, single, 17, integer, fraction, &exponent);
+        int significant = (int)strlen(fraction) + 1;
+        /* A value too wide for the buffer (it cannot be: doubles have 309 digits at most,
+         * arrays switch to scientific at 1e8 and scalars at 1e16) would take the path below. */
+        if (significant < exponent + 1 &&
+            snprintf(text, TEXT_CAPACITY, "%s%s%0*d", integer, fraction,
+                     exponent + 1 - significant, 0) < TEXT_CAPACITY)
+            return;
+    }
     for (int digits = 0; digits <= max_digits; digits++) {
         snprintf(text, TEXT_CAPACITY, "%.*f", digits, x);
         if (reads_back(text, x, single)) return;
