@@ -25,7 +25,7 @@ typedef struct {
 
 static double apply_float(unary_t op, double v) {
     switch (op) {
-    case RELU: return v > 0 ? v : 0;
+    case RELU: return v < 0 ? 0 : v; /* NaN passes through, as in NumPy */
     case SIGMOID: return 1.0 / (1.0 + exp(-v));
     case TANH: return tanh(v);
     case EXP: return exp(v);
@@ -57,7 +57,7 @@ static void unary_range(void *arg, int64_t begin, int64_t end) {
         const float *x = job->x;
         float *y = job->y;
         if (job->op == RELU) {
-            for (int64_t i = begin; i < end; i++) y[i] = x[i] > 0 ? x[i] : 0.0f;
+            for (int64_t i = begin; i < end; i++) y[i] = x[i] < 0 ? 0.0f : x[i];
         } else {
             for (int64_t i = begin; i < end; i++) y[i] = (float)apply_float(job->op, x[i]);
         }
@@ -181,10 +181,10 @@ static int64_t load_integer(const void *data, tp_dtype_t dtype, int64_t i) {
 
 /* A float converted to an integer type saturates and maps NaN to 0, instead of the undefined
  * behaviour of a plain C conversion. */
-static int64_t saturate(double v, double low, double high) {
+static int64_t saturate(double v, int64_t low, int64_t high) {
     if (isnan(v)) return 0;
-    if (v <= low) return (int64_t)low;
-    if (v >= high) return (int64_t)high;
+    if (v <= (double)low) return low;
+    if (v >= (double)high) return high; /* (double)INT64_MAX is 2^63, itself out of range */
     return (int64_t)v;
 }
 
@@ -198,16 +198,15 @@ static void cast(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t 
         double d = load_double(x.data, from, i);
         int64_t n = from_float ? 0 : load_integer(x.data, from, i);
         switch (y.view.dtype) {
-        case TP_FLOAT32: ((float *)y.data)[i] = (float)d; break;
-        case TP_FLOAT64: ((double *)y.data)[i] = d; break;
+        /* From an integer directly: through double first would round twice. */
+        case TP_FLOAT32: ((float *)y.data)[i] = from_float ? (float)d : (float)n; break;
+        case TP_FLOAT64: ((double *)y.data)[i] = from_float ? d : (double)n; break;
         case TP_INT32:
             ((int32_t *)y.data)[i] = (int32_t)(from_float ? saturate(d, INT32_MIN, INT32_MAX)
                                                           : (int64_t)(int32_t)(uint32_t)n);
             break;
         case TP_INT64:
-            ((int64_t *)y.data)[i] = from_float ? saturate(d, -9223372036854775808.0,
-                                                           9223372036854774784.0)
-                                                : n;
+            ((int64_t *)y.data)[i] = from_float ? saturate(d, INT64_MIN, INT64_MAX) : n;
             break;
         case TP_UINT8:
             ((uint8_t *)y.data)[i] = (uint8_t)(from_float ? saturate(d, 0, 255) : (n & 0xff));

@@ -75,10 +75,12 @@ static void run_reduction(reduction_t op, tp_kernel_context_t *context,
             store(&y, o, op == MAX ? (v > current || isnan(v) ? v : current) : current + v, 0);
         }
     }
-    if (op == MEAN && group > 0) {
+    /* The mean of nothing is NaN for floats (0 / 0), as in NumPy; integers have no NaN and
+     * give 0. */
+    if (op == MEAN) {
         for (int64_t o = 0; o < outputs; o++) {
             if (integer)
-                store(&y, o, 0, load_integer(&y, o) / group);
+                store(&y, o, 0, group > 0 ? load_integer(&y, o) / group : 0);
             else
                 store(&y, o, load(&y, o) / (double)group, 0);
         }
