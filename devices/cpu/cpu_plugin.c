@@ -1,6 +1,7 @@
 /* The CPU device, registered through the plug-in ABI like any other device. Its stream is
  * synchronous: every command has finished when the call that enqueues it returns, so its
- * events are complete as soon as they are recorded. */
+ * events are complete as soon as they are recorded, and it leaves host callbacks to the
+ * host's default (wait, then call). */
 #include "cpu_plugin.h"
 
 #include "cpu_kernels.h"
@@ -169,14 +170,6 @@ static tp_event_state_t cpu_event_query(void *device, void *event) {
     return TP_EVENT_COMPLETE;
 }
 
-static void cpu_host_callback(void *device, void *stream, void (*fn)(void *arg), void *arg,
-                              tp_plugin_status_t *status) {
-    (void)device;
-    (void)stream;
-    (void)status;
-    fn(arg);
-}
-
 static void cpu_init(const tp_host_api_t *host_api, tp_registrar_t *registrar,
                      tp_plugin_status_t *status) {
     host = host_api;
@@ -203,7 +196,6 @@ static void cpu_init(const tp_host_api_t *host_api, tp_registrar_t *registrar,
         .event_record = cpu_event_record,
         .stream_wait_event = cpu_stream_wait_event,
         .event_query = cpu_event_query,
-        .host_callback = cpu_host_callback,
     };
     host->register_device_type(registrar, &cpu, status);
     tp_cpu_host = host_api;

@@ -229,8 +229,14 @@ static const tp_device_type_def_t *find_type(const tp_device_registry_t *registr
     return NULL;
 }
 
-/* Indexes the kernels of the used plug-ins; their ops and types were checked when each
- * plug-in was added. */
+static int compare_kernel_entries(const void *a, const void *b) {
+    uintptr_t x = (uintptr_t)((const tp_kernel_entry_t *)a)->op;
+    uintptr_t y = (uintptr_t)((const tp_kernel_entry_t *)b)->op;
+    return (x > y) - (x < y);
+}
+
+/* Indexes the kernels of the used plug-ins, sorted by op so that a lookup is a binary search;
+ * their ops and types were checked when each plug-in was added. */
 static tp_status_t *index_kernels(tp_device_registry_t *registry) {
     size_t total = 0;
     for (size_t i = 0; i < registry->num_plugins; i++)
@@ -250,6 +256,8 @@ static tp_status_t *index_kernels(tp_device_registry_t *registry) {
                 registry->kernels[registry->num_kernels++] = indexed;
         }
     }
+    qsort(registry->kernels, registry->num_kernels, sizeof *registry->kernels,
+          compare_kernel_entries);
     return NULL;
 }
 

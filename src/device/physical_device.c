@@ -160,7 +160,8 @@ static void free_when_done(void *arg) {
 void tp_physical_device_deallocate_in_order(tp_physical_device_t *device, void *mem,
                                             uint64_t size) {
     if (mem == NULL) return;
-    pending_free_t *pending = malloc(sizeof *pending);
+    pending_free_t *pending =
+        device->def->host_callback != NULL ? malloc(sizeof *pending) : NULL;
     tp_status_t *error = NULL;
     if (pending != NULL) {
         *pending = (pending_free_t){device, mem, size};
@@ -168,8 +169,9 @@ void tp_physical_device_deallocate_in_order(tp_physical_device_t *device, void *
         if (error == NULL) return;
         free(pending);
     }
-    /* No memory to wait with, or the stream failed: wait here, then free. An error the wait
-     * finds belongs to the work before it, and is kept for whoever waits next. */
+    /* No host callback, no memory to wait with, or the stream failed: wait here, then free.
+     * An error the wait finds belongs to the work before it, and is kept for whoever waits
+     * next. */
     park_error(device, error);
     park_error(device, tp_physical_device_synchronize(device));
     tp_physical_device_deallocate(device, mem, size);

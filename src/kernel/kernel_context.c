@@ -186,9 +186,24 @@ tp_status_t *tp_kernel_context_resolve(tp_kernel_context_t *call, const tp_op_t 
                                        const tp_attr_t *attrs, size_t num_attrs,
                                        size_t num_outputs) {
     const tp_op_def_t *def = op->def;
-    memset(call, 0, sizeof *call);
+    /* Field by field: the attribute array is large, and every slot an op uses is written
+     * below (given, bound from an input, or defaulted). */
     call->op = op;
     call->inputs = inputs;
+    call->num_outputs = 0;
+    call->device = NULL;
+    call->stream = NULL;
+    call->inferring = false;
+    for (int32_t o = 0; o < TP_MAX_OP_OUTPUTS; o++) {
+        call->output_shape_set[o] = false;
+        call->outputs[o] = NULL;
+    }
+    if (def->num_attrs > TP_MAX_OP_ATTRS)
+        return tp_status_make(TP_UNIMPLEMENTED, "%s has %zu attributes; at most %d are "
+                              "supported", def->name, def->num_attrs, TP_MAX_OP_ATTRS);
+    if (def->num_outputs > TP_MAX_OP_OUTPUTS)
+        return tp_status_make(TP_UNIMPLEMENTED, "%s has %zu outputs; at most %d are supported",
+                              def->name, def->num_outputs, TP_MAX_OP_OUTPUTS);
     if (num_inputs > INT32_MAX)
         return tp_status_make(TP_INVALID_ARGUMENT, "%s: too many inputs", def->name);
     call->num_inputs = (int32_t)num_inputs;

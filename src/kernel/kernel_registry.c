@@ -1,5 +1,6 @@
 #include "kernel/kernel_registry.h"
 
+#include <stdint.h>
 #include <string.h>
 
 bool tp_kernel_registry_find_op(const tp_device_registry_t *registry, const char *name,
@@ -39,9 +40,20 @@ const tp_kernel_def_t *tp_kernel_registry_find(const tp_device_registry_t *regis
                                                const tp_kernel_context_t *call,
                                                const tp_device_type_def_t *device_type) {
     const tp_kernel_def_t *best = NULL;
-    for (size_t i = 0; i < registry->num_kernels; i++) {
+    uintptr_t op = (uintptr_t)call->op->def;
+    /* The first entry of the op: the index is sorted by op pointer. */
+    size_t low = 0, high = registry->num_kernels;
+    while (low < high) {
+        size_t middle = low + (high - low) / 2;
+        if ((uintptr_t)registry->kernels[middle].op < op)
+            low = middle + 1;
+        else
+            high = middle;
+    }
+    for (size_t i = low; i < registry->num_kernels && registry->kernels[i].op == call->op->def;
+         i++) {
         const tp_kernel_entry_t *entry = &registry->kernels[i];
-        if (entry->op != call->op->def || entry->device_type != device_type) continue;
+        if (entry->device_type != device_type) continue;
         if (!satisfies(entry->kernel, call)) continue;
         if (best == NULL || entry->kernel->priority > best->priority) best = entry->kernel;
     }
