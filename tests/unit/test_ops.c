@@ -1,7 +1,7 @@
 /* The built-in ops on the CPU: values, shapes and dtypes of every op checked against values
  * computed by hand; NumPy broadcasting; reductions; the layout ops; the random ops; the
  * multi-threaded paths; and calls that tp_execute must refuse without touching the output. */
-#include "test_support.h"
+#include "cpu_fixture.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -34,19 +34,10 @@ __attribute__((format(printf, 1, 2))) static void describe(const char *format, .
 
 static int setup(void **state) {
     describe("%s", "tensor");
-    tp_context_options_t options = TP_CONTEXT_OPTIONS_INIT;
-    options.no_plugins = true;
-    return create_context_state(state, &options);
+    return cpu_context_setup(state);
 }
 
-static int teardown(void **state) {
-    tp_context_t *context = *state;
-    /* Every test releases every tensor it made, on its error paths too. */
-    int_fast64_t in_use = atomic_load(&context->registry.host_device->bytes_in_use);
-    if (in_use != 0) print_error("%lld bytes are still in use\n", (long long)in_use);
-    tp_context_destroy(context);
-    return in_use == 0 ? 0 : -1;
-}
+
 
 /* ---- Making tensors -------------------------------------------------------------------------- */
 
@@ -1427,7 +1418,7 @@ static void nan_passes_through_relu_and_an_empty_mean_is_nan(void **state) {
 }
 
 int main(void) {
-#define TEST(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+#define TEST(name) cmocka_unit_test_setup_teardown(name, setup, cpu_context_teardown)
     const struct CMUnitTest tests[] = {
         TEST(unary_ops_on_floats_match_hand_computed_values),
         TEST(unary_ops_keep_the_shape_of_a_matrix),

@@ -7,19 +7,8 @@
 #include "context/context.h"
 #include "device/physical_device.h"
 
-static int setup(void **state) {
-    tp_context_options_t options = TP_CONTEXT_OPTIONS_INIT;
-    options.no_plugins = true;
-    return create_context_state(state, &options);
-}
+#include "cpu_fixture.h"
 
-static int teardown(void **state) {
-    tp_context_t *context = *state;
-    /* Every test returns what it allocated. */
-    int_fast64_t in_use = atomic_load(&context->registry.host_device->bytes_in_use);
-    tp_context_destroy(context);
-    return in_use == 0 ? 0 : -1;
-}
 
 static void values_round_trip_for_every_dtype(void **state) {
     tp_context_t *context = *state;
@@ -225,18 +214,17 @@ static void the_const_op_makes_constants(void **state) {
 }
 
 int main(void) {
+#define TEST(name) cmocka_unit_test_setup_teardown(name, cpu_context_setup, cpu_context_teardown)
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(values_round_trip_for_every_dtype, setup, teardown),
-        cmocka_unit_test_setup_teardown(the_tensor_owns_a_copy, setup, teardown),
-        cmocka_unit_test_setup_teardown(references_keep_memory_until_the_last_release, setup,
-                                        teardown),
+        TEST(values_round_trip_for_every_dtype),
+        TEST(the_tensor_owns_a_copy),
+        TEST(references_keep_memory_until_the_last_release),
         cmocka_unit_test(a_tensor_may_outlive_its_context),
-        cmocka_unit_test_setup_teardown(empty_and_scalar_tensors, setup, teardown),
-        cmocka_unit_test_setup_teardown(bad_input_is_refused_and_leaves_nothing, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(tensors_print_as_the_reference_documents_show, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(the_const_op_makes_constants, setup, teardown),
+        TEST(empty_and_scalar_tensors),
+        TEST(bad_input_is_refused_and_leaves_nothing),
+        TEST(tensors_print_as_the_reference_documents_show),
+        TEST(the_const_op_makes_constants),
     };
+#undef TEST
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
