@@ -230,6 +230,36 @@ static void asynchronous_errors_surface_at_the_next_wait(void **state) {
     free_fixture(f);
 }
 
+/* TP_LOG_DEVICE_PLACEMENT=1 turns the log on without the option. */
+static void placement_logging_from_the_environment(void **state) {
+    (void)state;
+    char *text = NULL;
+    size_t length = 0;
+    FILE *log = open_memstream(&text, &length);
+    tp_context_options_t options = TP_CONTEXT_OPTIONS_INIT;
+    options.no_plugins = true;
+    options.placement_log = log;
+    setenv("TP_LOG_DEVICE_PLACEMENT", "1", 1);
+    tp_context_t *context;
+    assert_ok(tp_context_create(&options, &context));
+    unsetenv("TP_LOG_DEVICE_PLACEMENT");
+    tp_tensor_t *a, *b;
+    assert_ok(tp_tensor_create(context, TP_FLOAT32, TP_SHAPE(5), sample, sizeof sample, &a));
+    assert_ok(tp_relu(context, a, &b));
+    tp_context_set_log_device_placement(context, false);
+    tp_tensor_t *c;
+    assert_ok(tp_relu(context, a, &c)); /* not logged */
+    fflush(log);
+    assert_string_equal(text,
+                        "Executing op Relu in device /job:localhost/replica:0/task:0/device:CPU:0\n");
+    tp_tensor_release(a);
+    tp_tensor_release(b);
+    tp_tensor_release(c);
+    tp_context_destroy(context);
+    fclose(log);
+    free(text);
+}
+
 typedef struct {
     tp_context_t *context;
     const char *scope;
@@ -287,6 +317,7 @@ int main(void) {
         cmocka_unit_test(kernels_are_matched_by_dtype),
         cmocka_unit_test(asynchronous_errors_surface_at_the_next_wait),
         cmocka_unit_test(scopes_are_per_thread),
+        cmocka_unit_test(placement_logging_from_the_environment),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
