@@ -1,0 +1,114 @@
+#include "apu_stream.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct apu_command {
+    apu_command_t *next;
+    apu_work_fn work;
+    unsigned char payload[128];
+};
+
+static void sleep_microseconds(uint64_t microseconds) {
+    struct timespec delay = {(time_t)(microseconds / 1000000),
+                             (long)(microseconds % 1000000) * 1000};
+    while (nanosleep(&delay, &delay) != 0) {
+    }
+}
+
+static void *run_queue(void *arg) {
+    apu_stream_t *stream = arg;
+    pthread_mutex_lock(&stream->mutex);
+    for (;;) {
+        while (stream->head == NULL && !stream->shutting_down)
+            pthread_cond_wait(&stream->work, &stream->mutex);
+        if (stream->head == NULL) break; /* shutting down with nothing left */
+        apu_command_t *command = stream->head;
+        stream->running = true;
+        pthread_mutex_unlock(&stream->mutex);
+
+        if (apu_config.latency_us > 0) sleep_microseconds(apu_config.latency_us);
+        char error[sizeof stream->error] = "";
+        bool ok = command->work(stream, command->payload, error, sizeof error);
+
+        pthread_mutex_lock(&stream->mutex);
+        if (!ok && stream->error[0] == '\0')
+            snprintf(stream->error, sizeof stream->error, "%s", error);
+        stream->head = command->next;
+        if (stream->head == NULL) stream->tail = NULL;
+        stream->running = false;
+        free(command);
+        if (stream->head == NULL) pthread_cond_broadcast(&stream->drained);
+    }
+    pthread_mutex_unlock(&stream->mutex);
+    return NULL;
+}
+
+bool apu_stream_start(apu_device_t *device, apu_stream_t **out, tp_plugin_status_t *status) {
+    apu_stream_t *stream = calloc(1, sizeof *stream);
+    if (stream == NULL) {
+        apu_host->status_set(status, TP_RESOURCE_EXHAUSTED, "APU: out of host memory");
+        return false;
+    }
+    stream->device = device;
+    pthread_mutex_init(&stream->mutex, NULL);
+    pthread_cond_init(&stream->work, NULL);
+    pthread_cond_init(&stream->drained, NULL);
+    if (pthread_create(&stream->worker, NULL, run_queue, stream) != 0) {
+        pthread_cond_destroy(&stream->drained);
+        pthread_cond_destroy(&stream->work);
+        pthread_mutex_destroy(&stream->mutex);
+        free(stream);
+        apu_host->status_set(status, TP_RESOURCE_EXHAUSTED,
+                             "APU:%d: cannot start the stream's queue thread", (int)device->ordinal);
+        return false;
+    }
+    *out = stream;
+    return true;
+}
+
+void apu_stream_stop(apu_stream_t *stream) {
+    pthread_mutex_lock(&stream->mutex);
+    stream->shutting_down = true;
+    pthread_cond_signal(&stream->work);
+    pthread_mutex_unlock(&stream->mutex);
+    pthread_join(stream->worker, NULL);
+    pthread_cond_destroy(&stream->drained);
+    pthread_cond_destroy(&stream->work);
+    pthread_mutex_destroy(&stream->mutex);
+    free(stream);
+}
+
+bool apu_stream_enqueue(apu_stream_t *stream, apu_work_fn work, const void *payload,
+                        size_t payload_size, tp_plugin_status_t *status) {
+    apu_command_t *command = malloc(sizeof *command);
+    if (command == NULL || payload_size > sizeof command->payload) {
+        free(command);
+        apu_host->status_set(status, TP_RESOURCE_EXHAUSTED, "APU: cannot queue a command");
+        return false;
+    }
+    command->next = NULL;
+    command->work = work;
+    memcpy(command->payload, payload, payload_size);
+    pthread_mutex_lock(&stream->mutex);
+    if (stream->tail != NULL)
+        stream->tail->next = command;
+    else
+        stream->head = command;
+    stream->tail = command;
+    pthread_cond_signal(&stream->work);
+    pthread_mutex_unlock(&stream->mutex);
+    return true;
+}
+
+void apu_stream_synchronize(apu_stream_t *stream, tp_plugin_status_t *status) {
+    pthread_mutex_lock(&stream->mutex);
+    while (stream->head != NULL) pthread_cond_wait(&stream->drained, &stream->mutex);
+    if (stream->error[0] != '\0') {
+        apu_host->status_set(status, TP_INTERNAL, "%s", stream->error);
+        stream->error[0] = '\0';
+    }
+    pthread_mutex_unlock(&stream->mutex);
+}

@@ -1,0 +1,44 @@
+/* An APU stream: an in-order queue of commands run by a worker thread of its own. */
+#ifndef TP_APU_STREAM_H
+#define TP_APU_STREAM_H
+
+#include <pthread.h>
+#include <stdbool.h>
+
+#include "apu_device.h"
+
+typedef struct apu_event {
+    pthread_mutex_t mutex;
+    pthread_cond_t done;
+    tp_event_state_t state;
+    uint64_t generation; /* each record starts a new generation */
+} apu_event_t;
+
+typedef struct apu_command apu_command_t;
+
+typedef struct apu_stream {
+    apu_device_t *device;
+    pthread_t worker;
+    pthread_mutex_t mutex;
+    pthread_cond_t work;     /* signalled when a command is queued or on shutdown */
+    pthread_cond_t drained;  /* signalled when the queue becomes empty */
+    apu_command_t *head, *tail;
+    bool running;            /* a command is being executed */
+    bool shutting_down;
+    char error[256];         /* the first error since the last synchronize */
+} apu_stream_t;
+
+/* A command's work, run on the worker thread; returns false and fills `error` on failure. */
+typedef bool (*apu_work_fn)(apu_stream_t *stream, void *payload, char *error, size_t capacity);
+
+bool apu_stream_start(apu_device_t *device, apu_stream_t **out, tp_plugin_status_t *status);
+void apu_stream_stop(apu_stream_t *stream);
+
+/* Queues `work` with a copy of `payload` (at most 128 bytes). */
+bool apu_stream_enqueue(apu_stream_t *stream, apu_work_fn work, const void *payload,
+                        size_t payload_size, tp_plugin_status_t *status);
+
+/* Waits until the queue is empty; reports and clears the first error. */
+void apu_stream_synchronize(apu_stream_t *stream, tp_plugin_status_t *status);
+
+#endif
