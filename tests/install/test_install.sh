@@ -13,8 +13,11 @@ passes=0
 failures=0
 check() { if [ "$2" -eq 0 ]; then passes=$((passes + 1)); else failures=$((failures + 1)); echo "FAIL: $1"; fi; }
 
-cmake --install "$build" --prefix "$prefix" >"$work/install.log" 2>&1
-check "cmake --install" $?
+# The runtime and development files first, as the tensorplug and tensorplug-dev packages hold.
+for component in runtime dev; do
+    cmake --install "$build" --prefix "$prefix" --component $component >>"$work/install.log" 2>&1
+    check "cmake --install --component $component" $?
+done
 for file in include/tensorplug/tensorplug.h include/tensorplug/plugin.h bin/tensorplug; do
     [ -e "$prefix/$file" ]; check "installed $file" $?
 done
@@ -25,6 +28,16 @@ libdir=$(dirname "$(find "$prefix" -name 'libtensorplug.so' | head -n 1)")
 out=$(LD_LIBRARY_PATH="$libdir" TP_PLUGIN_PATH= "$prefix/bin/tensorplug" devices)
 [ "$out" = "PhysicalDevice(name='/physical_device:CPU:0', device_type='CPU')" ]
 check "the installed command runs (got: $out)" $?
+
+# Then the APU package alone: nothing else is needed for the device to appear.
+cmake --install "$build" --prefix "$prefix" --component apu >>"$work/install.log" 2>&1
+check "cmake --install --component apu" $?
+[ -e "$libdir/tensorplug/plugins/libtensorplug_apu.so" ]
+check "the APU plug-in is in the installed plug-in folder" $?
+out=$(LD_LIBRARY_PATH="$libdir" TP_PLUGIN_PATH= "$prefix/bin/tensorplug" devices)
+[ "$out" = "PhysicalDevice(name='/physical_device:CPU:0', device_type='CPU')
+PhysicalDevice(name='/physical_device:APU:0', device_type='APU')" ]
+check "with the APU installed, the device appears (got: $out)" $?
 
 expected="tp.Tensor(
 [[22. 28.]

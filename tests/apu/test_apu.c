@@ -1,0 +1,176 @@
+/* The APU plug-in through the runtime: its devices, memory, ordering, events and Relu. Run
+ * with TP_APU_DEVICES=2, TP_APU_MEMORY=64M and TP_APU_LATENCY_US=200, so that queued work is
+ * still queued when the host looks. */
+#include "../unit/test_support.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "context/context.h"
+#include "device/physical_device.h"
+#include "plugin/plugin_status.h"
+#include "tensor/tensor.h"
+
+static int setup(void **state) {
+    tp_context_options_t options = TP_CONTEXT_OPTIONS_INIT;
+    options.plugin_path = TP_APU_PLUGIN_DIR;
+    options.skip_installed_plugins = true;
+    tp_log_set_level(TP_LOG_ERROR); /* fallbacks of ops without APU kernels are expected */
+    return create_context_state(state, &options);
+}
+
+static int teardown(void **state) {
+    tp_context_t *context = *state;
+    int failures = 0;
+    for (size_t i = 0; i < context->registry.num_devices; i++) {
+        tp_physical_device_t *device = context->registry.devices[i];
+        tp_status_free(tp_physical_device_synchronize(device)); /* pending frees run */
+        if (atomic_load(&device->bytes_in_use) != 0) {
+            print_error("%s still has %lld bytes in use\n", device->name,
+                        (long long)atomic_load(&device->bytes_in_use));
+            failures++;
+        }
+    }
+    tp_context_destroy(context);
+    return failures == 0 ? 0 : -1;
+}
+
+static tp_physical_device_t *apu(tp_context_t *context, int ordinal) {
+    const tp_physical_device_t *device;
+    char name[32];
+    snprintf(name, sizeof name, "/APU:%d", ordinal);
+    assert_ok(tp_physical_device_find(context, name, &device));
+    return (tp_physical_device_t *)device;
+}
+
+static void two_devices_with_their_own_memory(void **state) {
+    tp_context_t *context = *state;
+    assert_int_equal(tp_physical_device_count(context, "APU"), 2);
+    for (int i = 0; i < 2; i++) {
+        tp_physical_device_t *device = apu(context, i);
+        assert_string_equal(tp_physical_device_hardware_name(device),
+                            "Awesome Processing Unit (simulated)");
+        assert_int_equal(tp_physical_device_memory_bytes(device), 64u << 20);
+    }
+    char *text = NULL;
+    size_t length = 0;
+    FILE *out = open_memstream(&text, &length);
+    assert_ok(tp_list_physical_devices(context, NULL, out));
+    fclose(out);
+    assert_string_equal(text,
+                        "PhysicalDevice(name='/physical_device:CPU:0', device_type='CPU')\n"
+                        "PhysicalDevice(name='/physical_device:APU:0', device_type='APU')\n"
+                        "PhysicalDevice(name='/physical_device:APU:1', device_type='APU')\n");
+    free(text);
+}
+
+static void device_memory_is_not_host_memory(void **state) {
+    tp_context_t *context = *state;
+    tp_physical_device_t *device = apu(context, 0);
+    void *mem;
+    assert_ok(tp_physical_device_allocate(device, 4096, &mem));
+    /* The handle is a device address far from any host mapping. */
+    assert_true((uintptr_t)mem >= UINT64_C(0x5A5A00000000));
+    uint64_t free_bytes, total;
+    tp_physical_device_memory_usage(device, &free_bytes, &total);
+    assert_int_equal(total, 64u << 20);
+    assert_int_equal(free_bytes, (64u << 20) - 4096);
+    tp_physical_device_deallocate(device, mem, 4096);
+    tp_physical_device_memory_usage(device, &free_bytes, &total);
+    assert_int_equal(free_bytes, 64u << 20);
+    /* More than the device has fails cleanly. */
+    assert_error(tp_physical_device_allocate(device, 65u << 20, &mem), TP_RESOURCE_EXHAUSTED,
+                 "APU:0: cannot allocate 68157440 bytes of 67108864");
+}
+
+static void relu_on_the_apu_equals_relu_on_the_cpu(void **state) {
+    tp_context_t *context = *state;
+    tp_tensor_t *a, *on_apu, *on_cpu;
+    assert_ok(tp_random_normal(context, TP_FLOAT32, TP_SHAPE(1000), 7, &a));
+    assert_ok(tp_relu(context, a, &on_apu));
+    assert_string_equal(tp_tensor_device(on_apu), "/job:localhost/replica:0/task:0/device:APU:0");
+    assert_ok(tp_device_push(context, "/CPU:0"));
+    assert_ok(tp_relu(context, a, &on_cpu));
+    assert_ok(tp_device_pop(context));
+    static float x[1000], y[1000];
+    assert_ok(tp_tensor_read(on_apu, x, sizeof x)); /* waits for the APU's queue */
+    assert_ok(tp_tensor_read(on_cpu, y, sizeof y));
+    assert_memory_equal(x, y, sizeof x);
+    int positive = 0;
+    for (int i = 0; i < 1000; i++) positive += x[i] > 0;
+    assert_true(positive > 400 && positive < 600);
+    tp_tensor_release(a);
+    tp_tensor_release(on_apu);
+    tp_tensor_release(on_cpu);
+}
+
+static void the_second_apu_is_addressed_by_scope(void **state) {
+    tp_context_t *context = *state;
+    const float values[4] = {-1, 2, -3, 4};
+    tp_tensor_t *a, *b;
+    assert_ok(tp_tensor_create(context, TP_FLOAT32, TP_SHAPE(4), values, sizeof values, &a));
+    assert_ok(tp_device_push(context, "/device:APU:1"));
+    assert_ok(tp_relu(context, a, &b));
+    assert_ok(tp_device_pop(context));
+    assert_string_equal(tp_tensor_device(b), "/job:localhost/replica:0/task:0/device:APU:1");
+    float got[4];
+    assert_ok(tp_tensor_read(b, got, sizeof got));
+    assert_true(got[0] == 0 && got[1] == 2 && got[2] == 0 && got[3] == 4);
+    tp_tensor_release(a);
+    tp_tensor_release(b);
+}
+
+/* A kernel queued behind slow commands is not done when compute returns; a read waits. */
+static void work_is_asynchronous_and_reads_wait(void **state) {
+    tp_context_t *context = *state;
+    static float values[256];
+    for (int i = 0; i < 256; i++) values[i] = (float)(i - 128);
+    tp_tensor_t *a, *b, *c;
+    assert_ok(tp_tensor_create(context, TP_FLOAT32, TP_SHAPE(256), values, sizeof values, &a));
+    assert_ok(tp_relu(context, a, &b));
+    assert_ok(tp_relu(context, b, &c)); /* input already on the APU: no copy */
+    float got[256];
+    assert_ok(tp_tensor_read(c, got, sizeof got));
+    for (int i = 0; i < 256; i++) assert_true(got[i] == (i < 128 ? 0.0f : (float)(i - 128)));
+    tp_tensor_release(a);
+    tp_tensor_release(b);
+    tp_tensor_release(c);
+}
+
+/* An event recorded after queued work completes only after it. */
+static void events_complete_in_stream_order(void **state) {
+    tp_context_t *context = *state;
+    tp_physical_device_t *device = apu(context, 0);
+    const tp_device_type_def_t *def = device->def;
+    void *stream, *event, *mem;
+    assert_ok(tp_physical_device_stream(device, &stream));
+    tp_plugin_status_t status = TP_PLUGIN_STATUS_INIT;
+    def->event_create(device->handle, &event, &status);
+    assert_int_equal(status.code, TP_OK);
+    assert_int_equal(def->event_query(device->handle, event), TP_EVENT_COMPLETE);
+    static unsigned char bytes[1 << 16];
+    assert_ok(tp_physical_device_allocate(device, sizeof bytes, &mem));
+    for (int i = 0; i < 5; i++) /* five commands of 200 us each */
+        assert_ok(tp_physical_device_copy_from_host(device, mem, 0, bytes, sizeof bytes));
+    def->event_record(device->handle, stream, event, &status);
+    assert_int_equal(def->event_query(device->handle, event), TP_EVENT_PENDING);
+    def->event_synchronize(device->handle, event, &status);
+    assert_int_equal(def->event_query(device->handle, event), TP_EVENT_COMPLETE);
+    def->event_destroy(device->handle, event);
+    assert_ok(tp_physical_device_synchronize(device));
+    tp_physical_device_deallocate(device, mem, sizeof bytes);
+}
+
+int main(void) {
+#define TEST(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+    const struct CMUnitTest tests[] = {
+        TEST(two_devices_with_their_own_memory),
+        TEST(device_memory_is_not_host_memory),
+        TEST(relu_on_the_apu_equals_relu_on_the_cpu),
+        TEST(the_second_apu_is_addressed_by_scope),
+        TEST(work_is_asynchronous_and_reads_wait),
+        TEST(events_complete_in_stream_order),
+    };
+#undef TEST
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
