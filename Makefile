@@ -7,7 +7,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 MAKEFLAGS += --no-print-directory
 
-.PHONY: all deps build check check-fast check-asan check-tsan demo bench install clean
+.PHONY: all deps build check check-fast check-asan check-tsan demo bench install package clean
 
 all: build
 
@@ -44,6 +44,10 @@ demo: build
 bench: build
 	$(BUILD)/bin/bench_context
 	$(BUILD)/bin/bench_eager
+
+# The Debian packages tensorplug, tensorplug-dev and tensorplug-apu, in build/.
+package: build
+	cd $(BUILD) && cpack -G DEB
 
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)

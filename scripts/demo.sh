@@ -1,23 +1,32 @@
 #!/bin/sh
-# The walk-through `make demo` runs. Usage: demo.sh BUILD_DIR
+# The walk-through `make demo` runs: the runtime alone, then the APU package installed into a
+# local prefix (no root needed), then the reference documents' examples. Usage: demo.sh BUILD
 set -eu
 build=${1:-build}
+prefix="$build/demo-prefix"
 step() { printf '\n== %s\n' "$*"; }
+unset TP_PLUGIN_PATH
 
-step "The devices a context sees with no plug-in installed"
-TP_PLUGIN_PATH= "$build/bin/tensorplug" devices
+step "1. The runtime alone: tensorplug's own package, unpacked into $prefix"
+(cd "$build" && cpack -G DEB >/dev/null)
+rm -rf "$prefix"
+dpkg-deb -x "$build"/tensorplug_*_amd64.deb "$prefix"
+echo "\$ $prefix/usr/bin/tensorplug devices"
+"$prefix/usr/bin/tensorplug" devices
 
-step "The plug-ins found, and why any was refused"
-TP_PLUGIN_PATH= "$build/bin/tensorplug" plugins
+step "2. Install the APU plug-in package (the C counterpart of pip install tensorflow-apu)"
+echo "\$ dpkg-deb -x $(ls "$build"/tensorplug-apu_*_amd64.deb) $prefix"
+dpkg-deb -x "$build"/tensorplug-apu_*_amd64.deb "$prefix"
+echo "\$ $prefix/usr/bin/tensorplug devices"
+"$prefix/usr/bin/tensorplug" devices
+echo "\$ $prefix/usr/bin/tensorplug plugins"
+"$prefix/usr/bin/tensorplug" plugins
 
-step "With TP_PLUGIN_PATH=$build/tests/plugins: the test plug-ins, good and deliberately broken"
-TP_PLUGIN_PATH="$build/tests/plugins" "$build/bin/tensorplug" plugins
-TP_PLUGIN_PATH="$build/tests/plugins" "$build/bin/tensorplug" devices 2>/dev/null
-
-step "examples/hello_tensor: a tensor made from host data and printed"
-TP_PLUGIN_PATH= "$build/examples/hello_tensor"
+step "3. examples/apu_relu: the plug-in page's snippet, with placement logging"
+echo "   (a = random normal runs on the CPU, b = relu(a) on the APU, then /APU:0 and /CPU:0 scopes)"
+TP_PLUGIN_PATH="$build/plugins" "$build/examples/apu_relu"
 
 for example in log_placement manual_placement unknown_device soft_placement; do
     step "examples/$example: the \"Using GPUs\" snippet in C"
-    TP_PLUGIN_PATH= "$build/examples/$example"
+    "$build/examples/$example"
 done

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Runs one example with no plug-in and compares what it prints with the reference document's
+# Runs one example with no plug-in (or those in EXAMPLE_PLUGIN_PATH) and compares what it prints with the reference document's
 # lines, kept in EXAMPLE.expected. Usage: run_example.sh PROGRAM EXPECTED [STDERR_LINE]
 set -u
 program=$1
 expected=$2
 stderr_line=${3:-}
-out=$(TP_PLUGIN_PATH= TP_LOG_DEVICE_PLACEMENT= "$program" 2>"${TMPDIR:-/tmp}/example.$$.err")
+out=$(TP_PLUGIN_PATH=${EXAMPLE_PLUGIN_PATH:-} TP_LOG_DEVICE_PLACEMENT= "$program" \
+      2>"${TMPDIR:-/tmp}/example.$$.err")
 rc=$?
 err=$(cat "${TMPDIR:-/tmp}/example.$$.err"); rm -f "${TMPDIR:-/tmp}/example.$$.err"
 failures=0

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# `make package`'s three Debian packages: their names, the APU package's contents (the plug-in
+# and its documentation alone), and that unpacking the runtime and the APU packages into a
+# fresh prefix is all it takes for APU:0 to appear. Usage: test_package.sh BUILD_DIR
+set -u
+build=$1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+passes=0
+failures=0
+check() { if [ "$2" -eq 0 ]; then passes=$((passes + 1)); else failures=$((failures + 1)); echo "FAIL: $1"; fi; }
+
+cpack -G DEB --config "$build/CPackConfig.cmake" -B "$work/packages" >"$work/cpack.log" 2>&1
+rc=$?; [ $rc -eq 0 ] || cat "$work/cpack.log"
+check "cpack" $rc
+version=$(sed -n 's/^tensorplug \([0-9.]*\) .*/\1/p' <<<"$("$build/bin/tensorplug" version)")
+for name in tensorplug tensorplug-dev tensorplug-apu; do
+    [ -e "$work/packages/${name}_${version}_amd64.deb" ]
+    check "${name}_${version}_amd64.deb is made" $?
+done
+apu="$work/packages/tensorplug-apu_${version}_amd64.deb"
+files=$(dpkg-deb -c "$apu" | awk '$1 !~ /^d/ {print $6}' | sort | tr '\n' ' ')
+[ "$files" = "./usr/lib/tensorplug/plugins/libtensorplug_apu.so ./usr/share/doc/tensorplug-apu/README.md " ]
+check "the APU package holds the plug-in and its README alone (got: $files)" $?
+
+prefix="$work/prefix"
+dpkg-deb -x "$work/packages/tensorplug_${version}_amd64.deb" "$prefix"
+out=$(TP_PLUGIN_PATH= "$prefix/usr/bin/tensorplug" devices)
+[ "$out" = "PhysicalDevice(name='/physical_device:CPU:0', device_type='CPU')" ]
+check "the runtime package alone shows the CPU (got: $out)" $?
+dpkg-deb -x "$apu" "$prefix"
+out=$(TP_PLUGIN_PATH= "$prefix/usr/bin/tensorplug" devices)
+[ "$out" = "PhysicalDevice(name='/physical_device:CPU:0', device_type='CPU')
+PhysicalDevice(name='/physical_device:APU:0', device_type='APU')" ]
+check "after unpacking the APU package, APU:0 appears (got: $out)" $?
+
+echo "$passes passed, $failures failed"
+[ $failures -eq 0 ]
