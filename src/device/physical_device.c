@@ -210,32 +210,31 @@ tp_status_t *tp_physical_device_synchronize(tp_physical_device_t *device) {
     return parked;
 }
 
-tp_status_t *tp_physical_device_copy_within(tp_physical_device_t *device, void *dst_mem,
-                                            uint64_t dst_offset, const void *src_mem,
-                                            uint64_t src_offset, uint64_t size) {
+tp_status_t *tp_physical_device_copy(tp_physical_device_t *source, const void *src_mem,
+                                     uint64_t src_offset, tp_physical_device_t *destination,
+                                     void *dst_mem, uint64_t dst_offset, uint64_t size) {
     if (size == 0) return NULL;
-    if (device->def->memcpy_device_to_device != NULL) {
+    if (source == destination && source->def->memcpy_device_to_device != NULL) {
         void *stream;
-        TP_RETURN_IF_ERROR(tp_physical_device_stream(device, &stream));
+        TP_RETURN_IF_ERROR(tp_physical_device_stream(source, &stream));
         tp_plugin_status_t status = TP_PLUGIN_STATUS_INIT;
-        device->def->memcpy_device_to_device(device->handle, stream, dst_mem, dst_offset, src_mem,
-                                             src_offset, size, &status);
-        return tp_plugin_status_check(&status, "copying %llu bytes within %s", (unsigned long long)size, device->full_name);
+        source->def->memcpy_device_to_device(source->handle, stream, dst_mem, dst_offset,
+                                             src_mem, src_offset, size, &status);
+        return tp_plugin_status_check(&status, "copying %llu bytes within %s",
+                                      (unsigned long long)size, source->full_name);
     }
-    if (size > SIZE_MAX)
-        return tp_status_make(TP_RESOURCE_EXHAUSTED, "copying %llu bytes within %s: too large "
-                              "to stage through host memory", (unsigned long long)size,
-                              device->full_name);
-    void *staging = malloc((size_t)size);
+    void *staging = size <= SIZE_MAX ? malloc((size_t)size) : NULL;
     if (staging == NULL)
-        return tp_status_make(TP_RESOURCE_EXHAUSTED, "copying %llu bytes within %s: out of host "
-                              "memory for staging", (unsigned long long)size, device->full_name);
+        return tp_status_make(TP_RESOURCE_EXHAUSTED,
+                              "copying %llu bytes from %s to %s: no host memory to stage them in",
+                              (unsigned long long)size, source->full_name,
+                              destination->full_name);
     tp_status_t *error =
-        tp_physical_device_copy_to_host(device, staging, src_mem, src_offset, size);
+        tp_physical_device_copy_to_host(source, staging, src_mem, src_offset, size);
     if (error == NULL)
-        error = tp_physical_device_copy_from_host(device, dst_mem, dst_offset, staging, size);
+        error = tp_physical_device_copy_from_host(destination, dst_mem, dst_offset, staging, size);
     /* The staging buffer must outlive the copy out of it. */
-    if (error == NULL) error = tp_physical_device_synchronize(device);
+    if (error == NULL) error = tp_physical_device_synchronize(destination);
     free(staging);
     return error;
 }

@@ -56,11 +56,12 @@ tp_status_t *tp_physical_device_copy_from_host(tp_physical_device_t *device, voi
 /* Copies device bytes to host memory and waits for the copy. */
 tp_status_t *tp_physical_device_copy_to_host(tp_physical_device_t *device, void *destination,
                                              const void *mem, uint64_t offset, uint64_t size);
-/* Enqueues a copy between two places in the device's memory; without the plug-in's
- * memcpy_device_to_device the bytes are staged through host memory. */
-tp_status_t *tp_physical_device_copy_within(tp_physical_device_t *device, void *dst_mem,
-                                            uint64_t dst_offset, const void *src_mem,
-                                            uint64_t src_offset, uint64_t size);
+/* Copies device memory to another place on the same device or on another device: in stream
+ * order with the plug-in's memcpy_device_to_device within one device, otherwise staged through
+ * host memory (waiting for both copies). */
+tp_status_t *tp_physical_device_copy(tp_physical_device_t *source, const void *src_mem,
+                                     uint64_t src_offset, tp_physical_device_t *destination,
+                                     void *dst_mem, uint64_t dst_offset, uint64_t size);
 /* Waits for all work queued on the device's stream. */
 tp_status_t *tp_physical_device_synchronize(tp_physical_device_t *device);
 /* Waits for all work on the device: the plug-in's device_synchronize, or by default the

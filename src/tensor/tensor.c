@@ -59,22 +59,8 @@ tp_status_t *tp_tensor_copy_to_device(tp_tensor_t *source, tp_physical_device_t 
     tp_tensor_t *copy;
     TP_RETURN_IF_ERROR(tp_tensor_allocate(source->context, device, source->dtype,
                                           &source->shape, &copy));
-    tp_status_t *error = NULL;
-    if (source->byte_size > 0 && source->device == device) {
-        error = tp_physical_device_copy_within(device, copy->mem, 0, source->mem, 0,
-                                               source->byte_size);
-    } else if (source->byte_size > 0) {
-        void *staging = malloc(source->byte_size);
-        error = staging == NULL ? tp_status_make(TP_RESOURCE_EXHAUSTED, "out of host memory "
-                                                 "staging a copy to %s", device->full_name)
-                                : tp_tensor_read(source, staging, source->byte_size);
-        if (error == NULL)
-            error = tp_physical_device_copy_from_host(device, copy->mem, 0, staging,
-                                                      source->byte_size);
-        /* The staging buffer must outlive the copy out of it. */
-        if (error == NULL) error = tp_physical_device_synchronize(device);
-        free(staging);
-    }
+    tp_status_t *error = tp_physical_device_copy(source->device, source->mem, 0, device,
+                                                 copy->mem, 0, source->byte_size);
     if (error != NULL) {
         tp_tensor_release(copy);
         return tp_status_annotate(error, "copying a tensor from %s to %s",

@@ -26,8 +26,8 @@ tp_status_t *tp_tensor_check_layout(tp_dtype_t dtype, const tp_shape_t *shape,
 tp_status_t *tp_tensor_allocate(tp_context_t *context, tp_physical_device_t *device,
                                 tp_dtype_t dtype, const tp_shape_t *shape, tp_tensor_t **out);
 
-/* A copy of `source` on `device`, queued after the work that produces it; staged through host
- * memory when the devices differ. */
+/* A copy of `source` on `device`, queued after the work that produces it (see
+ * tp_physical_device_copy). */
 tp_status_t *tp_tensor_copy_to_device(tp_tensor_t *source, tp_physical_device_t *device,
                                       tp_tensor_t **out);
 

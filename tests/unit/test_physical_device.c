@@ -31,7 +31,7 @@ static void check_copy_within(tp_physical_device_t *device) {
     void *mem;
     assert_ok(tp_physical_device_allocate(device, 32, &mem));
     assert_ok(tp_physical_device_copy_from_host(device, mem, 0, "0123456789", 10));
-    assert_ok(tp_physical_device_copy_within(device, mem, 16, mem, 2, 6));
+    assert_ok(tp_physical_device_copy(device, mem, 2, device, mem, 16, 6));
     char back[7] = {0};
     assert_ok(tp_physical_device_copy_to_host(device, back, mem, 16, 6));
     assert_string_equal(back, "234567");
