@@ -12,7 +12,7 @@ static const tp_dtype_t all_types[] = {TP_FLOAT32, TP_FLOAT64, TP_INT32,
                                        TP_INT64,   TP_UINT8,   TP_BOOL};
 #define COUNT(array) (sizeof(array) / sizeof((array)[0]))
 
-/* ---- Unary ------------------------------------------------------------------------------------ */
+/* ---- Unary ----------------------------------------------------------------------------------- */
 
 typedef enum { RELU, SIGMOID, TANH, EXP, LOG, SQRT, NEG, ABS, SQUARE } unary_t;
 
@@ -108,7 +108,7 @@ UNARY_KERNEL(neg, NEG)
 UNARY_KERNEL(abs_kernel, ABS)
 UNARY_KERNEL(square, SQUARE)
 
-/* ---- Copies and constants ----------------------------------------------------------------------- */
+/* ---- Copies and constants -------------------------------------------------------------------- */
 
 static void constant(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t *status) {
     (void)kernel;
@@ -155,7 +155,7 @@ static void fill(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t 
         memcpy((char *)y.data + (size_t)i * size, value.data, size);
 }
 
-/* ---- Cast --------------------------------------------------------------------------------------- */
+/* ---- Cast ------------------------------------------------------------------------------------ */
 
 static double load_double(const void *data, tp_dtype_t dtype, int64_t i) {
     switch (dtype) {
@@ -217,7 +217,7 @@ static void cast(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t 
     }
 }
 
-/* ---- Broadcasting binary arithmetic ---------------------------------------------------------------- */
+/* ---- Broadcasting binary arithmetic ---------------------------------------------------------- */
 
 typedef enum { ADD, SUB, MUL, DIV } binary_t;
 
@@ -342,7 +342,7 @@ BINARY_KERNEL(sub, SUB)
 BINARY_KERNEL(mul, MUL)
 BINARY_KERNEL(divide, DIV)
 
-/* ---- AddN and BiasAdd ------------------------------------------------------------------------------ */
+/* ---- AddN and BiasAdd ------------------------------------------------------------------------ */
 
 static void add_n(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t *status) {
     (void)kernel;

@@ -29,7 +29,8 @@ static void transpose(void *kernel, tp_kernel_context_t *context, tp_plugin_stat
     int64_t walk[TP_MAX_RANK];
     for (int32_t d = 0; d < rank; d++)
         walk[d] = x_strides[count == 0 ? rank - 1 - d : perm[d]];
-    size_t size = (size_t)(x.view.num_elements == 0 ? 0 : x.view.byte_size / (uint64_t)x.view.num_elements);
+    size_t size = x.view.num_elements == 0
+                      ? 0 : (size_t)(x.view.byte_size / (uint64_t)x.view.num_elements);
     for (int64_t i = 0; i < y.view.num_elements; i++) {
         int64_t rest = i, source = 0;
         for (int32_t d = rank - 1; d >= 0; d--) {

@@ -392,7 +392,7 @@ typedef struct tp_host_api {
                               tp_plugin_status_t *status);
 } tp_host_api_t;
 
-/* ---- The entry point --------------------------------------------------------------------------- */
+/* ---- The entry point ------------------------------------------------------------------------- */
 
 /* Called once per process. Registers what the plug-in provides; a status set to an error makes
  * the host skip the plug-in and drop whatever it registered. `host` stays valid for the life of

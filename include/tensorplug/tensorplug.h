@@ -41,7 +41,7 @@ extern "C" {
 TP_API const char *tp_version(void);
 TP_API void tp_abi_version(uint32_t *out_major, uint32_t *out_minor);
 
-/* ---- Status ----------------------------------------------------------------------------------- */
+/* ---- Status ---------------------------------------------------------------------------------- */
 
 typedef struct tp_status tp_status_t;
 
@@ -68,7 +68,7 @@ TP_API const char *tp_code_name(tp_code_t code);
         }                                                                                       \
     } while (0)
 
-/* ---- Logging ---------------------------------------------------------------------------------- */
+/* ---- Logging --------------------------------------------------------------------------------- */
 
 /* Receives each line the runtime logs (plug-in refusals, warnings), without a newline. */
 typedef void (*tp_log_fn)(tp_log_level_t level, const char *line, void *user_data);
@@ -79,7 +79,7 @@ typedef void (*tp_log_fn)(tp_log_level_t level, const char *line, void *user_dat
 TP_API void tp_log_set_callback(tp_log_fn fn, void *user_data);
 TP_API void tp_log_set_level(tp_log_level_t min_level);
 
-/* ---- Element types ------------------------------------------------------------------------------ */
+/* ---- Element types --------------------------------------------------------------------------- */
 
 /* "float32", "float64", "int32", "int64", "uint8", "bool"; NULL for an invalid dtype. */
 TP_API const char *tp_dtype_name(tp_dtype_t dtype);
@@ -88,7 +88,7 @@ TP_API size_t tp_dtype_size(tp_dtype_t dtype);
 /* Parses a name printed by tp_dtype_name. */
 TP_API TP_MUST_USE tp_status_t *tp_dtype_from_name(const char *name, tp_dtype_t *out_dtype);
 
-/* ---- Shapes ------------------------------------------------------------------------------------- */
+/* ---- Shapes ---------------------------------------------------------------------------------- */
 
 /* A value type: rank 0 is a scalar. Dimensions must be >= 0. */
 typedef struct tp_shape {
@@ -108,7 +108,7 @@ TP_API TP_MUST_USE tp_status_t *tp_shape_num_elements(const tp_shape_t *shape,
 /* Writes "(2, 3)", "(5,)" or "()"; returns the length it needed, like snprintf. */
 TP_API int tp_shape_format(const tp_shape_t *shape, char *buffer, size_t capacity);
 
-/* ---- Device names --------------------------------------------------------------------------------- */
+/* ---- Device names ---------------------------------------------------------------------------- */
 
 /*
  * A parsed device name. Accepted forms: "/job:localhost/replica:0/task:0/device:CPU:0",
@@ -133,7 +133,7 @@ TP_API TP_MUST_USE tp_status_t *tp_device_spec_parse(const char *name, tp_device
 TP_API TP_MUST_USE tp_status_t *tp_device_spec_canonical(const tp_device_spec_t *spec,
                                                        char *buffer, size_t capacity);
 
-/* ---- Context -------------------------------------------------------------------------------------- */
+/* ---- Context --------------------------------------------------------------------------------- */
 
 typedef struct tp_context tp_context_t;
 
@@ -173,7 +173,7 @@ TP_API TP_MUST_USE tp_status_t *tp_context_create(const tp_context_options_t *op
  * NULL is fine. */
 TP_API void tp_context_destroy(tp_context_t *context);
 
-/* ---- Plug-ins ---------------------------------------------------------------------------------- */
+/* ---- Plug-ins -------------------------------------------------------------------------------- */
 
 /* What a context knows of one plug-in file, or of a built-in plug-in. Strings live as long as
  * the context. */
@@ -198,7 +198,7 @@ TP_API size_t tp_plugin_count(const tp_context_t *context);
 TP_API TP_MUST_USE tp_status_t *tp_plugin_get(const tp_context_t *context, size_t index,
                                              tp_plugin_info_t *out_info);
 
-/* ---- Physical devices -------------------------------------------------------------------------- */
+/* ---- Physical devices ------------------------------------------------------------------------ */
 
 typedef struct tp_physical_device tp_physical_device_t;
 
@@ -247,7 +247,7 @@ TP_API void tp_context_set_soft_device_placement(tp_context_t *context, bool ena
  * strict_placement), since the context was created; NULL counts every op. */
 TP_API uint64_t tp_context_fallback_count(const tp_context_t *context, const char *op);
 
-/* ---- Tensors ---------------------------------------------------------------------------------- */
+/* ---- Tensors --------------------------------------------------------------------------------- */
 
 typedef struct tp_tensor tp_tensor_t;
 
@@ -286,7 +286,7 @@ TP_API TP_MUST_USE tp_status_t *tp_tensor_format(tp_tensor_t *tensor, char **out
 /* tp_tensor_format, then writes the text and a newline to `out`. */
 TP_API TP_MUST_USE tp_status_t *tp_tensor_print(tp_tensor_t *tensor, FILE *out);
 
-/* ---- Running ops -------------------------------------------------------------------------------- */
+/* ---- Running ops ----------------------------------------------------------------------------- */
 
 /* An attribute of an op call. Fill the field its type uses; TP_ATTR_* helpers below. */
 typedef struct tp_attr {

@@ -16,7 +16,7 @@ apu_config_t apu_config;
 static pthread_mutex_t kernel_fault_mutex = PTHREAD_MUTEX_INITIALIZER;
 static int64_t kernel_launches;
 
-/* ---- Configuration ----------------------------------------------------------------------------- */
+/* ---- Configuration --------------------------------------------------------------------------- */
 
 /* A decimal count, with an optional K, M or G (powers of 1024) for sizes. */
 static bool parse_number(const char *name, bool sizes, uint64_t *out,
@@ -61,7 +61,7 @@ bool apu_read_config(tp_plugin_status_t *status) {
     return true;
 }
 
-/* ---- Devices ------------------------------------------------------------------------------------- */
+/* ---- Devices --------------------------------------------------------------------------------- */
 
 static int32_t apu_device_count(void *type_state, tp_plugin_status_t *status) {
     (void)type_state;
@@ -94,7 +94,7 @@ static void apu_device_release(void *handle) {
     free(device);
 }
 
-/* ---- Streams -------------------------------------------------------------------------------------- */
+/* ---- Streams --------------------------------------------------------------------------------- */
 
 static void apu_stream_create(void *device, void **out_stream, tp_plugin_status_t *status) {
     apu_stream_t *stream;
@@ -111,7 +111,7 @@ static void apu_synchronize(void *device, void *stream, tp_plugin_status_t *stat
     apu_stream_synchronize(stream, status);
 }
 
-/* ---- Copies: queued, so that they run after the work before them ---------------------------------- */
+/* ---- Copies: queued, so that they run after the work before them ----------------------------- */
 
 typedef struct {
     void *device_mem;
@@ -185,7 +185,7 @@ static void apu_memcpy_d2d(void *device, void *stream, void *dst_mem, uint64_t d
     apu_stream_enqueue(stream, copy_within, &copy, sizeof copy, status);
 }
 
-/* ---- Events --------------------------------------------------------------------------------------- */
+/* ---- Events ---------------------------------------------------------------------------------- */
 
 static void apu_event_create(void *device, void **out_event, tp_plugin_status_t *status) {
     (void)device;
@@ -274,7 +274,7 @@ static void apu_event_synchronize(void *device, void *event, tp_plugin_status_t 
     wait_for(event);
 }
 
-/* ---- Host callbacks -------------------------------------------------------------------------------- */
+/* ---- Host callbacks -------------------------------------------------------------------------- */
 
 typedef struct {
     void (*fn)(void *arg);
@@ -297,7 +297,7 @@ static void apu_host_callback(void *device, void *stream, void (*fn)(void *arg),
     apu_stream_enqueue(stream, call_back, &callback, sizeof callback, status);
 }
 
-/* ---- The Relu kernel ------------------------------------------------------------------------------ */
+/* ---- The Relu kernel ------------------------------------------------------------------------- */
 
 typedef struct {
     void *x_mem, *y_mem;
@@ -343,7 +343,7 @@ static void relu_compute(void *kernel, tp_kernel_context_t *context, tp_plugin_s
     apu_stream_enqueue(apu_host->kernel_stream(context), run_relu, &relu, sizeof relu, status);
 }
 
-/* ---- Registration ---------------------------------------------------------------------------------- */
+/* ---- Registration ---------------------------------------------------------------------------- */
 
 static void apu_init(const tp_host_api_t *host, tp_registrar_t *registrar,
                      tp_plugin_status_t *status) {

@@ -62,7 +62,8 @@ bool apu_stream_start(apu_device_t *device, apu_stream_t **out, tp_plugin_status
         pthread_mutex_destroy(&stream->mutex);
         free(stream);
         apu_host->status_set(status, TP_RESOURCE_EXHAUSTED,
-                             "APU:%d: cannot start the stream's queue thread", (int)device->ordinal);
+                             "APU:%d: cannot start the stream's queue thread",
+                             (int)device->ordinal);
         return false;
     }
     *out = stream;

@@ -80,7 +80,8 @@ void tp_physical_device_close(tp_physical_device_t *device) {
     if (device->stream != NULL) {
         tp_status_t *status = tp_physical_device_synchronize_all(device);
         if (status != NULL) {
-            tp_log_message(TP_LOG_WARNING, "closing %s: %s", device->name, tp_status_message(status));
+            tp_log_message(TP_LOG_WARNING, "closing %s: %s", device->name,
+                           tp_status_message(status));
             tp_status_free(status);
         }
         device->def->stream_destroy(device->handle, device->stream);
@@ -126,7 +127,8 @@ tp_status_t *tp_physical_device_allocate(tp_physical_device_t *device, uint64_t 
     tp_plugin_status_t status = TP_PLUGIN_STATUS_INIT;
     void *mem = NULL;
     device->def->allocate(device->handle, size, &mem, &status);
-    tp_status_t *error = tp_plugin_status_check(&status, "allocating %llu bytes on %s", (unsigned long long)size, device->full_name);
+    tp_status_t *error = tp_plugin_status_check(&status, "allocating %llu bytes on %s",
+                                  (unsigned long long)size, device->full_name);
     if (error == NULL && mem == NULL)
         error = tp_status_make(TP_RESOURCE_EXHAUSTED,
                                "allocating %llu bytes on %s: the device returned no memory",
@@ -184,7 +186,8 @@ tp_status_t *tp_physical_device_copy_from_host(tp_physical_device_t *device, voi
     TP_RETURN_IF_ERROR(tp_physical_device_stream(device, &stream));
     tp_plugin_status_t status = TP_PLUGIN_STATUS_INIT;
     device->def->memcpy_host_to_device(device->handle, stream, mem, offset, source, size, &status);
-    return tp_plugin_status_check(&status, "copying %llu bytes to %s", (unsigned long long)size, device->full_name);
+    return tp_plugin_status_check(&status, "copying %llu bytes to %s",
+                                  (unsigned long long)size, device->full_name);
 }
 
 tp_status_t *tp_physical_device_copy_to_host(tp_physical_device_t *device, void *destination,
@@ -194,7 +197,8 @@ tp_status_t *tp_physical_device_copy_to_host(tp_physical_device_t *device, void 
     tp_plugin_status_t status = TP_PLUGIN_STATUS_INIT;
     device->def->memcpy_device_to_host(device->handle, stream, destination, mem, offset, size,
                                        &status);
-    TP_RETURN_IF_ERROR(tp_plugin_status_check(&status, "copying %llu bytes from %s", (unsigned long long)size, device->full_name));
+    TP_RETURN_IF_ERROR(tp_plugin_status_check(&status, "copying %llu bytes from %s",
+                                  (unsigned long long)size, device->full_name));
     return tp_physical_device_synchronize(device);
 }
 

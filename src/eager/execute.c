@@ -64,7 +64,8 @@ static tp_status_t *launch(tp_kernel_context_t *call, const tp_kernel_def_t *ker
     void *instance = NULL;
     if (kernel->create != NULL) {
         instance = kernel->create(kernel->kernel_state, call, &status);
-        TP_RETURN_IF_ERROR(tp_plugin_status_check(&status, "%s on %s", call->op->def->name, call->device->full_name));
+        TP_RETURN_IF_ERROR(tp_plugin_status_check(&status, "%s on %s", call->op->def->name,
+                                                  call->device->full_name));
     }
     kernel->compute(instance, call, &status);
     if (kernel->destroy != NULL) kernel->destroy(instance);

@@ -28,7 +28,9 @@ static const char *attr_type_name(tp_attr_type_t type) {
 }
 
 /* A shape and an int list are both lists of integers to the caller. */
-static bool is_list(tp_attr_type_t type) { return type == TP_ATTR_SHAPE || type == TP_ATTR_INT_LIST; }
+static bool is_list(tp_attr_type_t type) {
+    return type == TP_ATTR_SHAPE || type == TP_ATTR_INT_LIST;
+}
 
 static bool same_attr_kind(tp_attr_type_t declared, tp_attr_type_t given) {
     return declared == given || (is_list(declared) && is_list(given));
@@ -61,7 +63,8 @@ static tp_status_t *take_given_attrs(tp_kernel_context_t *call, bool *set, const
         if (is_list(given->type) && given->count < 0)
             return tp_status_make(TP_INVALID_ARGUMENT, "%s: attribute '%s' has a negative count",
                                   def->name, given->name);
-        if (given->type == TP_ATTR_BYTES && (given->count < 0 || (given->count > 0 && given->s == NULL)))
+        if (given->type == TP_ATTR_BYTES &&
+            (given->count < 0 || (given->count > 0 && given->s == NULL)))
             return tp_status_make(TP_INVALID_ARGUMENT, "%s: attribute '%s' has %d bytes but no "
                                   "data", def->name, given->name, (int)given->count);
         if (given->type == TP_ATTR_STRING && given->s == NULL)
@@ -267,7 +270,7 @@ tp_status_t *tp_kernel_context_infer_shapes(tp_kernel_context_t *call) {
     return error;
 }
 
-/* ---- The kernel_* host functions ---------------------------------------------------------------- */
+/* ---- The kernel_* host functions ------------------------------------------------------------- */
 
 static const char *kernel_op_name(const tp_kernel_context_t *call) { return call->op->def->name; }
 

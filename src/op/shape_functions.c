@@ -212,7 +212,8 @@ tp_status_t *tp_shape_transpose(tp_kernel_context_t *call) {
         int64_t p = perm->list[d];
         if (p < 0 || p >= x->rank || seen[p])
             return tp_status_make(TP_INVALID_ARGUMENT,
-                                  "Transpose: perm is not a permutation of 0..%d", (int)x->rank - 1);
+                                  "Transpose: perm is not a permutation of 0..%d",
+                                  (int)x->rank - 1);
         seen[p] = true;
         out.dims[d] = x->dims[p];
     }

@@ -16,7 +16,7 @@ void tp_plugin_status_set(tp_plugin_status_t *status, tp_code_t code, const char
     va_end(args);
 }
 
-tp_status_t *tp_plugin_status_to_status(const tp_plugin_status_t *status, const char *what) {
+static tp_status_t *to_status(const tp_plugin_status_t *status, const char *what) {
     if (status->code == TP_OK) return NULL;
     tp_code_t code = status->code;
     if ((int)code < 0 || code > TP_DATA_LOSS) code = TP_UNKNOWN;
@@ -31,5 +31,5 @@ tp_status_t *tp_plugin_status_check(const tp_plugin_status_t *status, const char
     va_start(args, format);
     vsnprintf(what, sizeof what, format, args);
     va_end(args);
-    return tp_plugin_status_to_status(status, what);
+    return to_status(status, what);
 }

@@ -15,11 +15,9 @@ struct tp_plugin_status {
 void tp_plugin_status_set(tp_plugin_status_t *status, tp_code_t code, const char *format, ...)
     TP_PRINTF_LIKE(3, 4);
 
-/* NULL if the plug-in reported nothing; otherwise a status "<what>: <message>". A plug-in that
- * reports TP_OK-less garbage (an unknown code) is reported as UNKNOWN. */
-tp_status_t *tp_plugin_status_to_status(const tp_plugin_status_t *status, const char *what);
-
-/* The same, with `what` formatted only when there is an error: for the paths every op takes. */
+/* NULL if the plug-in reported nothing; otherwise a status "<what>: <message>", `what`
+ * formatted like printf only then, since every op passes here. An unknown code from the
+ * plug-in is reported as UNKNOWN. */
 tp_status_t *tp_plugin_status_check(const tp_plugin_status_t *status, const char *format, ...)
     TP_PRINTF_LIKE(2, 3);
 

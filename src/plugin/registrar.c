@@ -15,7 +15,7 @@
 #include "plugin/plugin_record.h"
 #include "plugin/plugin_status.h"
 
-/* ---- Names ------------------------------------------------------------------------------------ */
+/* ---- Names ----------------------------------------------------------------------------------- */
 
 bool tp_is_valid_device_type_name(const char *name) {
     if (name == NULL || !isalpha((unsigned char)name[0])) return false;
@@ -45,7 +45,7 @@ static bool is_valid_identifier(const char *name) {
 
 static bool is_valid_dtype(tp_dtype_t dtype) { return tp_dtype_size(dtype) != 0; }
 
-/* ---- Refusals ---------------------------------------------------------------------------------- */
+/* ---- Refusals -------------------------------------------------------------------------------- */
 
 /* Reports a refused registration to the plug-in and remembers the first one, so that a plug-in
  * that ignores the refusal is still skipped as a whole. */
@@ -154,7 +154,7 @@ static void refuse_out_of_memory(tp_registrar_t *registrar, tp_plugin_status_t *
                         "%s: out of host memory", what);
 }
 
-/* ---- Device types ---------------------------------------------------------------------------------- */
+/* ---- Device types ---------------------------------------------------------------------------- */
 
 static const char *missing_device_function(const tp_device_type_def_t *def) {
     struct {
@@ -227,7 +227,7 @@ static void register_device_type(tp_registrar_t *registrar, const tp_device_type
     record->device_types[record->num_device_types++] = copy;
 }
 
-/* ---- Ops ---------------------------------------------------------------------------------------- */
+/* ---- Ops ------------------------------------------------------------------------------------- */
 
 static const tp_op_attr_def_t *find_attr(const tp_op_def_t *op, const char *name) {
     for (size_t i = 0; i < op->num_attrs; i++)
@@ -406,7 +406,7 @@ static void register_op(tp_registrar_t *registrar, const tp_op_def_t *def,
     record->ops[record->num_ops++] = op;
 }
 
-/* ---- Kernels ------------------------------------------------------------------------------------- */
+/* ---- Kernels --------------------------------------------------------------------------------- */
 
 static void register_kernel(tp_registrar_t *registrar, const tp_kernel_def_t *def,
                             tp_plugin_status_t *status) {
@@ -498,7 +498,7 @@ static void register_kernel(tp_registrar_t *registrar, const tp_kernel_def_t *de
     record->kernels[record->num_kernels++] = kernel;
 }
 
-/* ---- Graph pass ----------------------------------------------------------------------------------- */
+/* ---- Graph pass ------------------------------------------------------------------------------ */
 
 static void register_graph_pass(tp_registrar_t *registrar, const tp_graph_pass_def_t *def,
                                 tp_plugin_status_t *status) {
@@ -536,7 +536,7 @@ static void register_graph_pass(tp_registrar_t *registrar, const tp_graph_pass_d
     record->has_graph_pass = true;
 }
 
-/* ---- The table ----------------------------------------------------------------------------------- */
+/* ---- The table ------------------------------------------------------------------------------- */
 
 static void host_status_set(tp_plugin_status_t *status, tp_code_t code, const char *format, ...)
     TP_PRINTF_LIKE(3, 4);

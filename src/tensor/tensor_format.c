@@ -239,7 +239,9 @@ static void visit_survey(printer_t *p, int64_t i) {
     survey_element(&p->style.elements, i, &p->survey);
 }
 
-static void visit_measure(printer_t *p, int64_t i) { measure_float(&p->style.elements, i, &p->style); }
+static void visit_measure(printer_t *p, int64_t i) {
+    measure_float(&p->style.elements, i, &p->style);
+}
 
 /* Chooses NumPy's layout for the shown elements. */
 static void choose_style(printer_t *p) {
@@ -352,7 +354,7 @@ static void append_array(printer_t *p, tp_strbuf_t *out, int axis, int64_t offse
     tp_strbuf_free(&body);
 }
 
-/* ---- Scalars ----------------------------------------------------------------------------------- */
+/* ---- Scalars --------------------------------------------------------------------------------- */
 
 /* A 0-d value, as Python prints a float: every digit needed, "3.0", "1e-05", "1e+16". */
 static void format_scalar_float(double x, bool single, tp_strbuf_t *out) {

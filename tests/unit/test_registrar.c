@@ -105,7 +105,7 @@ static tp_kernel_def_t relu_kernel(void) {
     return def;
 }
 
-/* ---- Descriptor checks ------------------------------------------------------------------------ */
+/* ---- Descriptor checks ----------------------------------------------------------------------- */
 
 static void never_called(const tp_host_api_t *host, tp_registrar_t *registrar,
                          tp_plugin_status_t *status) {
@@ -280,7 +280,7 @@ static void kernels_are_checked_and_copied(void **state) {
     assert_refusal(load_kernel(def), "num_constraints is 1 but constraints is NULL");
 }
 
-/* ---- Ops -------------------------------------------------------------------------------------- */
+/* ---- Ops ------------------------------------------------------------------------------------- */
 
 static tp_op_def_t op_under_test;
 
@@ -356,7 +356,7 @@ static void ops_are_checked_and_copied(void **state) {
     assert_refusal(load_op(def), "2 input declared but the array is NULL");
 }
 
-/* ---- Graph passes and the end of init ------------------------------------------------------------ */
+/* ---- Graph passes and the end of init -------------------------------------------------------- */
 
 static void register_two_passes(const tp_host_api_t *host, tp_registrar_t *registrar,
                                 tp_plugin_status_t *status) {
