@@ -128,7 +128,7 @@ tp_status_t *tp_physical_device_allocate(tp_physical_device_t *device, uint64_t 
     void *mem = NULL;
     device->def->allocate(device->handle, size, &mem, &status);
     tp_status_t *error = tp_plugin_status_check(&status, "allocating %llu bytes on %s",
-                                  (unsigned long long)size, device->full_name);
+                                                (unsigned long long)size, device->full_name);
     if (error == NULL && mem == NULL)
         error = tp_status_make(TP_RESOURCE_EXHAUSTED,
                                "allocating %llu bytes on %s: the device returned no memory",
@@ -198,7 +198,7 @@ tp_status_t *tp_physical_device_copy_to_host(tp_physical_device_t *device, void 
     device->def->memcpy_device_to_host(device->handle, stream, destination, mem, offset, size,
                                        &status);
     TP_RETURN_IF_ERROR(tp_plugin_status_check(&status, "copying %llu bytes from %s",
-                                  (unsigned long long)size, device->full_name));
+                                              (unsigned long long)size, device->full_name));
     return tp_physical_device_synchronize(device);
 }
 
