@@ -1,0 +1,58 @@
+/* A best-fit-with-coalescing allocator over a device's raw memory: regions taken from the
+ * device, carved into chunks that split on allocation and merge with free neighbours on
+ * release, found by size class. Thread-safe. Device memory is never touched: chunks are
+ * (region handle, offset) pairs, as the plug-in ABI names memory. */
+#ifndef TP_MEMORY_BFC_ALLOCATOR_H
+#define TP_MEMORY_BFC_ALLOCATOR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "tensorplug/tensorplug.h"
+
+/* Where regions come from: a device's raw allocate and deallocate. */
+typedef struct tp_bfc_backend {
+    tp_status_t *(*allocate)(void *state, uint64_t size, void **out_mem);
+    void (*deallocate)(void *state, void *mem, uint64_t size);
+    void *state;
+} tp_bfc_backend_t;
+
+typedef struct tp_bfc_options {
+    uint64_t limit;          /* the most the allocator reserves from the device */
+    bool allow_growth;       /* false: the first allocation reserves `limit` in one region */
+    uint64_t initial_region; /* with growth: the first region's size (doubling after) */
+} tp_bfc_options_t;
+
+typedef struct tp_bfc_stats {
+    uint64_t bytes_in_use;       /* in allocated chunks (rounded sizes) */
+    uint64_t peak_bytes_in_use;
+    uint64_t bytes_reserved;     /* in regions taken from the device */
+    uint64_t bytes_limit;
+    uint64_t largest_free_block;
+    uint64_t live_allocations;
+    uint64_t total_allocations;
+} tp_bfc_stats_t;
+
+typedef struct tp_bfc tp_bfc_t;
+
+/* `name` ("APU_0_bfc") appears in out-of-memory messages. */
+tp_status_t *tp_bfc_create(const char *name, tp_bfc_backend_t backend,
+                           const tp_bfc_options_t *options, tp_bfc_t **out);
+/* Returns every region to the device; chunks still allocated are counted as leaked in the
+ * log line it writes, if any. */
+void tp_bfc_destroy(tp_bfc_t *bfc);
+
+/* `size` > 0 bytes, 256-byte aligned, as (*out_mem, *out_offset). Out of memory is
+ * RESOURCE_EXHAUSTED with a one-line summary of the allocator's state, and leaves nothing
+ * behind. */
+tp_status_t *tp_bfc_allocate(tp_bfc_t *bfc, uint64_t size, void **out_mem, uint64_t *out_offset);
+/* Returns a chunk from tp_bfc_allocate; anything else is ignored and logged. */
+void tp_bfc_free(tp_bfc_t *bfc, void *mem, uint64_t offset);
+
+void tp_bfc_get_stats(tp_bfc_t *bfc, tp_bfc_stats_t *out);
+void tp_bfc_reset_peak(tp_bfc_t *bfc);
+/* "in use 1.0 MiB, peak 2.0 MiB, reserved 4.0 MiB of limit 1.0 GiB, largest free block
+ * 3.0 MiB, 12 allocations" */
+void tp_bfc_describe(tp_bfc_t *bfc, char *text, size_t capacity);
+
+#endif

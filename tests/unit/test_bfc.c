@@ -1,0 +1,221 @@
+/* The BFC allocator over a fake device whose memory is host memory, so that the tests can
+ * check that chunks never overlap by writing into them. */
+#include "test_support.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "base/status.h"
+#include "memory/bfc_allocator.h"
+
+typedef struct {
+    uint64_t reserved;
+    int regions;
+    int fail_next; /* the next device allocation fails */
+} fake_device_t;
+
+static tp_status_t *fake_allocate(void *state, uint64_t size, void **out_mem) {
+    fake_device_t *device = state;
+    if (device->fail_next) {
+        device->fail_next = 0;
+        return tp_status_make(TP_RESOURCE_EXHAUSTED, "the fake device is full");
+    }
+    void *mem = malloc((size_t)size);
+    if (mem == NULL) return tp_status_make(TP_RESOURCE_EXHAUSTED, "no host memory");
+    device->reserved += size;
+    device->regions++;
+    *out_mem = mem;
+    return NULL;
+}
+
+static void fake_deallocate(void *state, void *mem, uint64_t size) {
+    fake_device_t *device = state;
+    device->reserved -= size;
+    device->regions--;
+    free(mem);
+}
+
+static tp_bfc_t *make(fake_device_t *device, uint64_t limit, bool growth, uint64_t initial) {
+    tp_bfc_backend_t backend = {fake_allocate, fake_deallocate, device};
+    tp_bfc_options_t options = {limit, growth, initial};
+    tp_bfc_t *bfc;
+    assert_ok(tp_bfc_create("FAKE_0_bfc", backend, &options, &bfc));
+    return bfc;
+}
+
+static tp_bfc_stats_t stats_of(tp_bfc_t *bfc) {
+    tp_bfc_stats_t stats;
+    tp_bfc_get_stats(bfc, &stats);
+    return stats;
+}
+
+static void chunks_are_reused_and_merged(void **state) {
+    (void)state;
+    fake_device_t device = {0};
+    tp_bfc_t *bfc = make(&device, 1 << 20, false, 0);
+    void *mem[3];
+    uint64_t offset[3];
+    for (int i = 0; i < 3; i++) assert_ok(tp_bfc_allocate(bfc, 1000, &mem[i], &offset[i]));
+    assert_int_equal(device.regions, 1);
+    assert_int_equal(device.reserved, 1 << 20); /* no growth: the whole limit at once */
+    assert_int_equal(offset[0], 0);
+    assert_int_equal(offset[1], 1024); /* rounded to 256 bytes */
+    assert_int_equal(offset[2], 2048);
+    tp_bfc_stats_t stats = stats_of(bfc);
+    assert_int_equal(stats.bytes_in_use, 3072);
+    assert_int_equal(stats.live_allocations, 3);
+    tp_bfc_free(bfc, mem[1], offset[1]);
+    void *again;
+    uint64_t again_offset;
+    assert_ok(tp_bfc_allocate(bfc, 512, &again, &again_offset));
+    assert_int_equal(again_offset, 1024); /* the best fit is the hole */
+    tp_bfc_free(bfc, again, again_offset);
+    tp_bfc_free(bfc, mem[0], offset[0]);
+    tp_bfc_free(bfc, mem[2], offset[2]);
+    stats = stats_of(bfc);
+    assert_int_equal(stats.bytes_in_use, 0);
+    assert_int_equal(stats.live_allocations, 0);
+    assert_int_equal(stats.largest_free_block, 1 << 20); /* all merged back into one */
+    assert_int_equal(stats.peak_bytes_in_use, 3072);
+    tp_bfc_reset_peak(bfc);
+    assert_int_equal(stats_of(bfc).peak_bytes_in_use, 0);
+    tp_bfc_destroy(bfc);
+    assert_int_equal(device.regions, 0);
+}
+
+static void out_of_memory_is_a_status_and_recoverable(void **state) {
+    (void)state;
+    fake_device_t device = {0};
+    tp_bfc_t *bfc = make(&device, 1 << 20, false, 0);
+    void *big;
+    uint64_t big_offset;
+    assert_ok(tp_bfc_allocate(bfc, 768 << 10, &big, &big_offset));
+    void *mem = NULL;
+    uint64_t offset;
+    assert_error(tp_bfc_allocate(bfc, 512 << 10, &mem, &offset), TP_RESOURCE_EXHAUSTED,
+                 "cannot allocate 524288 bytes (no free block is large enough); FAKE_0_bfc: in "
+                 "use 786432 bytes, peak 786432, reserved 1048576 of limit 1048576, largest free "
+                 "block 262144, 1 live allocations");
+    assert_null(mem);
+    tp_bfc_free(bfc, big, big_offset);
+    assert_ok(tp_bfc_allocate(bfc, 512 << 10, &mem, &offset)); /* room again after a free */
+    tp_bfc_free(bfc, mem, offset);
+    assert_error(tp_bfc_allocate(bfc, 0, &mem, &offset), TP_INVALID_ARGUMENT,
+                 "cannot allocate 0 bytes");
+    tp_bfc_destroy(bfc);
+}
+
+static void growth_doubles_regions_within_the_limit(void **state) {
+    (void)state;
+    fake_device_t device = {0};
+    tp_bfc_t *bfc = make(&device, 16 << 20, true, 1 << 20);
+    void *mem[4];
+    uint64_t offset[4];
+    assert_ok(tp_bfc_allocate(bfc, 512 << 10, &mem[0], &offset[0]));
+    assert_int_equal(device.reserved, 1 << 20);
+    assert_ok(tp_bfc_allocate(bfc, 768 << 10, &mem[1], &offset[1])); /* needs a new region */
+    assert_int_equal(device.reserved, 3 << 20);                     /* 1 MiB, then 2 MiB */
+    assert_ok(tp_bfc_allocate(bfc, 5 << 20, &mem[2], &offset[2]));   /* larger than doubling */
+    assert_int_equal(device.reserved, 8 << 20);
+    assert_int_equal(device.regions, 3);
+    /* 8 MiB more would pass the 16 MiB limit. */
+    assert_error(tp_bfc_allocate(bfc, 9 << 20, &mem[3], &offset[3]), TP_RESOURCE_EXHAUSTED,
+                 "the limit leaves 8388608 bytes to grow by");
+    for (int i = 0; i < 3; i++) tp_bfc_free(bfc, mem[i], offset[i]);
+    assert_int_equal(device.reserved, 8 << 20); /* regions are kept: never shrinking */
+    device.fail_next = 1;
+    assert_error(tp_bfc_allocate(bfc, 8 << 20, &mem[3], &offset[3]), TP_RESOURCE_EXHAUSTED,
+                 "the fake device is full");
+    assert_int_equal(stats_of(bfc).live_allocations, 0);
+    tp_bfc_destroy(bfc);
+    assert_int_equal(device.reserved, 0);
+}
+
+/* Alternating sizes, freed out of order: every live chunk keeps its bytes, so chunks never
+ * overlap, and accounting stays exact. */
+static void fragmentation_under_alternating_sizes(void **state) {
+    (void)state;
+    fake_device_t device = {0};
+    tp_bfc_t *bfc = make(&device, 64 << 20, true, 1 << 20);
+    enum { SLOTS = 200 };
+    void *mem[SLOTS] = {NULL};
+    uint64_t offset[SLOTS], size[SLOTS];
+    unsigned seed = 12345;
+    for (int round = 0; round < 5000; round++) {
+        seed = seed * 1103515245u + 12345u;
+        int slot = (int)((seed >> 8) % SLOTS);
+        if (mem[slot] != NULL) {
+            const unsigned char *bytes = (unsigned char *)mem[slot] + offset[slot];
+            for (uint64_t b = 0; b < size[slot]; b += 97) assert_int_equal(bytes[b], slot & 0xff);
+            tp_bfc_free(bfc, mem[slot], offset[slot]);
+            mem[slot] = NULL;
+        } else {
+            size[slot] = round % 2 == 0 ? 256 + (seed >> 20) % 4096
+                                        : 64 * 1024 + (seed >> 12) % 65536;
+            assert_ok(tp_bfc_allocate(bfc, size[slot], &mem[slot], &offset[slot]));
+            memset((unsigned char *)mem[slot] + offset[slot], slot & 0xff, size[slot]);
+        }
+    }
+    uint64_t live = 0;
+    for (int slot = 0; slot < SLOTS; slot++) {
+        if (mem[slot] == NULL) continue;
+        live++;
+        tp_bfc_free(bfc, mem[slot], offset[slot]);
+    }
+    tp_bfc_stats_t stats = stats_of(bfc);
+    assert_int_equal(stats.bytes_in_use, 0);
+    assert_true(live > 0);
+    assert_true(stats.bytes_reserved <= 64 << 20);
+    tp_bfc_destroy(bfc);
+}
+
+typedef struct {
+    tp_bfc_t *bfc;
+    int failures;
+} worker_t;
+
+static void *allocate_and_free(void *arg) {
+    worker_t *worker = arg;
+    for (int i = 0; i < 2000; i++) {
+        void *mem;
+        uint64_t offset;
+        tp_status_t *status = tp_bfc_allocate(worker->bfc, 256 + (uint64_t)(i % 7) * 1000, &mem,
+                                              &offset);
+        if (status != NULL) {
+            tp_status_free(status);
+            worker->failures++;
+            continue;
+        }
+        tp_bfc_free(worker->bfc, mem, offset);
+    }
+    return NULL;
+}
+
+static void two_threads_allocate_at_once(void **state) {
+    (void)state;
+    fake_device_t device = {0};
+    tp_bfc_t *bfc = make(&device, 8 << 20, true, 1 << 20);
+    pthread_t threads[2];
+    worker_t workers[2] = {{bfc, 0}, {bfc, 0}};
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(pthread_create(&threads[i], NULL, allocate_and_free, &workers[i]), 0);
+    for (int i = 0; i < 2; i++) {
+        pthread_join(threads[i], NULL);
+        assert_int_equal(workers[i].failures, 0);
+    }
+    tp_bfc_stats_t stats = stats_of(bfc);
+    assert_int_equal(stats.bytes_in_use, 0);
+    assert_int_equal(stats.total_allocations, 4000);
+    tp_bfc_destroy(bfc);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(chunks_are_reused_and_merged),
+        cmocka_unit_test(out_of_memory_is_a_status_and_recoverable),
+        cmocka_unit_test(growth_doubles_regions_within_the_limit),
+        cmocka_unit_test(fragmentation_under_alternating_sizes),
+        cmocka_unit_test(two_threads_allocate_at_once),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
