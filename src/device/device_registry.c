@@ -278,6 +278,9 @@ tp_status_t *tp_device_registry_build(const tp_context_options_t *options,
             device->ordinal == 0)
             registry.host_device = device;
     }
+    /* The host's memory is shared with everything else on the machine: it grows on demand
+     * instead of being reserved up front. */
+    if (registry.host_device != NULL) registry.host_device->grows_by_default = true;
     if (error == NULL && registry.host_device == NULL)
         error = tp_status_make(TP_INTERNAL, "the built-in CPU device is missing");
     if (error == NULL) error = index_kernels(&registry);

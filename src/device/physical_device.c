@@ -86,6 +86,7 @@ void tp_physical_device_close(tp_physical_device_t *device) {
         }
         device->def->stream_destroy(device->handle, device->stream);
     }
+    tp_bfc_destroy(device->allocator); /* its regions go back before the device does */
     tp_status_t *parked = take_parked_error(device);
     if (parked != NULL) {
         tp_log_message(TP_LOG_WARNING, "closing %s: an error nobody waited for: %s", device->name,
@@ -147,26 +148,70 @@ void tp_physical_device_deallocate(tp_physical_device_t *device, void *mem, uint
     atomic_fetch_sub(&device->live_allocations, 1);
 }
 
+/* ---- The tensor allocator ------------------------------------------------------------ */
+
+static tp_status_t *raw_allocate(void *state, uint64_t size, void **out_mem) {
+    return tp_physical_device_allocate(state, size, out_mem);
+}
+
+static void raw_deallocate(void *state, void *mem, uint64_t size) {
+    tp_physical_device_deallocate(state, mem, size);
+}
+
+/* By default a device's allocator takes nearly all of it in one region, leaving a small
+ * reserve for the plug-in's own needs: 1/50 of the memory, at least 16 MiB, at most half. */
+static tp_bfc_options_t default_allocator_options(const tp_physical_device_t *device) {
+    uint64_t total = device->memory_bytes > 0 ? device->memory_bytes : UINT64_C(1) << 32;
+    if (device->grows_by_default) return (tp_bfc_options_t){total, true, (uint64_t)2 << 20};
+    uint64_t reserve = total / 50 > ((uint64_t)16 << 20) ? total / 50 : (uint64_t)16 << 20;
+    if (reserve > total / 2) reserve = total / 2;
+    return (tp_bfc_options_t){total - reserve, false, 0};
+}
+
+tp_status_t *tp_physical_device_allocator(tp_physical_device_t *device, tp_bfc_t **out) {
+    pthread_mutex_lock(&device->mutex);
+    tp_status_t *error = NULL;
+    if (device->allocator == NULL) {
+        char name[64];
+        snprintf(name, sizeof name, "%s_%d_bfc", device->def->type, (int)device->ordinal);
+        tp_bfc_options_t options = default_allocator_options(device);
+        error = tp_bfc_create(name, (tp_bfc_backend_t){raw_allocate, raw_deallocate, device},
+                              &options, &device->allocator);
+    }
+    *out = device->allocator;
+    pthread_mutex_unlock(&device->mutex);
+    return error;
+}
+
+uint64_t tp_physical_device_tensor_bytes(tp_physical_device_t *device) {
+    pthread_mutex_lock(&device->mutex);
+    tp_bfc_t *allocator = device->allocator;
+    pthread_mutex_unlock(&device->mutex);
+    if (allocator == NULL) return 0;
+    tp_bfc_stats_t stats;
+    tp_bfc_get_stats(allocator, &stats);
+    return stats.bytes_in_use;
+}
+
 typedef struct {
-    tp_physical_device_t *device;
+    tp_bfc_t *allocator;
     void *mem;
-    uint64_t size;
+    uint64_t offset;
 } pending_free_t;
 
 static void free_when_done(void *arg) {
     pending_free_t *pending = arg;
-    tp_physical_device_deallocate(pending->device, pending->mem, pending->size);
+    tp_bfc_free(pending->allocator, pending->mem, pending->offset);
     free(pending);
 }
 
-void tp_physical_device_deallocate_in_order(tp_physical_device_t *device, void *mem,
-                                            uint64_t size) {
-    if (mem == NULL) return;
+void tp_physical_device_free_in_order(tp_physical_device_t *device, void *mem, uint64_t offset) {
+    tp_bfc_t *allocator = device->allocator; /* set before any chunk of it existed */
     pending_free_t *pending =
         device->def->host_callback != NULL ? malloc(sizeof *pending) : NULL;
     tp_status_t *error = NULL;
     if (pending != NULL) {
-        *pending = (pending_free_t){device, mem, size};
+        *pending = (pending_free_t){allocator, mem, offset};
         error = tp_physical_device_then(device, free_when_done, pending);
         if (error == NULL) return;
         free(pending);
@@ -176,7 +221,7 @@ void tp_physical_device_deallocate_in_order(tp_physical_device_t *device, void *
      * next. */
     park_error(device, error);
     park_error(device, tp_physical_device_synchronize(device));
-    tp_physical_device_deallocate(device, mem, size);
+    tp_bfc_free(allocator, mem, offset);
 }
 
 tp_status_t *tp_physical_device_copy_from_host(tp_physical_device_t *device, void *mem,

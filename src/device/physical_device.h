@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include "memory/bfc_allocator.h"
 #include "plugin/plugin_record.h"
 #include "tensorplug/tensorplug.h"
 
@@ -20,8 +21,12 @@ struct tp_physical_device {
     char *vendor;
     uint64_t memory_bytes;
 
-    pthread_mutex_t mutex;      /* guards the lazy creation of the stream */
+    pthread_mutex_t mutex;      /* guards the lazy creation of the stream and allocator */
     void *stream;
+    /* Tensor memory, created on the first tensor allocation: grows on demand where
+     * `grows_by_default` (the host's CPU), else reserves nearly all the device at once. */
+    tp_bfc_t *allocator;
+    bool grows_by_default;
     /* An error that a wait nobody was told about found (freeing memory waits, for one); the
      * next synchronize reports it. Guarded by `mutex`. */
     tp_status_t *parked_error;
@@ -43,10 +48,13 @@ tp_status_t *tp_physical_device_stream(tp_physical_device_t *device, void **out_
 tp_status_t *tp_physical_device_allocate(tp_physical_device_t *device, uint64_t size,
                                          void **out_mem);
 void tp_physical_device_deallocate(tp_physical_device_t *device, void *mem, uint64_t size);
-/* Returns memory once the work queued on the device's stream so far is done, so that a kernel
- * still reading it is not disturbed. */
-void tp_physical_device_deallocate_in_order(tp_physical_device_t *device, void *mem,
-                                            uint64_t size);
+/* The device's tensor allocator, created on first use. */
+tp_status_t *tp_physical_device_allocator(tp_physical_device_t *device, tp_bfc_t **out);
+/* Returns a chunk of the tensor allocator once the work queued on the device's stream so far
+ * is done, so that a kernel still reading it is not disturbed. */
+void tp_physical_device_free_in_order(tp_physical_device_t *device, void *mem, uint64_t offset);
+/* Bytes of tensor memory in use on the device (0 before the first tensor). */
+uint64_t tp_physical_device_tensor_bytes(tp_physical_device_t *device);
 
 /* Enqueues a copy of host bytes into device memory. The host buffer must stay valid until the
  * device is synchronized. */

@@ -288,7 +288,7 @@ static void fill_view(tp_tensor_view_t *out, const tp_tensor_t *tensor, bool wit
         .num_elements = tensor->num_elements,
         .byte_size = tensor->byte_size,
         .mem = with_memory ? tensor->mem : NULL,
-        .offset = 0,
+        .offset = with_memory ? tensor->offset : 0,
     };
     memcpy(out, &view, size);
 }

@@ -255,6 +255,8 @@ void tp_bfc_destroy(tp_bfc_t *bfc) {
     free(bfc);
 }
 
+const char *tp_bfc_name(const tp_bfc_t *bfc) { return bfc->name; }
+
 static uint64_t largest_free(const tp_bfc_t *bfc) {
     uint64_t largest = 0;
     for (int bin = NUM_BINS - 1; bin >= 0 && largest == 0; bin--)

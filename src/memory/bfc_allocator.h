@@ -49,6 +49,7 @@ tp_status_t *tp_bfc_allocate(tp_bfc_t *bfc, uint64_t size, void **out_mem, uint6
 /* Returns a chunk from tp_bfc_allocate; anything else is ignored and logged. */
 void tp_bfc_free(tp_bfc_t *bfc, void *mem, uint64_t offset);
 
+const char *tp_bfc_name(const tp_bfc_t *bfc);
 void tp_bfc_get_stats(tp_bfc_t *bfc, tp_bfc_stats_t *out);
 void tp_bfc_reset_peak(tp_bfc_t *bfc);
 /* "in use 1.0 MiB, peak 2.0 MiB, reserved 4.0 MiB of limit 1.0 GiB, largest free block

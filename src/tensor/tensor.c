@@ -28,6 +28,24 @@ tp_status_t *tp_tensor_check_layout(tp_dtype_t dtype, const tp_shape_t *shape,
     return NULL;
 }
 
+/* TensorFlow's wording, which users search for, then the allocator's own line. */
+static tp_status_t *out_of_memory(tp_status_t *error, tp_bfc_t *allocator,
+                                  const tp_physical_device_t *device, tp_dtype_t dtype,
+                                  const tp_shape_t *shape) {
+    char dims[256] = "[";
+    size_t used = 1;
+    for (int32_t i = 0; i < shape->rank; i++)
+        used += (size_t)snprintf(dims + used, sizeof dims - used, i == 0 ? "%lld" : ",%lld",
+                                 (long long)shape->dims[i]);
+    snprintf(dims + used, sizeof dims - used, "]");
+    tp_status_t *oom = tp_status_make(
+        tp_status_code(error), "OOM when allocating tensor with shape %s and type %s on %s by "
+        "allocator %s\n%s", dims, tp_dtype_name(dtype), device->full_name,
+        allocator != NULL ? tp_bfc_name(allocator) : "(none)", tp_status_message(error));
+    tp_status_free(error);
+    return oom;
+}
+
 tp_status_t *tp_tensor_allocate(tp_context_t *context, tp_physical_device_t *device,
                                 tp_dtype_t dtype, const tp_shape_t *shape, tp_tensor_t **out) {
     int64_t count;
@@ -36,10 +54,13 @@ tp_status_t *tp_tensor_allocate(tp_context_t *context, tp_physical_device_t *dev
     tp_tensor_t *tensor = calloc(1, sizeof *tensor);
     if (tensor == NULL) return tp_status_make(TP_RESOURCE_EXHAUSTED, "out of host memory");
     if (byte_size > 0) {
-        tp_status_t *error = tp_physical_device_allocate(device, byte_size, &tensor->mem);
+        tp_bfc_t *allocator = NULL;
+        tp_status_t *error = tp_physical_device_allocator(device, &allocator);
+        if (error == NULL)
+            error = tp_bfc_allocate(allocator, byte_size, &tensor->mem, &tensor->offset);
         if (error != NULL) {
             free(tensor);
-            return error;
+            return out_of_memory(error, allocator, device, dtype, shape);
         }
     }
     tensor->device = device;
@@ -59,8 +80,9 @@ tp_status_t *tp_tensor_copy_to_device(tp_tensor_t *source, tp_physical_device_t 
     tp_tensor_t *copy;
     TP_RETURN_IF_ERROR(tp_tensor_allocate(source->context, device, source->dtype,
                                           &source->shape, &copy));
-    tp_status_t *error = tp_physical_device_copy(source->device, source->mem, 0, device,
-                                                 copy->mem, 0, source->byte_size);
+    tp_status_t *error = tp_physical_device_copy(source->device, source->mem, source->offset,
+                                                 device, copy->mem, copy->offset,
+                                                 source->byte_size);
     if (error != NULL) {
         tp_tensor_release(copy);
         return tp_status_annotate(error, "copying a tensor from %s to %s",
@@ -95,7 +117,8 @@ tp_status_t *tp_tensor_create(tp_context_t *context, tp_dtype_t dtype, tp_shape_
         tp_tensor_allocate(context, device, dtype, &shape, &tensor), "tp_tensor_create"));
     tp_status_t *error = NULL;
     if (byte_size > 0) {
-        error = tp_physical_device_copy_from_host(device, tensor->mem, 0, data, byte_size);
+        error = tp_physical_device_copy_from_host(device, tensor->mem, tensor->offset, data,
+                                                  byte_size);
         /* The caller may reuse `data` as soon as this returns. */
         if (error == NULL) error = tp_physical_device_synchronize(device);
     }
@@ -115,7 +138,8 @@ tp_tensor_t *tp_tensor_retain(tp_tensor_t *tensor) {
 void tp_tensor_release(tp_tensor_t *tensor) {
     if (tensor == NULL) return;
     if (atomic_fetch_sub_explicit(&tensor->references, 1, memory_order_acq_rel) != 1) return;
-    tp_physical_device_deallocate_in_order(tensor->device, tensor->mem, tensor->byte_size);
+    if (tensor->mem != NULL)
+        tp_physical_device_free_in_order(tensor->device, tensor->mem, tensor->offset);
     tp_context_t *context = tensor->context;
     free(tensor);
     tp_context_release(context);
@@ -155,7 +179,7 @@ tp_status_t *tp_tensor_read(tp_tensor_t *tensor, void *data, size_t size) {
     if (size == 0) return NULL;
     TP_REQUIRE_ARG(data);
     return tp_status_annotate(
-        tp_physical_device_copy_to_host(tensor->device, data, tensor->mem, 0, size),
+        tp_physical_device_copy_to_host(tensor->device, data, tensor->mem, tensor->offset, size),
         "tp_tensor_read");
 }
 

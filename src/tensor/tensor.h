@@ -15,7 +15,8 @@ struct tp_tensor {
     tp_shape_t shape;
     int64_t num_elements;
     size_t byte_size;
-    void *mem;                   /* device memory; NULL when byte_size is 0 */
+    void *mem;                   /* a region of the device's allocator; NULL when empty */
+    uint64_t offset;             /* where the values start in it */
 };
 
 /* Checks a dtype and shape and computes the element count and byte size. */

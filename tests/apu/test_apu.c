@@ -25,9 +25,10 @@ static int teardown(void **state) {
     for (size_t i = 0; i < context->registry.num_devices; i++) {
         tp_physical_device_t *device = context->registry.devices[i];
         tp_status_free(tp_physical_device_synchronize(device)); /* pending frees run */
-        if (atomic_load(&device->bytes_in_use) != 0) {
-            print_error("%s still has %lld bytes in use\n", device->name,
-                        (long long)atomic_load(&device->bytes_in_use));
+        uint64_t in_use = tp_physical_device_tensor_bytes(device);
+        if (in_use != 0) {
+            print_error("%s still has %llu bytes in use\n", device->name,
+                        (unsigned long long)in_use);
             failures++;
         }
     }

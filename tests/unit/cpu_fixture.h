@@ -15,7 +15,7 @@ static inline int cpu_context_setup(void **state) {
 
 static inline int cpu_context_teardown(void **state) {
     tp_context_t *context = *state;
-    int_fast64_t in_use = atomic_load(&context->registry.host_device->bytes_in_use);
+    uint64_t in_use = tp_physical_device_tensor_bytes(context->registry.host_device);
     if (in_use != 0) print_error("%lld bytes are still in use\n", (long long)in_use);
     tp_context_destroy(context);
     return in_use == 0 ? 0 : -1;
