@@ -221,13 +221,95 @@ TP_API int32_t tp_physical_device_ordinal(const tp_physical_device_t *device);
 TP_API const char *tp_physical_device_hardware_name(const tp_physical_device_t *device);
 TP_API const char *tp_physical_device_vendor(const tp_physical_device_t *device);
 TP_API uint64_t tp_physical_device_memory_bytes(const tp_physical_device_t *device);
-/* "/job:localhost/replica:0/task:0/device:CPU:0": the device ops are placed on. */
+/* "/job:localhost/replica:0/task:0/device:CPU:0": the name of the device with the same ordinal
+ * (the logical device ops run on, unless devices were split or hidden). */
 TP_API const char *tp_physical_device_full_name(const tp_physical_device_t *device);
 
 /* Prints one line per physical device of `type` (NULL: all):
  *     PhysicalDevice(name='/physical_device:CPU:0', device_type='CPU')                       */
 TP_API TP_MUST_USE tp_status_t *tp_list_physical_devices(const tp_context_t *context,
                                                         const char *type, FILE *out);
+
+/* ---- Device memory, logical devices, visible devices ------------------------------------------
+ *
+ * A context makes its logical devices, the ones ops run on and tensors live in, the first time
+ * it needs them: at the first tensor, op or logical-device query. Until then the application
+ * may configure the physical devices with the calls below; afterwards they fail with
+ * "Physical devices cannot be modified after being initialized". Each call changes nothing
+ * when it fails.
+ *
+ * `device` names physical devices in any accepted form: one device ("APU:0",
+ * "/physical_device:APU:0"), every device of a type ("APU"), or every device (NULL). An option
+ * a device cannot honour is an error that names the device, never a silent no-op.
+ *
+ * By default the first tensor on a device reserves nearly all of its memory in one region (its
+ * total less 1/50, at least 16 MiB, at most half); the host's CPU, whose memory is shared with
+ * everything else, grows instead. TP_FORCE_ALLOW_GROWTH=true|false overrides every device. */
+
+/* Memory growth: the device starts with a small region (2 MiB) and adds regions, each twice the
+ * last, as tensors need them; it never gives memory back. */
+TP_API TP_MUST_USE tp_status_t *tp_context_set_memory_growth(tp_context_t *context,
+                                                            const char *device, bool enabled);
+/* Caps what each device reserves at `fraction` (0 < fraction <= 1) of its total memory. */
+TP_API TP_MUST_USE tp_status_t *tp_context_set_memory_fraction(tp_context_t *context,
+                                                              const char *device,
+                                                              double fraction);
+/* Caps what each device reserves at `bytes`. With a fraction too, the smaller cap holds. */
+TP_API TP_MUST_USE tp_status_t *tp_context_set_memory_limit(tp_context_t *context,
+                                                           const char *device, uint64_t bytes);
+/* Splits one physical device into `count` logical devices, the i-th limited to
+ * `memory_limits[i]` bytes, each with its own stream and allocator. Logical devices are
+ * numbered per type in the order of their physical devices: with APU:0 split in two, APU:0
+ * and APU:1 share physical APU:0, and physical APU:1 becomes logical APU:2. Growth, fractions
+ * and limits do not combine with a split. */
+TP_API TP_MUST_USE tp_status_t *tp_context_set_logical_devices(tp_context_t *context,
+                                                              const char *device,
+                                                              const uint64_t *memory_limits,
+                                                              size_t count);
+/* The physical devices the context uses, as a comma-separated list ("APU:1,CPU:0"): of each
+ * type the list names, only the listed devices stay visible, renumbered from 0 in their order;
+ * types it does not name keep all their devices. CPU:0 cannot be hidden. The environment
+ * variable TP_VISIBLE_DEVICES, read when the context is created, does the same. */
+TP_API TP_MUST_USE tp_status_t *tp_context_set_visible_devices(tp_context_t *context,
+                                                              const char *devices);
+
+typedef struct tp_logical_device_info {
+    size_t struct_size;          /* set to sizeof(tp_logical_device_info_t) */
+    const char *name;            /* "/job:localhost/replica:0/task:0/device:APU:1" */
+    const char *device_type;     /* "APU" */
+    int32_t ordinal;             /* 1 */
+    const char *physical_device; /* "/physical_device:APU:0" */
+} tp_logical_device_info_t;
+
+/* The number of logical devices of `type` (NULL: all); makes them if need be. */
+TP_API TP_MUST_USE tp_status_t *tp_logical_device_count(tp_context_t *context, const char *type,
+                                                       size_t *out_count);
+/* The index-th logical device of `type` (NULL: all). The strings belong to the context. */
+TP_API TP_MUST_USE tp_status_t *tp_logical_device_get(tp_context_t *context, const char *type,
+                                                     size_t index,
+                                                     tp_logical_device_info_t *out_info);
+/* Prints one line per logical device of `type` (NULL: all):
+ *     LogicalDevice(name='/job:localhost/replica:0/task:0/device:CPU:0', device_type='CPU') */
+TP_API TP_MUST_USE tp_status_t *tp_list_logical_devices(tp_context_t *context, const char *type,
+                                                       FILE *out);
+
+typedef struct tp_memory_stats {
+    size_t struct_size;          /* set to sizeof(tp_memory_stats_t) */
+    uint64_t bytes_in_use;       /* by live tensors, in the allocator's 256-byte units */
+    uint64_t peak_bytes_in_use;  /* since the device was made or tp_context_reset_peak_memory */
+    uint64_t bytes_reserved;     /* taken from the device so far */
+    uint64_t bytes_limit;        /* the most the device's allocator will take */
+    uint64_t largest_free_block; /* the largest allocation that fits without taking more */
+    uint64_t num_allocations;    /* live */
+    uint64_t total_allocations;  /* ever */
+} tp_memory_stats_t;
+
+/* The allocator statistics of one logical device ("APU:1", "/device:CPU:0"). Thread-safe. */
+TP_API TP_MUST_USE tp_status_t *tp_context_memory_stats(tp_context_t *context, const char *device,
+                                                       tp_memory_stats_t *out_stats);
+/* Starts the peak of one logical device over from its bytes in use now. */
+TP_API TP_MUST_USE tp_status_t *tp_context_reset_peak_memory(tp_context_t *context,
+                                                            const char *device);
 
 /* ---- Placement ------------------------------------------------------------------------------- */
 

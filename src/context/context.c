@@ -40,6 +40,18 @@ tp_status_t *tp_context_create(const tp_context_options_t *options, tp_context_t
         free(context);
         return tp_status_annotate(error, "tp_context_create");
     }
+    pthread_mutex_init(&context->devices_mutex, NULL);
+    atomic_init(&context->devices_ready, false);
+    const char *visible = getenv("TP_VISIBLE_DEVICES");
+    if (visible != NULL) {
+        error = tp_context_set_visible_devices(context, visible);
+        if (error != NULL) {
+            tp_device_registry_free(&context->registry);
+            pthread_mutex_destroy(&context->devices_mutex);
+            free(context);
+            return tp_status_annotate(error, "tp_context_create: TP_VISIBLE_DEVICES");
+        }
+    }
     atomic_init(&context->references, 1);
     const char *log_env = getenv("TP_LOG_DEVICE_PLACEMENT");
     bool log_from_env = log_env != NULL && (strcmp(log_env, "1") == 0 ||
@@ -53,6 +65,19 @@ tp_status_t *tp_context_create(const tp_context_options_t *options, tp_context_t
     return NULL;
 }
 
+tp_status_t *tp_context_initialize_devices(tp_context_t *context) {
+    pthread_mutex_lock(&context->devices_mutex);
+    tp_status_t *error = NULL;
+    if (!atomic_load_explicit(&context->devices_ready, memory_order_relaxed)) {
+        error = tp_device_registry_initialize(&context->registry,
+                                              tp_memory_config_forced_growth());
+        if (error == NULL) atomic_store_explicit(&context->devices_ready, true,
+                                                 memory_order_release);
+    }
+    pthread_mutex_unlock(&context->devices_mutex);
+    return error;
+}
+
 void tp_context_retain(tp_context_t *context) {
     atomic_fetch_add_explicit(&context->references, 1, memory_order_relaxed);
 }
@@ -60,6 +85,7 @@ void tp_context_retain(tp_context_t *context) {
 void tp_context_release(tp_context_t *context) {
     if (atomic_fetch_sub_explicit(&context->references, 1, memory_order_acq_rel) != 1) return;
     tp_device_registry_free(&context->registry);
+    pthread_mutex_destroy(&context->devices_mutex);
     pthread_mutex_destroy(&context->fallback_mutex);
     free(context->fallbacks);
     free(context);

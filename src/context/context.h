@@ -23,6 +23,10 @@ struct tp_context {
      * tensors are still alive defers the release of its devices to the last tensor. */
     atomic_int references;
     tp_device_registry_t registry;
+    /* The logical devices are made on first use (tp_context_devices_ready); until then the
+     * application may configure the physical devices, under `devices_mutex`. */
+    pthread_mutex_t devices_mutex;
+    atomic_bool devices_ready;
 
     atomic_bool log_device_placement;
     atomic_bool soft_device_placement;
@@ -33,6 +37,14 @@ struct tp_context {
     tp_fallback_record_t *fallbacks;
     size_t num_fallbacks, fallbacks_capacity;
 };
+
+/* Makes the logical devices if they are not made yet; after it, configuring the physical
+ * devices fails. */
+tp_status_t *tp_context_initialize_devices(tp_context_t *context);
+static inline tp_status_t *tp_context_devices_ready(tp_context_t *context) {
+    if (atomic_load_explicit(&context->devices_ready, memory_order_acquire)) return NULL;
+    return tp_context_initialize_devices(context);
+}
 
 void tp_context_retain(tp_context_t *context);
 void tp_context_release(tp_context_t *context);

@@ -1,4 +1,4 @@
-/* The public queries on a context's plug-ins and physical devices. */
+/* The public queries on a context's plug-ins, physical devices and logical devices. */
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -51,8 +51,8 @@ static bool type_matches(const tp_physical_device_t *device, const char *type) {
 size_t tp_physical_device_count(const tp_context_t *context, const char *type) {
     if (context == NULL) return 0;
     size_t count = 0;
-    for (size_t i = 0; i < context->registry.num_devices; i++)
-        count += type_matches(context->registry.devices[i], type);
+    for (size_t i = 0; i < context->registry.num_physical_devices; i++)
+        count += type_matches(context->registry.physical_devices[i], type);
     return count;
 }
 
@@ -61,8 +61,8 @@ tp_status_t *tp_physical_device_get(const tp_context_t *context, const char *typ
     TP_REQUIRE_ARG(context);
     TP_REQUIRE_ARG(out_device);
     size_t seen = 0;
-    for (size_t i = 0; i < context->registry.num_devices; i++) {
-        const tp_physical_device_t *device = context->registry.devices[i];
+    for (size_t i = 0; i < context->registry.num_physical_devices; i++) {
+        const tp_physical_device_t *device = context->registry.physical_devices[i];
         if (!type_matches(device, type)) continue;
         if (seen++ == index) {
             *out_device = device;
@@ -90,8 +90,8 @@ tp_status_t *tp_physical_device_find(const tp_context_t *context, const char *na
         (spec.has_replica && spec.replica != 0) || (spec.has_task && spec.task != 0))
         return tp_status_make(TP_NOT_FOUND, "device '%s' is not on this host "
                                             "(/job:localhost/replica:0/task:0)", name);
-    for (size_t i = 0; i < context->registry.num_devices; i++) {
-        const tp_physical_device_t *device = context->registry.devices[i];
+    for (size_t i = 0; i < context->registry.num_physical_devices; i++) {
+        const tp_physical_device_t *device = context->registry.physical_devices[i];
         if (type_matches(device, spec.type) && device->ordinal == spec.id) {
             *out_device = device;
             return NULL;
@@ -133,12 +133,137 @@ uint64_t tp_physical_device_memory_bytes(const tp_physical_device_t *device) {
 tp_status_t *tp_list_physical_devices(const tp_context_t *context, const char *type, FILE *out) {
     TP_REQUIRE_ARG(context);
     TP_REQUIRE_ARG(out);
-    for (size_t i = 0; i < context->registry.num_devices; i++) {
-        const tp_physical_device_t *device = context->registry.devices[i];
+    for (size_t i = 0; i < context->registry.num_physical_devices; i++) {
+        const tp_physical_device_t *device = context->registry.physical_devices[i];
         if (!type_matches(device, type)) continue;
         if (fprintf(out, "PhysicalDevice(name='%s', device_type='%s')\n", device->name,
                     device->def->type) < 0)
             return tp_status_make(TP_UNAVAILABLE, "tp_list_physical_devices: writing failed");
     }
+    return NULL;
+}
+
+/* ---- Logical devices -------------------------------------------------------------------- */
+
+static bool logical_type_matches(const tp_device_t *device, const char *type) {
+    return type == NULL || strcasecmp(device->def->type, type) == 0;
+}
+
+tp_status_t *tp_logical_device_count(tp_context_t *context, const char *type,
+                                     size_t *out_count) {
+    TP_REQUIRE_ARG(context);
+    TP_REQUIRE_ARG(out_count);
+    TP_RETURN_IF_ERROR(tp_context_devices_ready(context));
+    size_t count = 0;
+    for (size_t i = 0; i < context->registry.num_devices; i++)
+        count += logical_type_matches(context->registry.devices[i], type);
+    *out_count = count;
+    return NULL;
+}
+
+tp_status_t *tp_logical_device_get(tp_context_t *context, const char *type, size_t index,
+                                   tp_logical_device_info_t *out_info) {
+    TP_REQUIRE_ARG(context);
+    TP_REQUIRE_ARG(out_info);
+    if (out_info->struct_size < offsetof(tp_logical_device_info_t, name) + sizeof(const char *))
+        return tp_status_make(TP_INVALID_ARGUMENT,
+                              "tp_logical_device_get: set out_info->struct_size to "
+                              "sizeof(tp_logical_device_info_t) first (it is %zu)",
+                              out_info->struct_size);
+    TP_RETURN_IF_ERROR(tp_context_devices_ready(context));
+    size_t seen = 0;
+    for (size_t i = 0; i < context->registry.num_devices; i++) {
+        const tp_device_t *device = context->registry.devices[i];
+        if (!logical_type_matches(device, type) || seen++ != index) continue;
+        tp_logical_device_info_t info = {
+            .struct_size = out_info->struct_size,
+            .name = device->full_name,
+            .device_type = device->def->type,
+            .ordinal = device->ordinal,
+            .physical_device = device->physical->name,
+        };
+        size_t size = info.struct_size < sizeof info ? info.struct_size : sizeof info;
+        memcpy(out_info, &info, size);
+        return NULL;
+    }
+    return tp_status_make(TP_OUT_OF_RANGE,
+                          "tp_logical_device_get: index %zu, but there are %zu %s%sdevices",
+                          index, seen, type != NULL ? type : "", type != NULL ? " " : "");
+}
+
+tp_status_t *tp_list_logical_devices(tp_context_t *context, const char *type, FILE *out) {
+    TP_REQUIRE_ARG(context);
+    TP_REQUIRE_ARG(out);
+    TP_RETURN_IF_ERROR(tp_context_devices_ready(context));
+    for (size_t i = 0; i < context->registry.num_devices; i++) {
+        const tp_device_t *device = context->registry.devices[i];
+        if (!logical_type_matches(device, type)) continue;
+        if (fprintf(out, "LogicalDevice(name='%s', device_type='%s')\n", device->full_name,
+                    device->def->type) < 0)
+            return tp_status_make(TP_UNAVAILABLE, "tp_list_logical_devices: writing failed");
+    }
+    return NULL;
+}
+
+/* The one logical device `name` names ("APU:1", "/device:CPU:0"). */
+static tp_status_t *find_logical(tp_context_t *context, const char *name, tp_device_t **out) {
+    TP_REQUIRE_ARG(context);
+    TP_REQUIRE_ARG(name);
+    tp_device_spec_t spec;
+    TP_RETURN_IF_ERROR(tp_device_spec_parse(name, &spec));
+    if (!spec.has_type || !spec.has_id)
+        return tp_status_make(TP_INVALID_ARGUMENT,
+                              "device name '%s' names no single device: it needs a type and an "
+                              "index, as in '/device:APU:0'",
+                              name);
+    TP_RETURN_IF_ERROR(tp_context_devices_ready(context));
+    tp_device_t *device = tp_device_registry_find(&context->registry, spec.type,
+                                                  (int32_t)spec.id);
+    if (device == NULL || spec.id > INT32_MAX ||
+        (spec.has_job && strcmp(spec.job, "localhost") != 0) ||
+        (spec.has_replica && spec.replica != 0) || (spec.has_task && spec.task != 0)) {
+        char canonical[128];
+        tp_status_free(tp_device_spec_canonical(&spec, canonical, sizeof canonical));
+        return tp_status_make(TP_NOT_FOUND, "%s unknown device.", canonical);
+    }
+    *out = device;
+    return NULL;
+}
+
+tp_status_t *tp_context_memory_stats(tp_context_t *context, const char *device_name,
+                                     tp_memory_stats_t *out_stats) {
+    TP_REQUIRE_ARG(out_stats);
+    if (out_stats->struct_size < offsetof(tp_memory_stats_t, bytes_in_use) + sizeof(uint64_t))
+        return tp_status_make(TP_INVALID_ARGUMENT,
+                              "tp_context_memory_stats: set out_stats->struct_size to "
+                              "sizeof(tp_memory_stats_t) first (it is %zu)",
+                              out_stats->struct_size);
+    tp_device_t *device;
+    TP_RETURN_IF_ERROR(tp_status_annotate(find_logical(context, device_name, &device),
+                                          "tp_context_memory_stats"));
+    tp_bfc_stats_t stats;
+    tp_device_memory_stats(device, &stats);
+    tp_memory_stats_t result = {
+        .struct_size = out_stats->struct_size,
+        .bytes_in_use = stats.bytes_in_use,
+        .peak_bytes_in_use = stats.peak_bytes_in_use,
+        .bytes_reserved = stats.bytes_reserved,
+        .bytes_limit = stats.bytes_limit,
+        .largest_free_block = stats.largest_free_block,
+        .num_allocations = stats.live_allocations,
+        .total_allocations = stats.total_allocations,
+    };
+    size_t size = result.struct_size < sizeof result ? result.struct_size : sizeof result;
+    memcpy(out_stats, &result, size);
+    return NULL;
+}
+
+tp_status_t *tp_context_reset_peak_memory(tp_context_t *context, const char *device_name) {
+    tp_device_t *device;
+    TP_RETURN_IF_ERROR(tp_status_annotate(find_logical(context, device_name, &device),
+                                          "tp_context_reset_peak_memory"));
+    tp_bfc_t *allocator;
+    TP_RETURN_IF_ERROR(tp_device_allocator(device, &allocator));
+    tp_bfc_reset_peak(allocator);
     return NULL;
 }

@@ -20,14 +20,14 @@ typedef struct {
 
 static bool add_device(builder_t *builder, tp_physical_device_t *device) {
     tp_device_registry_t *registry = builder->registry;
-    if (registry->num_devices == builder->devices_capacity) {
+    if (registry->num_physical_devices == builder->devices_capacity) {
         size_t capacity = builder->devices_capacity == 0 ? 8 : builder->devices_capacity * 2;
-        tp_physical_device_t **grown = realloc(registry->devices, capacity * sizeof *grown);
+        tp_physical_device_t **grown = realloc(registry->physical_devices, capacity * sizeof *grown);
         if (grown == NULL) return false;
-        registry->devices = grown;
+        registry->physical_devices = grown;
         builder->devices_capacity = capacity;
     }
-    registry->devices[registry->num_devices++] = device;
+    registry->physical_devices[registry->num_physical_devices++] = device;
     return true;
 }
 
@@ -116,7 +116,7 @@ static void check_ops_and_kernels(const tp_device_registry_t *registry,
  * and the reason is returned. */
 static tp_status_t *open_plugin_devices(builder_t *builder, const tp_plugin_record_t *record) {
     tp_device_registry_t *registry = builder->registry;
-    size_t first_device = registry->num_devices;
+    size_t first_device = registry->num_physical_devices;
     tp_status_t *error = NULL;
     for (size_t t = 0; t < record->num_device_types && error == NULL; t++) {
         const tp_device_type_def_t *def = &record->device_types[t];
@@ -136,8 +136,8 @@ static tp_status_t *open_plugin_devices(builder_t *builder, const tp_plugin_reco
         }
     }
     if (error != NULL) {
-        while (registry->num_devices > first_device)
-            tp_physical_device_close(registry->devices[--registry->num_devices]);
+        while (registry->num_physical_devices > first_device)
+            tp_physical_device_close(registry->physical_devices[--registry->num_physical_devices]);
     }
     return error;
 }
@@ -272,16 +272,16 @@ tp_status_t *tp_device_registry_build(const tp_context_options_t *options,
     for (size_t i = 0; i < num_builtins && error == NULL; i++)
         error = add_plugin(&builder, builtins[i]);
     if (error == NULL && !options->no_plugins) error = add_plugin_files(&builder, options);
-    for (size_t i = 0; i < registry.num_devices && error == NULL; i++) {
-        tp_physical_device_t *device = registry.devices[i];
+    for (size_t i = 0; i < registry.num_physical_devices && error == NULL; i++) {
+        tp_physical_device_t *device = registry.physical_devices[i];
         if (device->plugin->builtin && strcmp(device->def->type, "CPU") == 0 &&
             device->ordinal == 0)
-            registry.host_device = device;
+            registry.host_physical = device;
     }
     /* The host's memory is shared with everything else on the machine: it grows on demand
      * instead of being reserved up front. */
-    if (registry.host_device != NULL) registry.host_device->grows_by_default = true;
-    if (error == NULL && registry.host_device == NULL)
+    if (registry.host_physical != NULL) registry.host_physical->grows_by_default = true;
+    if (error == NULL && registry.host_physical == NULL)
         error = tp_status_make(TP_INTERNAL, "the built-in CPU device is missing");
     if (error == NULL) error = index_kernels(&registry);
     if (error != NULL) {
@@ -292,16 +292,73 @@ tp_status_t *tp_device_registry_build(const tp_context_options_t *options,
     return NULL;
 }
 
+static void destroy_logical_devices(tp_device_registry_t *registry) {
+    for (size_t i = registry->num_devices; i > 0; i--) tp_device_destroy(registry->devices[i - 1]);
+    free(registry->devices);
+    registry->devices = NULL;
+    registry->num_devices = 0;
+    registry->host_device = NULL;
+}
+
+/* Logical devices of `type` made so far, so the next one gets the next ordinal. */
+static int32_t count_of_type(const tp_device_registry_t *registry, const char *type) {
+    int32_t count = 0;
+    for (size_t i = 0; i < registry->num_devices; i++)
+        count += strcmp(registry->devices[i]->def->type, type) == 0;
+    return count;
+}
+
+tp_status_t *tp_device_registry_initialize(tp_device_registry_t *registry, tp_growth_t forced) {
+    size_t total = 0;
+    for (size_t i = 0; i < registry->num_physical_devices; i++)
+        if (registry->physical_devices[i]->visible)
+            total += tp_memory_config_num_devices(&registry->physical_devices[i]->memory);
+    registry->devices = calloc(total + 1, sizeof *registry->devices);
+    if (registry->devices == NULL)
+        return tp_status_make(TP_RESOURCE_EXHAUSTED, "out of host memory making devices");
+    tp_status_t *error = NULL;
+    for (size_t i = 0; i < registry->num_physical_devices && error == NULL; i++) {
+        tp_physical_device_t *physical = registry->physical_devices[i];
+        if (!physical->visible) continue;
+        size_t count = tp_memory_config_num_devices(&physical->memory);
+        for (size_t d = 0; d < count && error == NULL; d++) {
+            tp_bfc_options_t options =
+                tp_memory_config_allocator(&physical->memory, d, physical->memory_bytes,
+                                           physical->grows_by_default, forced);
+            tp_device_t *device;
+            error = tp_device_create(physical, count_of_type(registry, physical->def->type),
+                                     &options, &device);
+            if (error == NULL) registry->devices[registry->num_devices++] = device;
+        }
+    }
+    if (error == NULL) registry->host_device = tp_device_registry_find(registry, "CPU", 0);
+    if (error == NULL && (registry->host_device == NULL ||
+                          registry->host_device->physical != registry->host_physical))
+        error = tp_status_make(TP_INTERNAL, "logical CPU:0 is not on the host's CPU");
+    if (error != NULL) destroy_logical_devices(registry);
+    return error;
+}
+
+tp_device_t *tp_device_registry_find(const tp_device_registry_t *registry, const char *type,
+                                     int32_t ordinal) {
+    for (size_t i = 0; i < registry->num_devices; i++) {
+        tp_device_t *device = registry->devices[i];
+        if (device->ordinal == ordinal && strcasecmp(device->def->type, type) == 0) return device;
+    }
+    return NULL;
+}
+
 void tp_device_registry_free(tp_device_registry_t *registry) {
+    destroy_logical_devices(registry);
     /* Close in reverse, so plug-ins see their devices released in the order opposite to
      * opening. */
-    for (size_t i = registry->num_devices; i > 0; i--)
-        tp_physical_device_close(registry->devices[i - 1]);
+    for (size_t i = registry->num_physical_devices; i > 0; i--)
+        tp_physical_device_close(registry->physical_devices[i - 1]);
     for (size_t i = 0; i < registry->num_plugins; i++) {
         free(registry->plugins[i].refusal);
         free(registry->plugins[i].device_types);
     }
-    free(registry->devices);
+    free(registry->physical_devices);
     free(registry->plugins);
     free(registry->kernels);
     *registry = (tp_device_registry_t){0};

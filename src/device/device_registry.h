@@ -1,8 +1,10 @@
 /* A context's view of the plug-ins and their devices: which plug-ins its search found, which
- * it uses and why it refused the others, and the physical devices of those it uses. */
+ * it uses and why it refused the others, the physical devices of those it uses and the logical
+ * devices made of them. */
 #ifndef TP_DEVICE_DEVICE_REGISTRY_H
 #define TP_DEVICE_DEVICE_REGISTRY_H
 
+#include "device/device.h"
 #include "device/physical_device.h"
 #include "plugin/plugin_record.h"
 #include "tensorplug/tensorplug.h"
@@ -24,9 +26,15 @@ typedef struct tp_kernel_entry {
 typedef struct tp_device_registry {
     tp_plugin_entry_t *plugins;
     size_t num_plugins;
-    tp_physical_device_t **devices; /* by plug-in order, then type order, then ordinal */
+    /* By plug-in order, then type order, then ordinal. */
+    tp_physical_device_t **physical_devices;
+    size_t num_physical_devices;
+    tp_physical_device_t *host_physical; /* CPU:0 */
+    /* The logical devices ops run on, made by tp_device_registry_initialize from the visible
+     * physical devices in their order, numbered per type from 0. Empty until then. */
+    tp_device_t **devices;
     size_t num_devices;
-    tp_physical_device_t *host_device; /* CPU:0 */
+    tp_device_t *host_device; /* logical CPU:0, a share of physical CPU:0 */
     tp_kernel_entry_t *kernels;
     size_t num_kernels;
 } tp_device_registry_t;
@@ -36,6 +44,12 @@ typedef struct tp_device_registry {
  * missing CPU device fails. */
 tp_status_t *tp_device_registry_build(const tp_context_options_t *options,
                                       tp_device_registry_t *out_registry);
+/* Makes the logical devices from the physical devices' configuration; `forced` is
+ * TP_FORCE_ALLOW_GROWTH's verdict. All or nothing. */
+tp_status_t *tp_device_registry_initialize(tp_device_registry_t *registry, tp_growth_t forced);
+/* The logical devices of one type (NULL: all), by ordinal. */
+tp_device_t *tp_device_registry_find(const tp_device_registry_t *registry, const char *type,
+                                     int32_t ordinal);
 /* Closes every device. */
 void tp_device_registry_free(tp_device_registry_t *registry);
 

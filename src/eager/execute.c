@@ -96,11 +96,12 @@ tp_status_t *tp_execute(tp_context_t *context, const char *op_name, tp_tensor_t 
         if (inputs[i]->context != context)
             return tp_status_make(TP_INVALID_ARGUMENT, "%s: input %zu belongs to another context",
                                   op_name, i);
+    TP_RETURN_IF_ERROR(tp_context_devices_ready(context));
     tp_placement_t placement;
     TP_RETURN_IF_ERROR(tp_place_op(context, &call, &placement));
     call.device = placement.device;
     TP_RETURN_IF_ERROR(tp_kernel_context_infer_shapes(&call));
-    TP_RETURN_IF_ERROR(tp_physical_device_stream(call.device, &call.stream));
+    TP_RETURN_IF_ERROR(tp_device_stream(call.device, &call.stream));
 
     staged_inputs_t staged;
     TP_RETURN_IF_ERROR(stage_inputs(&call, inputs, num_inputs, &staged));

@@ -19,7 +19,7 @@ static tp_placement_t best_device(const tp_device_registry_t *registry,
                                   const tp_kernel_context_t *call) {
     tp_placement_t best = {NULL, NULL};
     for (size_t i = 0; i < registry->num_devices; i++) {
-        tp_physical_device_t *device = registry->devices[i];
+        tp_device_t *device = registry->devices[i];
         if (best.device != NULL && device->def->priority <= best.device->def->priority) continue;
         const tp_kernel_def_t *kernel = tp_kernel_registry_find(registry, call, device->def);
         if (kernel != NULL) best = (tp_placement_t){device, kernel};
@@ -29,15 +29,15 @@ static tp_placement_t best_device(const tp_device_registry_t *registry,
 
 /* The first device of the highest-priority type present, kernel or not: where the op would
  * run if every device had every kernel. */
-static const tp_physical_device_t *preferred_device(const tp_device_registry_t *registry) {
-    const tp_physical_device_t *preferred = NULL;
+static const tp_device_t *preferred_device(const tp_device_registry_t *registry) {
+    const tp_device_t *preferred = NULL;
     for (size_t i = 0; i < registry->num_devices; i++)
         if (preferred == NULL || registry->devices[i]->def->priority > preferred->def->priority)
             preferred = registry->devices[i];
     return preferred;
 }
 
-static bool matches(const tp_device_spec_t *spec, const tp_physical_device_t *device) {
+static bool matches(const tp_device_spec_t *spec, const tp_device_t *device) {
     if (spec->has_job && strcmp(spec->job, "localhost") != 0) return false;
     if ((spec->has_replica && spec->replica != 0) || (spec->has_task && spec->task != 0))
         return false;
@@ -127,7 +127,7 @@ tp_status_t *tp_place_op(tp_context_t *context, const tp_kernel_context_t *call,
 
     if (scope == NULL || !scope->spec.has_type) {
         if (best.device == NULL) return no_kernel_anywhere(call);
-        const tp_physical_device_t *preferred = preferred_device(registry);
+        const tp_device_t *preferred = preferred_device(registry);
         if (preferred->def->priority > best.device->def->priority) {
             char from[64];
             snprintf(from, sizeof from, "%s devices", preferred->def->type);
@@ -139,9 +139,9 @@ tp_status_t *tp_place_op(tp_context_t *context, const tp_kernel_context_t *call,
 
     char requested[128];
     requested_name(scope, requested, sizeof requested);
-    const tp_physical_device_t *matched = NULL;
+    const tp_device_t *matched = NULL;
     for (size_t i = 0; i < registry->num_devices; i++) {
-        tp_physical_device_t *device = registry->devices[i];
+        tp_device_t *device = registry->devices[i];
         if (!matches(&scope->spec, device)) continue;
         if (matched == NULL) matched = device;
         const tp_kernel_def_t *kernel = tp_kernel_registry_find(registry, call, device->def);

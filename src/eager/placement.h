@@ -7,7 +7,7 @@
 #include "kernel/kernel_context.h"
 
 typedef struct tp_placement {
-    tp_physical_device_t *device;
+    tp_device_t *device;
     const tp_kernel_def_t *kernel;
 } tp_placement_t;
 

@@ -5,7 +5,7 @@
 
 #include <stdbool.h>
 
-#include "device/physical_device.h"
+#include "device/device.h"
 #include "op/op.h"
 
 struct tp_kernel_context {
@@ -18,7 +18,7 @@ struct tp_kernel_context {
     tp_shape_t output_shapes[TP_MAX_OP_OUTPUTS];
     bool output_shape_set[TP_MAX_OP_OUTPUTS];
     tp_tensor_t *outputs[TP_MAX_OP_OUTPUTS];
-    tp_physical_device_t *device;
+    tp_device_t *device;
     void *stream;
     bool inferring; /* in shape inference: no memory, output shapes may be set */
 };

@@ -64,7 +64,7 @@ void tp_kernel_registry_describe_types(const tp_device_registry_t *registry,
                                        const tp_kernel_context_t *call, tp_strbuf_t *out) {
     size_t listed = 0;
     for (size_t i = 0; i < registry->num_devices; i++) {
-        const tp_physical_device_t *device = registry->devices[i];
+        const tp_device_t *device = registry->devices[i];
         if (device->ordinal != 0) continue; /* one mention per type */
         if (tp_kernel_registry_find(registry, call, device->def) == NULL) continue;
         tp_strbuf_printf(out, "%s%s", listed++ == 0 ? "" : ", ", device->def->type);

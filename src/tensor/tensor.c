@@ -30,7 +30,7 @@ tp_status_t *tp_tensor_check_layout(tp_dtype_t dtype, const tp_shape_t *shape,
 
 /* TensorFlow's wording, which users search for, then the allocator's own line. */
 static tp_status_t *out_of_memory(tp_status_t *error, tp_bfc_t *allocator,
-                                  const tp_physical_device_t *device, tp_dtype_t dtype,
+                                  const tp_device_t *device, tp_dtype_t dtype,
                                   const tp_shape_t *shape) {
     char dims[256] = "[";
     size_t used = 1;
@@ -46,7 +46,7 @@ static tp_status_t *out_of_memory(tp_status_t *error, tp_bfc_t *allocator,
     return oom;
 }
 
-tp_status_t *tp_tensor_allocate(tp_context_t *context, tp_physical_device_t *device,
+tp_status_t *tp_tensor_allocate(tp_context_t *context, tp_device_t *device,
                                 tp_dtype_t dtype, const tp_shape_t *shape, tp_tensor_t **out) {
     int64_t count;
     size_t byte_size;
@@ -55,7 +55,7 @@ tp_status_t *tp_tensor_allocate(tp_context_t *context, tp_physical_device_t *dev
     if (tensor == NULL) return tp_status_make(TP_RESOURCE_EXHAUSTED, "out of host memory");
     if (byte_size > 0) {
         tp_bfc_t *allocator = NULL;
-        tp_status_t *error = tp_physical_device_allocator(device, &allocator);
+        tp_status_t *error = tp_device_allocator(device, &allocator);
         if (error == NULL)
             error = tp_bfc_allocate(allocator, byte_size, &tensor->mem, &tensor->offset);
         if (error != NULL) {
@@ -75,12 +75,12 @@ tp_status_t *tp_tensor_allocate(tp_context_t *context, tp_physical_device_t *dev
     return NULL;
 }
 
-tp_status_t *tp_tensor_copy_to_device(tp_tensor_t *source, tp_physical_device_t *device,
+tp_status_t *tp_tensor_copy_to_device(tp_tensor_t *source, tp_device_t *device,
                                       tp_tensor_t **out) {
     tp_tensor_t *copy;
     TP_RETURN_IF_ERROR(tp_tensor_allocate(source->context, device, source->dtype,
                                           &source->shape, &copy));
-    tp_status_t *error = tp_physical_device_copy(source->device, source->mem, source->offset,
+    tp_status_t *error = tp_device_copy(source->device, source->mem, source->offset,
                                                  device, copy->mem, copy->offset,
                                                  source->byte_size);
     if (error != NULL) {
@@ -111,16 +111,16 @@ tp_status_t *tp_tensor_create(tp_context_t *context, tp_dtype_t dtype, tp_shape_
     }
     if (byte_size > 0 && data == NULL)
         return tp_status_make(TP_INVALID_ARGUMENT, "tp_tensor_create: argument 'data' is NULL");
-    tp_physical_device_t *device = context->registry.host_device;
+    TP_RETURN_IF_ERROR(tp_context_devices_ready(context));
+    tp_device_t *device = context->registry.host_device;
     tp_tensor_t *tensor;
     TP_RETURN_IF_ERROR(tp_status_annotate(
         tp_tensor_allocate(context, device, dtype, &shape, &tensor), "tp_tensor_create"));
     tp_status_t *error = NULL;
     if (byte_size > 0) {
-        error = tp_physical_device_copy_from_host(device, tensor->mem, tensor->offset, data,
-                                                  byte_size);
+        error = tp_device_copy_from_host(device, tensor->mem, tensor->offset, data, byte_size);
         /* The caller may reuse `data` as soon as this returns. */
-        if (error == NULL) error = tp_physical_device_synchronize(device);
+        if (error == NULL) error = tp_device_synchronize(device);
     }
     if (error != NULL) {
         tp_tensor_release(tensor);
@@ -139,7 +139,7 @@ void tp_tensor_release(tp_tensor_t *tensor) {
     if (tensor == NULL) return;
     if (atomic_fetch_sub_explicit(&tensor->references, 1, memory_order_acq_rel) != 1) return;
     if (tensor->mem != NULL)
-        tp_physical_device_free_in_order(tensor->device, tensor->mem, tensor->offset);
+        tp_device_free_in_order(tensor->device, tensor->mem, tensor->offset);
     tp_context_t *context = tensor->context;
     free(tensor);
     tp_context_release(context);
@@ -167,7 +167,7 @@ const char *tp_tensor_device(const tp_tensor_t *tensor) {
 
 tp_status_t *tp_tensor_wait(tp_tensor_t *tensor) {
     TP_REQUIRE_ARG(tensor);
-    return tp_status_annotate(tp_physical_device_synchronize(tensor->device), "tp_tensor_wait");
+    return tp_status_annotate(tp_device_synchronize(tensor->device), "tp_tensor_wait");
 }
 
 tp_status_t *tp_tensor_read(tp_tensor_t *tensor, void *data, size_t size) {
@@ -179,7 +179,7 @@ tp_status_t *tp_tensor_read(tp_tensor_t *tensor, void *data, size_t size) {
     if (size == 0) return NULL;
     TP_REQUIRE_ARG(data);
     return tp_status_annotate(
-        tp_physical_device_copy_to_host(tensor->device, data, tensor->mem, tensor->offset, size),
+        tp_device_copy_to_host(tensor->device, data, tensor->mem, tensor->offset, size),
         "tp_tensor_read");
 }
 

@@ -4,13 +4,13 @@
 
 #include <stdatomic.h>
 
-#include "device/physical_device.h"
+#include "device/device.h"
 #include "tensorplug/tensorplug.h"
 
 struct tp_tensor {
     atomic_int references;
     tp_context_t *context;       /* retained: the device outlives the tensor */
-    tp_physical_device_t *device;
+    tp_device_t *device;
     tp_dtype_t dtype;
     tp_shape_t shape;
     int64_t num_elements;
@@ -24,12 +24,12 @@ tp_status_t *tp_tensor_check_layout(tp_dtype_t dtype, const tp_shape_t *shape,
                                     int64_t *out_num_elements, size_t *out_byte_size);
 
 /* A tensor of `shape` in new memory of `device`, its values not yet written. */
-tp_status_t *tp_tensor_allocate(tp_context_t *context, tp_physical_device_t *device,
+tp_status_t *tp_tensor_allocate(tp_context_t *context, tp_device_t *device,
                                 tp_dtype_t dtype, const tp_shape_t *shape, tp_tensor_t **out);
 
 /* A copy of `source` on `device`, queued after the work that produces it (see
- * tp_physical_device_copy). */
-tp_status_t *tp_tensor_copy_to_device(tp_tensor_t *source, tp_physical_device_t *device,
+ * tp_device_copy). */
+tp_status_t *tp_tensor_copy_to_device(tp_tensor_t *source, tp_device_t *device,
                                       tp_tensor_t **out);
 
 #endif

@@ -6,8 +6,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "context/context.h"
-#include "device/physical_device.h"
+#include "../unit/device_support.h"
 #include "plugin/plugin_status.h"
 #include "tensor/tensor.h"
 
@@ -21,19 +20,9 @@ static int setup(void **state) {
 
 static int teardown(void **state) {
     tp_context_t *context = *state;
-    int failures = 0;
-    for (size_t i = 0; i < context->registry.num_devices; i++) {
-        tp_physical_device_t *device = context->registry.devices[i];
-        tp_status_free(tp_physical_device_synchronize(device)); /* pending frees run */
-        uint64_t in_use = tp_physical_device_tensor_bytes(device);
-        if (in_use != 0) {
-            print_error("%s still has %llu bytes in use\n", device->name,
-                        (unsigned long long)in_use);
-            failures++;
-        }
-    }
+    uint64_t in_use = tensor_bytes_in_use(context);
     tp_context_destroy(context);
-    return failures == 0 ? 0 : -1;
+    return in_use == 0 ? 0 : -1;
 }
 
 static tp_physical_device_t *apu(tp_context_t *context, int ordinal) {
@@ -141,25 +130,27 @@ static void work_is_asynchronous_and_reads_wait(void **state) {
 /* An event recorded after queued work completes only after it. */
 static void events_complete_in_stream_order(void **state) {
     tp_context_t *context = *state;
-    tp_physical_device_t *device = apu(context, 0);
+    tp_physical_device_t *physical = apu(context, 0);
+    tp_device_t *device = device_over(physical);
     const tp_device_type_def_t *def = device->def;
     void *stream, *event, *mem;
-    assert_ok(tp_physical_device_stream(device, &stream));
+    assert_ok(tp_device_stream(device, &stream));
     tp_plugin_status_t status = TP_PLUGIN_STATUS_INIT;
     def->event_create(device->handle, &event, &status);
     assert_int_equal(status.code, TP_OK);
     assert_int_equal(def->event_query(device->handle, event), TP_EVENT_COMPLETE);
     static unsigned char bytes[1 << 16];
-    assert_ok(tp_physical_device_allocate(device, sizeof bytes, &mem));
+    assert_ok(tp_physical_device_allocate(physical, sizeof bytes, &mem));
     for (int i = 0; i < 5; i++) /* five commands of 200 us each */
-        assert_ok(tp_physical_device_copy_from_host(device, mem, 0, bytes, sizeof bytes));
+        assert_ok(tp_device_copy_from_host(device, mem, 0, bytes, sizeof bytes));
     def->event_record(device->handle, stream, event, &status);
     assert_int_equal(def->event_query(device->handle, event), TP_EVENT_PENDING);
     def->event_synchronize(device->handle, event, &status);
     assert_int_equal(def->event_query(device->handle, event), TP_EVENT_COMPLETE);
     def->event_destroy(device->handle, event);
-    assert_ok(tp_physical_device_synchronize(device));
-    tp_physical_device_deallocate(device, mem, sizeof bytes);
+    assert_ok(tp_device_synchronize(device));
+    tp_physical_device_deallocate(physical, mem, sizeof bytes);
+    tp_device_destroy(device);
 }
 
 int main(void) {

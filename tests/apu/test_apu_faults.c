@@ -7,8 +7,7 @@
 
 #include <stdlib.h>
 
-#include "context/context.h"
-#include "device/physical_device.h"
+#include "../unit/device_support.h"
 
 static const float values[4] = {-1, 2, -3, 4};
 
@@ -38,12 +37,11 @@ static void assert_correct(const float *got) {
     assert_true(got[0] == 0 && got[1] == 2 && got[2] == 0 && got[3] == 4);
 }
 
+/* No error left unreported, no tensor memory in use. */
 static void assert_nothing_left(tp_context_t *context) {
-    for (size_t i = 0; i < context->registry.num_devices; i++) {
-        tp_physical_device_t *device = context->registry.devices[i];
-        assert_ok(tp_physical_device_synchronize(device));
-        assert_int_equal(tp_physical_device_tensor_bytes(device), 0);
-    }
+    for (size_t i = 0; i < context->registry.num_devices; i++)
+        assert_ok(tp_device_synchronize(context->registry.devices[i]));
+    assert_int_equal(tensor_bytes_in_use(context), 0);
 }
 
 /* TP_APU_FAIL_ALLOCATION=1: the APU's allocator takes its region from the device on the first

@@ -3,9 +3,7 @@
 #ifndef TP_TESTS_CPU_FIXTURE_H
 #define TP_TESTS_CPU_FIXTURE_H
 
-#include "context/context.h"
-#include "device/physical_device.h"
-#include "test_support.h"
+#include "device_support.h"
 
 static inline int cpu_context_setup(void **state) {
     tp_context_options_t options = TP_CONTEXT_OPTIONS_INIT;
@@ -15,8 +13,7 @@ static inline int cpu_context_setup(void **state) {
 
 static inline int cpu_context_teardown(void **state) {
     tp_context_t *context = *state;
-    uint64_t in_use = tp_physical_device_tensor_bytes(context->registry.host_device);
-    if (in_use != 0) print_error("%lld bytes are still in use\n", (long long)in_use);
+    uint64_t in_use = tensor_bytes_in_use(context);
     tp_context_destroy(context);
     return in_use == 0 ? 0 : -1;
 }

@@ -3,8 +3,7 @@
  * plug-in "good" (XPU) provides none; "old_minor" (OLDDEV) predates the 1.1 additions. */
 #include "test_support.h"
 
-#include "context/context.h"
-#include "device/physical_device.h"
+#include "device_support.h"
 
 static int setup(void **state) {
     tp_context_options_t options = TP_CONTEXT_OPTIONS_INIT;
@@ -27,15 +26,17 @@ static tp_physical_device_t *device_named(tp_context_t *context, const char *nam
 
 /* Copies "0123456789" to offset 0, then bytes 2..7 to offset 16 within the device, and reads
  * offset 16 back: both with the plug-in's copy and with the host's staged default. */
-static void check_copy_within(tp_physical_device_t *device) {
+static void check_copy_within(tp_physical_device_t *physical) {
+    tp_device_t *device = device_over(physical);
     void *mem;
-    assert_ok(tp_physical_device_allocate(device, 32, &mem));
-    assert_ok(tp_physical_device_copy_from_host(device, mem, 0, "0123456789", 10));
-    assert_ok(tp_physical_device_copy(device, mem, 2, device, mem, 16, 6));
+    assert_ok(tp_physical_device_allocate(physical, 32, &mem));
+    assert_ok(tp_device_copy_from_host(device, mem, 0, "0123456789", 10));
+    assert_ok(tp_device_copy(device, mem, 2, device, mem, 16, 6));
     char back[7] = {0};
-    assert_ok(tp_physical_device_copy_to_host(device, back, mem, 16, 6));
+    assert_ok(tp_device_copy_to_host(device, back, mem, 16, 6));
     assert_string_equal(back, "234567");
-    tp_physical_device_deallocate(device, mem, 32);
+    tp_physical_device_deallocate(physical, mem, 32);
+    tp_device_destroy(device);
 }
 
 static void copies_within_a_device(void **state) {
@@ -74,11 +75,14 @@ static void host_callbacks_and_device_waits(void **state) {
     tp_context_t *context = *state;
     const char *names[] = {"/cpu:0", "/XPU:0", "/OLDDEV:0"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        tp_physical_device_t *device = device_named(context, names[i]);
+        tp_physical_device_t *physical = device_named(context, names[i]);
+        tp_device_t *device = device_over(physical);
         int calls = 0;
-        assert_ok(tp_physical_device_then(device, count_call, &calls));
-        assert_ok(tp_physical_device_synchronize_all(device));
+        assert_ok(tp_device_then(device, count_call, &calls));
+        assert_ok(tp_device_synchronize(device));
+        assert_ok(tp_physical_device_synchronize(physical));
         assert_int_equal(calls, 1);
+        tp_device_destroy(device);
     }
     assert_null(device_named(context, "/OLDDEV:0")->def->host_callback);
 }

@@ -8,8 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "context/context.h"
-#include "device/physical_device.h"
+#include "device_support.h"
 
 /* ---- Log capture ------------------------------------------------------------------------- */
 
@@ -264,9 +263,11 @@ static void an_older_minor_plugin_device_works(void **state) {
     void *mem;
     const char message[] = "through the 1.0 table";
     char back[sizeof message] = {0};
+    tp_device_t *logical = device_over(device);
     assert_ok(tp_physical_device_allocate(device, sizeof message, &mem));
-    assert_ok(tp_physical_device_copy_from_host(device, mem, 0, message, sizeof message));
-    assert_ok(tp_physical_device_copy_to_host(device, back, mem, 0, sizeof message));
+    assert_ok(tp_device_copy_from_host(logical, mem, 0, message, sizeof message));
+    assert_ok(tp_device_copy_to_host(logical, back, mem, 0, sizeof message));
+    tp_device_destroy(logical);
     assert_string_equal(back, message);
     assert_int_equal(atomic_load(&device->bytes_in_use), sizeof message);
     tp_physical_device_deallocate(device, mem, sizeof message);

@@ -59,18 +59,18 @@ static void the_tensor_owns_a_copy(void **state) {
 
 static void references_keep_memory_until_the_last_release(void **state) {
     tp_context_t *context = *state;
-    tp_physical_device_t *cpu = context->registry.host_device;
     const float data[4] = {1, 2, 3, 4};
     tp_tensor_t *tensor;
     assert_ok(tp_tensor_create(context, TP_FLOAT32, TP_SHAPE(4), data, sizeof data, &tensor));
-    assert_int_equal(tp_physical_device_tensor_bytes(cpu), 256);
+    tp_device_t *cpu = context->registry.host_device;
+    assert_int_equal(device_bytes_in_use(cpu), 256);
     assert_ptr_equal(tp_tensor_retain(tensor), tensor);
     tp_tensor_release(tensor);
-    assert_int_equal(tp_physical_device_tensor_bytes(cpu), 256);
+    assert_int_equal(device_bytes_in_use(cpu), 256);
     float back[4];
     assert_ok(tp_tensor_read(tensor, back, sizeof back));
     tp_tensor_release(tensor);
-    assert_int_equal(tp_physical_device_tensor_bytes(cpu), 0);
+    assert_int_equal(device_bytes_in_use(cpu), 0);
     tp_tensor_release(NULL);
     assert_null(tp_tensor_retain(NULL));
 }
@@ -135,7 +135,7 @@ static void bad_input_is_refused_and_leaves_nothing(void **state) {
     assert_error(tp_tensor_create(context, TP_FLOAT32, TP_SHAPE(2), NULL, 8, &tensor),
                  TP_INVALID_ARGUMENT, "argument 'data' is NULL");
     assert_null(tensor);
-    assert_int_equal(tp_physical_device_tensor_bytes(context->registry.host_device), 0);
+    assert_int_equal(tensor_bytes_in_use(context), 0);
 
     assert_ok(tp_tensor_create(context, TP_FLOAT32, TP_SHAPE(6), data, sizeof data, &tensor));
     float small[2];

@@ -1,0 +1,235 @@
+#include "device/device.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "base/log.h"
+#include "base/status.h"
+#include "plugin/plugin_status.h"
+
+static void park_error(tp_device_t *device, tp_status_t *error) {
+    if (error == NULL) return;
+    pthread_mutex_lock(&device->mutex);
+    if (device->parked_error == NULL) {
+        device->parked_error = error;
+        error = NULL;
+    }
+    pthread_mutex_unlock(&device->mutex);
+    tp_status_free(error);
+}
+
+static tp_status_t *take_parked_error(tp_device_t *device) {
+    pthread_mutex_lock(&device->mutex);
+    tp_status_t *error = device->parked_error;
+    device->parked_error = NULL;
+    pthread_mutex_unlock(&device->mutex);
+    return error;
+}
+
+tp_status_t *tp_device_create(tp_physical_device_t *physical, int32_t ordinal,
+                              const tp_bfc_options_t *allocator_options, tp_device_t **out) {
+    tp_device_t *device = calloc(1, sizeof *device);
+    if (device == NULL || pthread_mutex_init(&device->mutex, NULL) != 0) {
+        free(device);
+        return tp_status_make(TP_RESOURCE_EXHAUSTED, "out of host memory opening %s:%d",
+                              physical->def->type, (int)ordinal);
+    }
+    device->physical = physical;
+    device->def = physical->def;
+    device->handle = physical->handle;
+    device->ordinal = ordinal;
+    snprintf(device->full_name, sizeof device->full_name,
+             "/job:localhost/replica:0/task:0/device:%s:%d", physical->def->type, (int)ordinal);
+    device->allocator_options = *allocator_options;
+    *out = device;
+    return NULL;
+}
+
+void tp_device_destroy(tp_device_t *device) {
+    if (device == NULL) return;
+    if (device->stream != NULL) {
+        tp_status_t *status = tp_device_synchronize(device);
+        if (status != NULL) {
+            tp_log_message(TP_LOG_WARNING, "closing %s: %s", device->full_name,
+                           tp_status_message(status));
+            tp_status_free(status);
+        }
+        device->def->stream_destroy(device->handle, device->stream);
+    }
+    tp_bfc_destroy(device->allocator); /* its regions go back before the device does */
+    tp_status_t *parked = take_parked_error(device);
+    if (parked != NULL) {
+        tp_log_message(TP_LOG_WARNING, "closing %s: an error nobody waited for: %s",
+                       device->full_name, tp_status_message(parked));
+        tp_status_free(parked);
+    }
+    pthread_mutex_destroy(&device->mutex);
+    free(device);
+}
+
+/* The device's one stream, created on first use so that listing devices costs no stream. */
+tp_status_t *tp_device_stream(tp_device_t *device, void **out_stream) {
+    pthread_mutex_lock(&device->mutex);
+    tp_status_t *error = NULL;
+    if (device->stream == NULL) {
+        tp_plugin_status_t status = TP_PLUGIN_STATUS_INIT;
+        void *stream = NULL;
+        device->def->stream_create(device->handle, &stream, &status);
+        error = tp_plugin_status_check(&status, "stream_create on %s", device->full_name);
+        if (error == NULL && stream == NULL)
+            error = tp_status_make(TP_INTERNAL, "stream_create on %s returned no stream",
+                                   device->full_name);
+        if (error == NULL) device->stream = stream;
+    }
+    *out_stream = device->stream;
+    pthread_mutex_unlock(&device->mutex);
+    return error;
+}
+
+/* ---- Tensor memory ------------------------------------------------------------------------ */
+
+static tp_status_t *raw_allocate(void *state, uint64_t size, void **out_mem) {
+    return tp_physical_device_allocate(state, size, out_mem);
+}
+
+static void raw_deallocate(void *state, void *mem, uint64_t size) {
+    tp_physical_device_deallocate(state, mem, size);
+}
+
+tp_status_t *tp_device_allocator(tp_device_t *device, tp_bfc_t **out) {
+    pthread_mutex_lock(&device->mutex);
+    tp_status_t *error = NULL;
+    if (device->allocator == NULL) {
+        char name[64];
+        snprintf(name, sizeof name, "%s_%d_bfc", device->def->type, (int)device->ordinal);
+        tp_bfc_backend_t backend = {raw_allocate, raw_deallocate, device->physical};
+        error = tp_bfc_create(name, backend, &device->allocator_options, &device->allocator);
+    }
+    *out = device->allocator;
+    pthread_mutex_unlock(&device->mutex);
+    return error;
+}
+
+void tp_device_memory_stats(tp_device_t *device, tp_bfc_stats_t *out) {
+    pthread_mutex_lock(&device->mutex);
+    tp_bfc_t *allocator = device->allocator;
+    pthread_mutex_unlock(&device->mutex);
+    if (allocator != NULL) {
+        tp_bfc_get_stats(allocator, out);
+        return;
+    }
+    *out = (tp_bfc_stats_t){.bytes_limit = device->allocator_options.limit};
+}
+
+typedef struct {
+    tp_bfc_t *allocator;
+    void *mem;
+    uint64_t offset;
+} pending_free_t;
+
+static void free_when_done(void *arg) {
+    pending_free_t *pending = arg;
+    tp_bfc_free(pending->allocator, pending->mem, pending->offset);
+    free(pending);
+}
+
+void tp_device_free_in_order(tp_device_t *device, void *mem, uint64_t offset) {
+    tp_bfc_t *allocator = device->allocator; /* set before any chunk of it existed */
+    pending_free_t *pending =
+        device->def->host_callback != NULL ? malloc(sizeof *pending) : NULL;
+    tp_status_t *error = NULL;
+    if (pending != NULL) {
+        *pending = (pending_free_t){allocator, mem, offset};
+        error = tp_device_then(device, free_when_done, pending);
+        if (error == NULL) return;
+        free(pending);
+    }
+    /* No host callback, no memory to wait with, or the stream failed: wait here, then free.
+     * An error the wait finds belongs to the work before it, and is kept for whoever waits
+     * next. */
+    park_error(device, error);
+    park_error(device, tp_device_synchronize(device));
+    tp_bfc_free(allocator, mem, offset);
+}
+
+/* ---- Copies and waits ---------------------------------------------------------------------- */
+
+tp_status_t *tp_device_copy_from_host(tp_device_t *device, void *mem, uint64_t offset,
+                                      const void *source, uint64_t size) {
+    void *stream;
+    TP_RETURN_IF_ERROR(tp_device_stream(device, &stream));
+    tp_plugin_status_t status = TP_PLUGIN_STATUS_INIT;
+    device->def->memcpy_host_to_device(device->handle, stream, mem, offset, source, size, &status);
+    return tp_plugin_status_check(&status, "copying %llu bytes to %s",
+                                  (unsigned long long)size, device->full_name);
+}
+
+tp_status_t *tp_device_copy_to_host(tp_device_t *device, void *destination, const void *mem,
+                                    uint64_t offset, uint64_t size) {
+    void *stream;
+    TP_RETURN_IF_ERROR(tp_device_stream(device, &stream));
+    tp_plugin_status_t status = TP_PLUGIN_STATUS_INIT;
+    device->def->memcpy_device_to_host(device->handle, stream, destination, mem, offset, size,
+                                       &status);
+    TP_RETURN_IF_ERROR(tp_plugin_status_check(&status, "copying %llu bytes from %s",
+                                              (unsigned long long)size, device->full_name));
+    return tp_device_synchronize(device);
+}
+
+tp_status_t *tp_device_synchronize(tp_device_t *device) {
+    void *stream;
+    TP_RETURN_IF_ERROR(tp_device_stream(device, &stream));
+    tp_plugin_status_t status = TP_PLUGIN_STATUS_INIT;
+    device->def->stream_synchronize(device->handle, stream, &status);
+    tp_status_t *error = tp_plugin_status_check(&status, "waiting for %s", device->full_name);
+    tp_status_t *parked = take_parked_error(device);
+    if (parked == NULL) return error;
+    tp_status_free(error);
+    return parked;
+}
+
+tp_status_t *tp_device_copy(tp_device_t *source, const void *src_mem, uint64_t src_offset,
+                            tp_device_t *destination, void *dst_mem, uint64_t dst_offset,
+                            uint64_t size) {
+    if (size == 0) return NULL;
+    /* Logical devices of one physical device share its memory, so the plug-in's own copy
+     * serves them too; between two streams, the destination waits for the source's. */
+    if (source->physical == destination->physical &&
+        source->def->memcpy_device_to_device != NULL) {
+        void *stream;
+        TP_RETURN_IF_ERROR(tp_device_stream(source, &stream));
+        tp_plugin_status_t status = TP_PLUGIN_STATUS_INIT;
+        source->def->memcpy_device_to_device(source->handle, stream, dst_mem, dst_offset,
+                                             src_mem, src_offset, size, &status);
+        TP_RETURN_IF_ERROR(tp_plugin_status_check(&status, "copying %llu bytes from %s to %s",
+                                                  (unsigned long long)size, source->full_name,
+                                                  destination->full_name));
+        return source == destination ? NULL : tp_device_synchronize(source);
+    }
+    void *staging = size <= SIZE_MAX ? malloc((size_t)size) : NULL;
+    if (staging == NULL)
+        return tp_status_make(TP_RESOURCE_EXHAUSTED,
+                              "copying %llu bytes from %s to %s: no host memory to stage them in",
+                              (unsigned long long)size, source->full_name,
+                              destination->full_name);
+    tp_status_t *error = tp_device_copy_to_host(source, staging, src_mem, src_offset, size);
+    if (error == NULL)
+        error = tp_device_copy_from_host(destination, dst_mem, dst_offset, staging, size);
+    /* The staging buffer must outlive the copy out of it. */
+    if (error == NULL) error = tp_device_synchronize(destination);
+    free(staging);
+    return error;
+}
+
+tp_status_t *tp_device_then(tp_device_t *device, void (*fn)(void *arg), void *arg) {
+    if (device->def->host_callback == NULL) {
+        TP_RETURN_IF_ERROR(tp_device_synchronize(device));
+        fn(arg);
+        return NULL;
+    }
+    void *stream;
+    TP_RETURN_IF_ERROR(tp_device_stream(device, &stream));
+    tp_plugin_status_t status = TP_PLUGIN_STATUS_INIT;
+    device->def->host_callback(device->handle, stream, fn, arg, &status);
+    return tp_plugin_status_check(&status, "host_callback on %s", device->full_name);
+}
