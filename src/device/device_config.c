@@ -54,7 +54,8 @@ static tp_status_t *apply(tp_memory_config_t *config, const tp_physical_device_t
                           const memory_request_t *request) {
     switch (request->option) {
     case SET_GROWTH:
-        return tp_memory_config_set_growth(config, device->name, request->enabled);
+        return tp_memory_config_set_growth(config, device->name, device->memory_bytes,
+                                           request->enabled);
     case SET_FRACTION:
         return tp_memory_config_set_fraction(config, device->name, device->memory_bytes,
                                              request->fraction);

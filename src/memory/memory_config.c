@@ -22,19 +22,22 @@ static tp_status_t *refuse_when_split(const tp_memory_config_t *config, const ch
                           what, device, config->num_logical);
 }
 
-tp_status_t *tp_memory_config_set_growth(tp_memory_config_t *config, const char *device,
-                                         bool enabled) {
-    TP_RETURN_IF_ERROR(refuse_when_split(config, device, "memory growth"));
-    config->growth = enabled ? TP_GROWTH_ON : TP_GROWTH_OFF;
-    return NULL;
-}
-
 static tp_status_t *require_total(const char *device, uint64_t total, const char *what) {
     if (total > 0) return NULL;
     return tp_status_make(TP_FAILED_PRECONDITION,
                           "cannot set %s on %s: its plug-in does not report how much memory it "
                           "has",
                           what, device);
+}
+
+tp_status_t *tp_memory_config_set_growth(tp_memory_config_t *config, const char *device,
+                                         uint64_t total, bool enabled) {
+    TP_RETURN_IF_ERROR(refuse_when_split(config, device, "memory growth"));
+    /* Without growth a device reserves its memory up front, which needs a size. */
+    if (!enabled && config->limit == 0)
+        TP_RETURN_IF_ERROR(require_total(device, total, "memory growth off without a limit"));
+    config->growth = enabled ? TP_GROWTH_ON : TP_GROWTH_OFF;
+    return NULL;
 }
 
 tp_status_t *tp_memory_config_set_fraction(tp_memory_config_t *config, const char *device,
@@ -146,6 +149,7 @@ tp_bfc_options_t tp_memory_config_allocator(const tp_memory_config_t *config, si
         if (reserve > total / 2) reserve = total / 2;
         limit = total - reserve;
     }
+    if (limit == UINT64_MAX) growth = true; /* nothing known to reserve up front */
     uint64_t initial = INITIAL_REGION < limit ? INITIAL_REGION : limit;
     return (tp_bfc_options_t){limit, growth, growth ? initial : 0};
 }

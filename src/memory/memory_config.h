@@ -27,7 +27,7 @@ typedef struct tp_memory_config {
  * (`total`, 0 when the plug-in does not say). Each setter fails, changing nothing, when the
  * device cannot honour the request. */
 tp_status_t *tp_memory_config_set_growth(tp_memory_config_t *config, const char *device,
-                                         bool enabled);
+                                         uint64_t total, bool enabled);
 tp_status_t *tp_memory_config_set_fraction(tp_memory_config_t *config, const char *device,
                                            uint64_t total, double fraction);
 tp_status_t *tp_memory_config_set_limit(tp_memory_config_t *config, const char *device,

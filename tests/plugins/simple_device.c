@@ -23,7 +23,8 @@ static void init_device(void *type_state, int32_t ordinal, tp_device_info_t *inf
     *device = ordinal;
     info->hardware_name = "Test Device";
     info->vendor = "tensorplug tests";
-    info->memory_bytes = 64u << 20;
+    /* The second device does not say how much memory it has, as some hardware cannot. */
+    info->memory_bytes = ordinal == 0 ? 64u << 20 : 0;
     *out_device = device;
 }
 
