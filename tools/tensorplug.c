@@ -65,12 +65,56 @@ static void print_devices_json(const tp_context_t *context, const char *type) {
     printf("%s]\n", count > 0 ? "\n" : "");
 }
 
+static double mebibytes(uint64_t bytes) { return (double)bytes / (1024.0 * 1024.0); }
+
+/* One row per logical device: its allocator's statistics, in MiB so that columns compare. */
+static tp_status_t *print_memory(tp_context_t *context, const char *type, bool json) {
+    size_t count;
+    tp_status_t *status = tp_logical_device_count(context, type, &count);
+    if (status != NULL) return status;
+    if (json)
+        printf("[");
+    else
+        printf("%-46s %-24s %13s %13s %13s %13s %13s %6s\n", "DEVICE", "PHYSICAL DEVICE",
+               "IN USE", "PEAK", "RESERVED", "LIMIT", "LARGEST", "ALLOCS");
+    for (size_t i = 0; i < count && status == NULL; i++) {
+        tp_logical_device_info_t info = {.struct_size = sizeof info};
+        tp_memory_stats_t stats = {.struct_size = sizeof stats};
+        status = tp_logical_device_get(context, type, i, &info);
+        if (status == NULL) status = tp_context_memory_stats(context, info.name, &stats);
+        if (status != NULL) break;
+        if (!json) {
+            char limit[32] = "unlimited";
+            if (stats.bytes_limit != UINT64_MAX)
+                snprintf(limit, sizeof limit, "%.1f MiB", mebibytes(stats.bytes_limit));
+            printf("%-46s %-24s %9.1f MiB %9.1f MiB %9.1f MiB %13s %9.1f MiB %6" PRIu64 "\n",
+                   info.name, info.physical_device, mebibytes(stats.bytes_in_use),
+                   mebibytes(stats.peak_bytes_in_use), mebibytes(stats.bytes_reserved), limit,
+                   mebibytes(stats.largest_free_block), stats.num_allocations);
+            continue;
+        }
+        printf("%s\n  {\"name\": ", i == 0 ? "" : ",");
+        print_json_string(stdout, info.name);
+        printf(", \"physical_device\": ");
+        print_json_string(stdout, info.physical_device);
+        printf(", \"bytes_in_use\": %" PRIu64 ", \"peak_bytes_in_use\": %" PRIu64
+               ", \"bytes_reserved\": %" PRIu64 ", \"bytes_limit\": %" PRIu64
+               ", \"largest_free_block\": %" PRIu64 ", \"num_allocations\": %" PRIu64 "}",
+               stats.bytes_in_use, stats.peak_bytes_in_use, stats.bytes_reserved,
+               stats.bytes_limit, stats.largest_free_block, stats.num_allocations);
+    }
+    if (json) printf("%s]\n", count > 0 ? "\n" : "");
+    return status;
+}
+
 static int run_devices(int argc, char **argv) {
-    bool json = false;
+    bool json = false, memory = false;
     const char *type = NULL;
     for (int i = 0; i < argc; i++) {
         if (strcmp(argv[i], "--json") == 0) {
             json = true;
+        } else if (strcmp(argv[i], "--memory") == 0) {
+            memory = true;
         } else if (strcmp(argv[i], "--type") == 0 && i + 1 < argc) {
             type = argv[++i];
         } else {
@@ -81,7 +125,9 @@ static int run_devices(int argc, char **argv) {
     tp_context_t *context;
     tp_status_t *status = tp_context_create(NULL, &context);
     if (status != NULL) return fail(status);
-    if (json)
+    if (memory)
+        status = print_memory(context, type, json);
+    else if (json)
         print_devices_json(context, type);
     else
         status = tp_list_physical_devices(context, type, stdout);
@@ -139,14 +185,18 @@ static int run_version(int argc, char **argv) {
 }
 
 static const command_t commands[] = {
-    {"devices", "list the physical devices",
-     "usage: tensorplug devices [--json] [--type TYPE]\n"
+    {"devices", "list the physical devices, or the logical ones with their memory",
+     "usage: tensorplug devices [--memory] [--json] [--type TYPE]\n"
      "\n"
      "Lists the physical devices a context sees, one line each:\n"
      "  PhysicalDevice(name='/physical_device:CPU:0', device_type='CPU')\n"
      "\n"
+     "  --memory     the logical devices instead, with their memory: bytes in use, peak,\n"
+     "               reserved, limit, largest free block and live allocations\n"
      "  --json       one JSON object per device, with hardware name, vendor and memory\n"
-     "  --type TYPE  only devices of this type (case-insensitive)\n",
+     "  --type TYPE  only devices of this type (case-insensitive)\n"
+     "\n"
+     "TP_VISIBLE_DEVICES and TP_FORCE_ALLOW_GROWTH apply as in any program.\n",
      run_devices},
     {"plugins", "list the plug-in files found and whether each loaded",
      "usage: tensorplug plugins\n"
@@ -165,7 +215,8 @@ static void print_usage(FILE *out) {
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
     fprintf(out, "\n'tensorplug <command> --help' describes a command.\n"
-                 "Environment: TP_PLUGIN_PATH (plug-in folders), TP_LOG_LEVEL.\n");
+                 "Environment: TP_PLUGIN_PATH (plug-in folders), TP_LOG_LEVEL, TP_VISIBLE_DEVICES,\n"
+                 "TP_FORCE_ALLOW_GROWTH.\n");
 }
 
 int main(int argc, char **argv) {

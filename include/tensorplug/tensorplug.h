@@ -298,7 +298,7 @@ typedef struct tp_memory_stats {
     uint64_t bytes_in_use;       /* by live tensors, in the allocator's 256-byte units */
     uint64_t peak_bytes_in_use;  /* since the device was made or tp_context_reset_peak_memory */
     uint64_t bytes_reserved;     /* taken from the device so far */
-    uint64_t bytes_limit;        /* the most the device's allocator will take */
+    uint64_t bytes_limit;        /* the most the allocator will take; UINT64_MAX: no limit */
     uint64_t largest_free_block; /* the largest allocation that fits without taking more */
     uint64_t num_allocations;    /* live */
     uint64_t total_allocations;  /* ever */

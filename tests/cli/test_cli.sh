@@ -42,6 +42,30 @@ err=$(TP_PLUGIN_PATH=$plugins "$tensorplug" devices --type xpu 2>&1 >/dev/null)
 [ "$(grep -c 'skipped plug-in' <<<"$err")" -eq 5 ]
 check "each refused plug-in is one warning line (got: $err)" $?
 
+out=$(TP_PLUGIN_PATH=$plugins "$tensorplug" devices --memory --type xpu 2>/dev/null); rc=$?
+check "devices --memory exits 0" $rc
+expect_line "devices --memory header" "$out" \
+    "DEVICE                                         PHYSICAL DEVICE                 IN USE          PEAK      RESERVED         LIMIT       LARGEST ALLOCS"
+expect_line "XPU:0 reserves 64 MiB less its reserve" "$out" \
+    "/job:localhost/replica:0/task:0/device:XPU:0   /physical_device:XPU:0         0.0 MiB       0.0 MiB       0.0 MiB      48.0 MiB       0.0 MiB      0"
+expect_line "XPU:1, of unknown size, has no limit" "$out" \
+    "/job:localhost/replica:0/task:0/device:XPU:1   /physical_device:XPU:1         0.0 MiB       0.0 MiB       0.0 MiB     unlimited       0.0 MiB      0"
+
+out=$(TP_VISIBLE_DEVICES=XPU:1 TP_FORCE_ALLOW_GROWTH=true TP_PLUGIN_PATH=$plugins \
+      "$tensorplug" devices --memory --json --type XPU 2>/dev/null); rc=$?
+check "devices --memory --json exits 0" $rc
+grep -q '"name": "/job:localhost/replica:0/task:0/device:XPU:0", "physical_device": "/physical_device:XPU:1"' <<<"$out"
+check "TP_VISIBLE_DEVICES renumbers XPU:1 as XPU:0 (got: $out)" $?
+[ "$(grep -c '"name"' <<<"$out")" -eq 1 ]
+check "TP_VISIBLE_DEVICES hides XPU:0 (got: $out)" $?
+
+err=$(TP_VISIBLE_DEVICES=XPU:5 TP_PLUGIN_PATH=$plugins "$tensorplug" devices --memory 2>&1 >/dev/null)
+rc=$?
+[ $rc -eq 1 ]
+check "a bad TP_VISIBLE_DEVICES fails the command (rc $rc)" $?
+expect_line "a bad TP_VISIBLE_DEVICES says why" "$err" \
+    "tensorplug: NOT_FOUND: tp_context_create: TP_VISIBLE_DEVICES: tp_context_set_visible_devices: no device 'XPU:5': there are 2 XPU devices, 0 to 1"
+
 out=$(TP_PLUGIN_PATH=$plugins "$tensorplug" plugins 2>&1); rc=$?
 check "plugins exits 0 although some are refused" $rc
 expect_line "built-in cpu" "$out" \
