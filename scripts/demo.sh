@@ -26,6 +26,14 @@ step "3. examples/apu_relu: the plug-in page's snippet, with placement logging"
 echo "   (a = random normal runs on the CPU, b = relu(a) on the APU, then /APU:0 and /CPU:0 scopes)"
 TP_PLUGIN_PATH="$build/plugins" "$build/examples/apu_relu"
 
+step "4. examples/memory_growth: tf.config.gpu.set_per_process_memory_growth(), on the APU"
+TP_PLUGIN_PATH="$build/plugins" "$build/examples/memory_growth"
+step "5. examples/memory_fraction: tf.config.gpu.set_per_process_memory_fraction(0.4)"
+TP_PLUGIN_PATH="$build/plugins" "$build/examples/memory_fraction"
+echo "\$ TP_PLUGIN_PATH=$build/plugins TP_APU_DEVICES=2 TP_VISIBLE_DEVICES=APU:1 tensorplug devices --memory"
+TP_PLUGIN_PATH="$build/plugins" TP_APU_DEVICES=2 TP_VISIBLE_DEVICES=APU:1 \
+    "$prefix/usr/bin/tensorplug" devices --memory
+
 for example in log_placement manual_placement unknown_device soft_placement; do
     step "examples/$example: the \"Using GPUs\" snippet in C"
     "$build/examples/$example"

@@ -172,6 +172,9 @@ TP_API TP_MUST_USE tp_status_t *tp_context_create(const tp_context_options_t *op
 /* Waits for the context's work, releases its devices; tensors must have been released first.
  * NULL is fine. */
 TP_API void tp_context_destroy(tp_context_t *context);
+/* Waits for all work queued on every device of the context, tensors' deferred frees included,
+ * and reports the first error a device found. */
+TP_API TP_MUST_USE tp_status_t *tp_context_synchronize(tp_context_t *context);
 
 /* ---- Plug-ins -------------------------------------------------------------------------------- */
 

@@ -99,6 +99,20 @@ void tp_context_set_soft_device_placement(tp_context_t *context, bool enabled) {
     if (context != NULL) atomic_store(&context->soft_device_placement, enabled);
 }
 
+tp_status_t *tp_context_synchronize(tp_context_t *context) {
+    TP_REQUIRE_ARG(context);
+    if (!atomic_load_explicit(&context->devices_ready, memory_order_acquire)) return NULL;
+    tp_status_t *first = NULL;
+    for (size_t i = 0; i < context->registry.num_devices; i++) {
+        tp_status_t *error = tp_device_synchronize(context->registry.devices[i]);
+        if (first == NULL)
+            first = error;
+        else
+            tp_status_free(error);
+    }
+    return first;
+}
+
 void tp_context_destroy(tp_context_t *context) {
     if (context != NULL) tp_context_release(context);
 }
