@@ -44,6 +44,7 @@ demo: build
 bench: build
 	$(BUILD)/bin/bench_context
 	$(BUILD)/bin/bench_eager
+	$(BUILD)/bin/bench_memory
 
 # The Debian packages tensorplug, tensorplug-dev and tensorplug-apu, in build/.
 package: build

@@ -6,15 +6,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_clock.h"
 #include "tensorplug/tensorplug.h"
 
 enum { ROUNDS = 2000 };
-
-static double now_seconds(void) {
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (double)now.tv_sec + (double)now.tv_nsec * 1e-9;
-}
 
 static int compare_doubles(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;

@@ -215,8 +215,8 @@ static void print_usage(FILE *out) {
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
     fprintf(out, "\n'tensorplug <command> --help' describes a command.\n"
-                 "Environment: TP_PLUGIN_PATH (plug-in folders), TP_LOG_LEVEL, TP_VISIBLE_DEVICES,\n"
-                 "TP_FORCE_ALLOW_GROWTH.\n");
+                 "Environment: TP_PLUGIN_PATH (plug-in folders), TP_LOG_LEVEL,\n"
+                 "TP_VISIBLE_DEVICES, TP_FORCE_ALLOW_GROWTH.\n");
 }
 
 int main(int argc, char **argv) {

@@ -121,35 +121,19 @@ void tp_device_memory_stats(tp_device_t *device, tp_bfc_stats_t *out) {
     *out = (tp_bfc_stats_t){.bytes_limit = device->allocator_options.limit};
 }
 
-typedef struct {
-    tp_bfc_t *allocator;
-    void *mem;
-    uint64_t offset;
-} pending_free_t;
+static void free_chunk(void *chunk) { tp_bfc_free(chunk); }
 
-static void free_when_done(void *arg) {
-    pending_free_t *pending = arg;
-    tp_bfc_free(pending->allocator, pending->mem, pending->offset);
-    free(pending);
-}
-
-void tp_device_free_in_order(tp_device_t *device, void *mem, uint64_t offset) {
-    tp_bfc_t *allocator = device->allocator; /* set before any chunk of it existed */
-    pending_free_t *pending =
-        device->def->host_callback != NULL ? malloc(sizeof *pending) : NULL;
+void tp_device_free_in_order(tp_device_t *device, tp_bfc_chunk_t *chunk) {
     tp_status_t *error = NULL;
-    if (pending != NULL) {
-        *pending = (pending_free_t){allocator, mem, offset};
-        error = tp_device_then(device, free_when_done, pending);
+    if (device->def->host_callback != NULL) {
+        error = tp_device_then(device, free_chunk, chunk);
         if (error == NULL) return;
-        free(pending);
     }
-    /* No host callback, no memory to wait with, or the stream failed: wait here, then free.
-     * An error the wait finds belongs to the work before it, and is kept for whoever waits
-     * next. */
+    /* No host callback, or the stream failed: wait here, then free. An error the wait finds
+     * belongs to the work before it, and is kept for whoever waits next. */
     park_error(device, error);
     park_error(device, tp_device_synchronize(device));
-    tp_bfc_free(allocator, mem, offset);
+    tp_bfc_free(chunk);
 }
 
 /* ---- Copies and waits ---------------------------------------------------------------------- */

@@ -40,7 +40,7 @@ tp_status_t *tp_device_allocator(tp_device_t *device, tp_bfc_t **out);
 void tp_device_memory_stats(tp_device_t *device, tp_bfc_stats_t *out);
 /* Returns a chunk of the tensor allocator once the work queued on the device's stream so far
  * is done, so that a kernel still reading it is not disturbed. */
-void tp_device_free_in_order(tp_device_t *device, void *mem, uint64_t offset);
+void tp_device_free_in_order(tp_device_t *device, tp_bfc_chunk_t *chunk);
 
 /* Enqueues a copy of host bytes into device memory. The host buffer must stay valid until the
  * device is synchronized. */

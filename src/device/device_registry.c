@@ -22,7 +22,8 @@ static bool add_device(builder_t *builder, tp_physical_device_t *device) {
     tp_device_registry_t *registry = builder->registry;
     if (registry->num_physical_devices == builder->devices_capacity) {
         size_t capacity = builder->devices_capacity == 0 ? 8 : builder->devices_capacity * 2;
-        tp_physical_device_t **grown = realloc(registry->physical_devices, capacity * sizeof *grown);
+        tp_physical_device_t **grown =
+            realloc(registry->physical_devices, capacity * sizeof *grown);
         if (grown == NULL) return false;
         registry->physical_devices = grown;
         builder->devices_capacity = capacity;

@@ -15,15 +15,18 @@ enum {
 
 typedef struct region {
     struct region *next;
+    struct tp_bfc *owner;
     void *mem;
     uint64_t size;
 } region_t;
 
-typedef struct chunk {
-    struct chunk *prev, *next;         /* neighbours in the region, by offset */
-    struct chunk *bin_prev, *bin_next; /* free chunks of the same size class */
+/* A piece of a region, in use or free; in-use ones are the handles callers hold. */
+typedef struct tp_bfc_chunk {
+    struct tp_bfc_chunk *prev, *next;        /* neighbours in the region, by offset */
+    struct tp_bfc_chunk *bin_prev, *bin_next; /* free chunks of the same size class */
     region_t *region;
     uint64_t offset, size;
+    int bin;                           /* its size class while free */
     bool in_use;
 } chunk_t;
 
@@ -35,132 +38,83 @@ struct tp_bfc {
     region_t *regions;
     uint64_t next_region_size;
     chunk_t *bins[NUM_BINS];
+    uint32_t nonempty_bins; /* bit k: bins[k] has a chunk */
     chunk_t *spare; /* chunk records kept for reuse, so that splits rarely call malloc */
-    /* In-use chunks by (region handle, offset): open addressing, linear probing. */
-    chunk_t **table;
-    size_t table_capacity, table_count;
+    struct slab *slabs;
     tp_bfc_stats_t stats;
 };
 
 /* ---- Size classes ----------------------------------------------------------------------- */
 
+/* floor(log2(granules)), capped at the last bin; `size` is at least one granule. */
 static int bin_of(uint64_t size) {
-    uint64_t granules = size / GRANULE;
-    int bin = 0;
-    while (granules > 1 && bin < NUM_BINS - 1) {
-        granules >>= 1;
-        bin++;
-    }
-    return bin;
+    int bin = 63 - __builtin_clzll(size / GRANULE);
+    return bin < NUM_BINS - 1 ? bin : NUM_BINS - 1;
 }
 
 static void bin_insert(tp_bfc_t *bfc, chunk_t *chunk) {
     int bin = bin_of(chunk->size);
+    chunk->bin = bin;
     chunk->bin_prev = NULL;
     chunk->bin_next = bfc->bins[bin];
     if (chunk->bin_next != NULL) chunk->bin_next->bin_prev = chunk;
     bfc->bins[bin] = chunk;
+    bfc->nonempty_bins |= UINT32_C(1) << bin;
 }
 
 static void bin_remove(tp_bfc_t *bfc, chunk_t *chunk) {
-    if (chunk->bin_prev != NULL)
+    if (chunk->bin_prev != NULL) {
         chunk->bin_prev->bin_next = chunk->bin_next;
-    else
-        bfc->bins[bin_of(chunk->size)] = chunk->bin_next;
+    } else {
+        bfc->bins[chunk->bin] = chunk->bin_next;
+        if (chunk->bin_next == NULL) bfc->nonempty_bins &= ~(UINT32_C(1) << chunk->bin);
+    }
     if (chunk->bin_next != NULL) chunk->bin_next->bin_prev = chunk->bin_prev;
 }
 
 /* The smallest free chunk of at least `size`: the best fit within the first size class that
- * has one. */
+ * has one. Classes below `size`'s cannot, and empty ones are skipped by the bitmap. */
 static chunk_t *find_free(tp_bfc_t *bfc, uint64_t size) {
-    for (int bin = bin_of(size); bin < NUM_BINS; bin++) {
+    uint32_t candidates = bfc->nonempty_bins & ~((UINT32_C(1) << bin_of(size)) - 1);
+    while (candidates != 0) {
+        int bin = __builtin_ctz(candidates);
         chunk_t *best = NULL;
         for (chunk_t *c = bfc->bins[bin]; c != NULL; c = c->bin_next)
             if (c->size >= size && (best == NULL || c->size < best->size)) best = c;
         if (best != NULL) return best;
+        candidates &= candidates - 1;
     }
     return NULL;
 }
 
 /* ---- Chunk records ------------------------------------------------------------------------ */
 
+/* Records come in slabs, so that the few a workload uses sit together in the cache. */
+enum { SLAB_CHUNKS = 63 };
+typedef struct slab {
+    struct slab *next;
+    chunk_t chunks[SLAB_CHUNKS];
+} slab_t;
+
 static chunk_t *new_chunk(tp_bfc_t *bfc) {
-    chunk_t *chunk = bfc->spare;
-    if (chunk != NULL) {
-        bfc->spare = chunk->next;
-        return chunk;
+    if (bfc->spare == NULL) {
+        slab_t *slab = malloc(sizeof *slab);
+        if (slab == NULL) return NULL;
+        slab->next = bfc->slabs;
+        bfc->slabs = slab;
+        for (int i = SLAB_CHUNKS - 1; i >= 0; i--) {
+            slab->chunks[i].next = bfc->spare;
+            bfc->spare = &slab->chunks[i];
+        }
     }
-    return malloc(sizeof *chunk);
+    chunk_t *chunk = bfc->spare;
+    bfc->spare = chunk->next;
+    return chunk;
 }
 
 static void drop_chunk(tp_bfc_t *bfc, chunk_t *chunk) {
     chunk->next = bfc->spare;
     bfc->spare = chunk;
-}
-
-/* ---- The in-use table ------------------------------------------------------------------------ */
-
-static size_t slot_of(const tp_bfc_t *bfc, const void *mem, uint64_t offset) {
-    uint64_t key = (uint64_t)(uintptr_t)mem ^ (offset * UINT64_C(0x9E3779B97F4A7C15));
-    key ^= key >> 29;
-    key *= UINT64_C(0xBF58476D1CE4E5B9);
-    key ^= key >> 32;
-    return (size_t)key & (bfc->table_capacity - 1);
-}
-
-static bool table_grow(tp_bfc_t *bfc) {
-    size_t capacity = bfc->table_capacity == 0 ? 64 : bfc->table_capacity * 2;
-    chunk_t **table = calloc(capacity, sizeof *table);
-    if (table == NULL) return false;
-    chunk_t **old = bfc->table;
-    size_t old_capacity = bfc->table_capacity;
-    bfc->table = table;
-    bfc->table_capacity = capacity;
-    for (size_t i = 0; i < old_capacity; i++) {
-        if (old[i] == NULL) continue;
-        size_t slot = slot_of(bfc, old[i]->region->mem, old[i]->offset);
-        while (table[slot] != NULL) slot = (slot + 1) & (capacity - 1);
-        table[slot] = old[i];
-    }
-    free(old);
-    return true;
-}
-
-/* Reserves room for one more entry; false when out of host memory. */
-static bool table_reserve(tp_bfc_t *bfc) {
-    return (bfc->table_count + 1) * 4 <= bfc->table_capacity * 3 || table_grow(bfc);
-}
-
-static void table_put(tp_bfc_t *bfc, chunk_t *chunk) {
-    size_t slot = slot_of(bfc, chunk->region->mem, chunk->offset);
-    while (bfc->table[slot] != NULL) slot = (slot + 1) & (bfc->table_capacity - 1);
-    bfc->table[slot] = chunk;
-    bfc->table_count++;
-}
-
-/* Removes and returns the chunk at (mem, offset), keeping every other entry reachable by
- * shifting the probe sequence back over the hole. */
-static chunk_t *table_take(tp_bfc_t *bfc, const void *mem, uint64_t offset) {
-    if (bfc->table_capacity == 0) return NULL;
-    size_t mask = bfc->table_capacity - 1, slot = slot_of(bfc, mem, offset);
-    while (bfc->table[slot] != NULL &&
-           (bfc->table[slot]->region->mem != mem || bfc->table[slot]->offset != offset))
-        slot = (slot + 1) & mask;
-    chunk_t *found = bfc->table[slot];
-    if (found == NULL) return NULL;
-    size_t hole = slot;
-    for (size_t next = (hole + 1) & mask; bfc->table[next] != NULL; next = (next + 1) & mask) {
-        size_t home = slot_of(bfc, bfc->table[next]->region->mem, bfc->table[next]->offset);
-        /* Move the entry back if its home is not between the hole and where it sits. */
-        bool stays = hole <= next ? (home > hole && home <= next) : (home > hole || home <= next);
-        if (!stays) {
-            bfc->table[hole] = bfc->table[next];
-            hole = next;
-        }
-    }
-    bfc->table[hole] = NULL;
-    bfc->table_count--;
-    return found;
 }
 
 /* ---- Regions --------------------------------------------------------------------------------- */
@@ -192,6 +146,7 @@ static tp_status_t *add_region(tp_bfc_t *bfc, uint64_t needed) {
         return error;
     }
     region->size = size;
+    region->owner = bfc;
     region->next = bfc->regions;
     bfc->regions = region;
     bfc->stats.bytes_reserved += size;
@@ -228,21 +183,10 @@ void tp_bfc_destroy(tp_bfc_t *bfc) {
         tp_log_message(TP_LOG_WARNING, "%s destroyed with %llu allocations (%llu bytes) live",
                        bfc->name, (unsigned long long)bfc->stats.live_allocations,
                        (unsigned long long)bfc->stats.bytes_in_use);
-    /* Every chunk record is either in use (in the table) or free (in a bin). */
-    for (size_t i = 0; i < bfc->table_capacity; i++)
-        if (bfc->table[i] != NULL) drop_chunk(bfc, bfc->table[i]);
-    for (int bin = 0; bin < NUM_BINS; bin++) {
-        chunk_t *c = bfc->bins[bin];
-        while (c != NULL) {
-            chunk_t *next = c->bin_next;
-            drop_chunk(bfc, c);
-            c = next;
-        }
-    }
-    while (bfc->spare != NULL) {
-        chunk_t *next = bfc->spare->next;
-        free(bfc->spare);
-        bfc->spare = next;
+    while (bfc->slabs != NULL) {
+        struct slab *next = bfc->slabs->next;
+        free(bfc->slabs);
+        bfc->slabs = next;
     }
     while (bfc->regions != NULL) {
         region_t *next = bfc->regions->next;
@@ -250,7 +194,6 @@ void tp_bfc_destroy(tp_bfc_t *bfc) {
         free(bfc->regions);
         bfc->regions = next;
     }
-    free(bfc->table);
     pthread_mutex_destroy(&bfc->mutex);
     free(bfc);
 }
@@ -276,7 +219,7 @@ static void describe_locked(const tp_bfc_t *bfc, char *text, size_t capacity) {
              (unsigned long long)bfc->stats.live_allocations);
 }
 
-tp_status_t *tp_bfc_allocate(tp_bfc_t *bfc, uint64_t size, void **out_mem, uint64_t *out_offset) {
+tp_status_t *tp_bfc_allocate(tp_bfc_t *bfc, uint64_t size, tp_bfc_block_t *out) {
     if (size == 0 || size > UINT64_MAX - GRANULE)
         return tp_status_make(TP_INVALID_ARGUMENT, "%s: cannot allocate %llu bytes", bfc->name,
                               (unsigned long long)size);
@@ -292,10 +235,6 @@ tp_status_t *tp_bfc_allocate(tp_bfc_t *bfc, uint64_t size, void **out_mem, uint6
     if (chunk != NULL && chunk->size - rounded >= GRANULE) {
         rest = new_chunk(bfc);
         if (rest == NULL) chunk = NULL;
-    }
-    if (chunk != NULL && !table_reserve(bfc)) {
-        if (rest != NULL) drop_chunk(bfc, rest);
-        chunk = NULL;
     }
     if (chunk == NULL) {
         char state[512];
@@ -318,15 +257,13 @@ tp_status_t *tp_bfc_allocate(tp_bfc_t *bfc, uint64_t size, void **out_mem, uint6
         bin_insert(bfc, rest);
     }
     chunk->in_use = true;
-    table_put(bfc, chunk);
     tp_bfc_stats_t *stats = &bfc->stats;
     stats->bytes_in_use += chunk->size;
     if (stats->bytes_in_use > stats->peak_bytes_in_use)
         stats->peak_bytes_in_use = stats->bytes_in_use;
     stats->live_allocations++;
     stats->total_allocations++;
-    *out_mem = chunk->region->mem;
-    *out_offset = chunk->offset;
+    *out = (tp_bfc_block_t){chunk->region->mem, chunk->offset, chunk};
     pthread_mutex_unlock(&bfc->mutex);
     return NULL;
 }
@@ -339,13 +276,13 @@ static void merge(tp_bfc_t *bfc, chunk_t *chunk, chunk_t *next) {
     drop_chunk(bfc, next);
 }
 
-void tp_bfc_free(tp_bfc_t *bfc, void *mem, uint64_t offset) {
+void tp_bfc_free(tp_bfc_chunk_t *chunk) {
+    tp_bfc_t *bfc = chunk->region->owner;
     pthread_mutex_lock(&bfc->mutex);
-    chunk_t *chunk = table_take(bfc, mem, offset);
-    if (chunk == NULL) {
+    if (!chunk->in_use) {
         pthread_mutex_unlock(&bfc->mutex);
-        tp_log_message(TP_LOG_ERROR, "%s: free of memory it did not allocate (offset %llu)",
-                       bfc->name, (unsigned long long)offset);
+        tp_log_message(TP_LOG_ERROR, "%s: a second free of the chunk at offset %llu", bfc->name,
+                       (unsigned long long)chunk->offset);
         return;
     }
     chunk->in_use = false;

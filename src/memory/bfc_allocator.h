@@ -1,6 +1,6 @@
 /* A best-fit-with-coalescing allocator over a device's raw memory: regions taken from the
  * device, carved into chunks that split on allocation and merge with free neighbours on
- * release, found by size class. Thread-safe. Device memory is never touched: chunks are
+ * release, found by size class. Thread-safe. Device memory is never touched: blocks are
  * (region handle, offset) pairs, as the plug-in ABI names memory. */
 #ifndef TP_MEMORY_BFC_ALLOCATOR_H
 #define TP_MEMORY_BFC_ALLOCATOR_H
@@ -42,12 +42,20 @@ tp_status_t *tp_bfc_create(const char *name, tp_bfc_backend_t backend,
  * log line it writes, if any. */
 void tp_bfc_destroy(tp_bfc_t *bfc);
 
-/* `size` > 0 bytes, 256-byte aligned, as (*out_mem, *out_offset). Out of memory is
- * RESOURCE_EXHAUSTED with a one-line summary of the allocator's state, and leaves nothing
- * behind. */
-tp_status_t *tp_bfc_allocate(tp_bfc_t *bfc, uint64_t size, void **out_mem, uint64_t *out_offset);
-/* Returns a chunk from tp_bfc_allocate; anything else is ignored and logged. */
-void tp_bfc_free(tp_bfc_t *bfc, void *mem, uint64_t offset);
+/* One allocation: where its bytes are, as the plug-in ABI names memory, and the allocator's
+ * record of it, which frees it without a lookup. */
+typedef struct tp_bfc_chunk tp_bfc_chunk_t;
+typedef struct tp_bfc_block {
+    void *mem;       /* the region's handle from the device */
+    uint64_t offset; /* where the block starts in it */
+    tp_bfc_chunk_t *chunk;
+} tp_bfc_block_t;
+
+/* `size` > 0 bytes, 256-byte aligned. Out of memory is RESOURCE_EXHAUSTED with a one-line
+ * summary of the allocator's state, and leaves nothing behind. */
+tp_status_t *tp_bfc_allocate(tp_bfc_t *bfc, uint64_t size, tp_bfc_block_t *out);
+/* Returns a block's chunk to its allocator; a second free of it is ignored and logged. */
+void tp_bfc_free(tp_bfc_chunk_t *chunk);
 
 const char *tp_bfc_name(const tp_bfc_t *bfc);
 void tp_bfc_get_stats(tp_bfc_t *bfc, tp_bfc_stats_t *out);

@@ -56,12 +56,15 @@ tp_status_t *tp_tensor_allocate(tp_context_t *context, tp_device_t *device,
     if (byte_size > 0) {
         tp_bfc_t *allocator = NULL;
         tp_status_t *error = tp_device_allocator(device, &allocator);
-        if (error == NULL)
-            error = tp_bfc_allocate(allocator, byte_size, &tensor->mem, &tensor->offset);
+        tp_bfc_block_t block;
+        if (error == NULL) error = tp_bfc_allocate(allocator, byte_size, &block);
         if (error != NULL) {
             free(tensor);
             return out_of_memory(error, allocator, device, dtype, shape);
         }
+        tensor->mem = block.mem;
+        tensor->offset = block.offset;
+        tensor->chunk = block.chunk;
     }
     tensor->device = device;
     tensor->dtype = dtype;
@@ -138,8 +141,7 @@ tp_tensor_t *tp_tensor_retain(tp_tensor_t *tensor) {
 void tp_tensor_release(tp_tensor_t *tensor) {
     if (tensor == NULL) return;
     if (atomic_fetch_sub_explicit(&tensor->references, 1, memory_order_acq_rel) != 1) return;
-    if (tensor->mem != NULL)
-        tp_device_free_in_order(tensor->device, tensor->mem, tensor->offset);
+    if (tensor->chunk != NULL) tp_device_free_in_order(tensor->device, tensor->chunk);
     tp_context_t *context = tensor->context;
     free(tensor);
     tp_context_release(context);

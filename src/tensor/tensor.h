@@ -17,6 +17,7 @@ struct tp_tensor {
     size_t byte_size;
     void *mem;                   /* a region of the device's allocator; NULL when empty */
     uint64_t offset;             /* where the values start in it */
+    tp_bfc_chunk_t *chunk;       /* the allocator's record of the memory */
 };
 
 /* Checks a dtype and shape and computes the element count and byte size. */

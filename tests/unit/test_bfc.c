@@ -53,25 +53,25 @@ static void chunks_are_reused_and_merged(void **state) {
     (void)state;
     fake_device_t device = {0};
     tp_bfc_t *bfc = make(&device, 1 << 20, false, 0);
-    void *mem[3];
-    uint64_t offset[3];
-    for (int i = 0; i < 3; i++) assert_ok(tp_bfc_allocate(bfc, 1000, &mem[i], &offset[i]));
+    tp_bfc_block_t block[3];
+    for (int i = 0; i < 3; i++) assert_ok(tp_bfc_allocate(bfc, 1000, &block[i]));
     assert_int_equal(device.regions, 1);
     assert_int_equal(device.reserved, 1 << 20); /* no growth: the whole limit at once */
-    assert_int_equal(offset[0], 0);
-    assert_int_equal(offset[1], 1024); /* rounded to 256 bytes */
-    assert_int_equal(offset[2], 2048);
+    assert_int_equal(block[0].offset, 0);
+    assert_int_equal(block[1].offset, 1024); /* rounded to 256 bytes */
+    assert_int_equal(block[2].offset, 2048);
+    assert_ptr_equal(block[0].mem, block[2].mem); /* one region */
     tp_bfc_stats_t stats = stats_of(bfc);
     assert_int_equal(stats.bytes_in_use, 3072);
     assert_int_equal(stats.live_allocations, 3);
-    tp_bfc_free(bfc, mem[1], offset[1]);
-    void *again;
-    uint64_t again_offset;
-    assert_ok(tp_bfc_allocate(bfc, 512, &again, &again_offset));
-    assert_int_equal(again_offset, 1024); /* the best fit is the hole */
-    tp_bfc_free(bfc, again, again_offset);
-    tp_bfc_free(bfc, mem[0], offset[0]);
-    tp_bfc_free(bfc, mem[2], offset[2]);
+    tp_bfc_free(block[1].chunk);
+    tp_bfc_block_t again;
+    assert_ok(tp_bfc_allocate(bfc, 512, &again));
+    assert_int_equal(again.offset, 1024); /* the best fit is the hole */
+    tp_bfc_free(again.chunk);
+    tp_bfc_free(again.chunk); /* a second free is refused, not a corruption */
+    tp_bfc_free(block[0].chunk);
+    tp_bfc_free(block[2].chunk);
     stats = stats_of(bfc);
     assert_int_equal(stats.bytes_in_use, 0);
     assert_int_equal(stats.live_allocations, 0);
@@ -87,20 +87,17 @@ static void out_of_memory_is_a_status_and_recoverable(void **state) {
     (void)state;
     fake_device_t device = {0};
     tp_bfc_t *bfc = make(&device, 1 << 20, false, 0);
-    void *big;
-    uint64_t big_offset;
-    assert_ok(tp_bfc_allocate(bfc, 768 << 10, &big, &big_offset));
-    void *mem = NULL;
-    uint64_t offset;
-    assert_error(tp_bfc_allocate(bfc, 512 << 10, &mem, &offset), TP_RESOURCE_EXHAUSTED,
+    tp_bfc_block_t big, block = {0};
+    assert_ok(tp_bfc_allocate(bfc, 768 << 10, &big));
+    assert_error(tp_bfc_allocate(bfc, 512 << 10, &block), TP_RESOURCE_EXHAUSTED,
                  "cannot allocate 524288 bytes (no free block is large enough); FAKE_0_bfc: in "
                  "use 786432 bytes, peak 786432, reserved 1048576 of limit 1048576, largest free "
                  "block 262144, 1 live allocations");
-    assert_null(mem);
-    tp_bfc_free(bfc, big, big_offset);
-    assert_ok(tp_bfc_allocate(bfc, 512 << 10, &mem, &offset)); /* room again after a free */
-    tp_bfc_free(bfc, mem, offset);
-    assert_error(tp_bfc_allocate(bfc, 0, &mem, &offset), TP_INVALID_ARGUMENT,
+    assert_null(block.chunk);
+    tp_bfc_free(big.chunk);
+    assert_ok(tp_bfc_allocate(bfc, 512 << 10, &block)); /* room again after a free */
+    tp_bfc_free(block.chunk);
+    assert_error(tp_bfc_allocate(bfc, 0, &block), TP_INVALID_ARGUMENT,
                  "cannot allocate 0 bytes");
     tp_bfc_destroy(bfc);
 }
@@ -109,22 +106,21 @@ static void growth_doubles_regions_within_the_limit(void **state) {
     (void)state;
     fake_device_t device = {0};
     tp_bfc_t *bfc = make(&device, 16 << 20, true, 1 << 20);
-    void *mem[4];
-    uint64_t offset[4];
-    assert_ok(tp_bfc_allocate(bfc, 512 << 10, &mem[0], &offset[0]));
+    tp_bfc_block_t block[4];
+    assert_ok(tp_bfc_allocate(bfc, 512 << 10, &block[0]));
     assert_int_equal(device.reserved, 1 << 20);
-    assert_ok(tp_bfc_allocate(bfc, 768 << 10, &mem[1], &offset[1])); /* needs a new region */
+    assert_ok(tp_bfc_allocate(bfc, 768 << 10, &block[1])); /* needs a new region */
     assert_int_equal(device.reserved, 3 << 20);                     /* 1 MiB, then 2 MiB */
-    assert_ok(tp_bfc_allocate(bfc, 5 << 20, &mem[2], &offset[2]));   /* larger than doubling */
+    assert_ok(tp_bfc_allocate(bfc, 5 << 20, &block[2]));   /* larger than doubling */
     assert_int_equal(device.reserved, 8 << 20);
     assert_int_equal(device.regions, 3);
     /* 8 MiB more would pass the 16 MiB limit. */
-    assert_error(tp_bfc_allocate(bfc, 9 << 20, &mem[3], &offset[3]), TP_RESOURCE_EXHAUSTED,
+    assert_error(tp_bfc_allocate(bfc, 9 << 20, &block[3]), TP_RESOURCE_EXHAUSTED,
                  "the limit leaves 8388608 bytes to grow by");
-    for (int i = 0; i < 3; i++) tp_bfc_free(bfc, mem[i], offset[i]);
+    for (int i = 0; i < 3; i++) tp_bfc_free(block[i].chunk);
     assert_int_equal(device.reserved, 8 << 20); /* regions are kept: never shrinking */
     device.fail_next = 1;
-    assert_error(tp_bfc_allocate(bfc, 8 << 20, &mem[3], &offset[3]), TP_RESOURCE_EXHAUSTED,
+    assert_error(tp_bfc_allocate(bfc, 8 << 20, &block[3]), TP_RESOURCE_EXHAUSTED,
                  "the fake device is full");
     assert_int_equal(stats_of(bfc).live_allocations, 0);
     tp_bfc_destroy(bfc);
@@ -138,29 +134,29 @@ static void fragmentation_under_alternating_sizes(void **state) {
     fake_device_t device = {0};
     tp_bfc_t *bfc = make(&device, 64 << 20, true, 1 << 20);
     enum { SLOTS = 200 };
-    void *mem[SLOTS] = {NULL};
-    uint64_t offset[SLOTS], size[SLOTS];
+    tp_bfc_block_t block[SLOTS] = {{0}};
+    uint64_t size[SLOTS];
     unsigned seed = 12345;
     for (int round = 0; round < 5000; round++) {
         seed = seed * 1103515245u + 12345u;
         int slot = (int)((seed >> 8) % SLOTS);
-        if (mem[slot] != NULL) {
-            const unsigned char *bytes = (unsigned char *)mem[slot] + offset[slot];
+        if (block[slot].chunk != NULL) {
+            const unsigned char *bytes = (unsigned char *)block[slot].mem + block[slot].offset;
             for (uint64_t b = 0; b < size[slot]; b += 97) assert_int_equal(bytes[b], slot & 0xff);
-            tp_bfc_free(bfc, mem[slot], offset[slot]);
-            mem[slot] = NULL;
+            tp_bfc_free(block[slot].chunk);
+            block[slot].chunk = NULL;
         } else {
             size[slot] = round % 2 == 0 ? 256 + (seed >> 20) % 4096
                                         : 64 * 1024 + (seed >> 12) % 65536;
-            assert_ok(tp_bfc_allocate(bfc, size[slot], &mem[slot], &offset[slot]));
-            memset((unsigned char *)mem[slot] + offset[slot], slot & 0xff, size[slot]);
+            assert_ok(tp_bfc_allocate(bfc, size[slot], &block[slot]));
+            memset((unsigned char *)block[slot].mem + block[slot].offset, slot & 0xff, size[slot]);
         }
     }
     uint64_t live = 0;
     for (int slot = 0; slot < SLOTS; slot++) {
-        if (mem[slot] == NULL) continue;
+        if (block[slot].chunk == NULL) continue;
         live++;
-        tp_bfc_free(bfc, mem[slot], offset[slot]);
+        tp_bfc_free(block[slot].chunk);
     }
     tp_bfc_stats_t stats = stats_of(bfc);
     assert_int_equal(stats.bytes_in_use, 0);
@@ -177,16 +173,14 @@ typedef struct {
 static void *allocate_and_free(void *arg) {
     worker_t *worker = arg;
     for (int i = 0; i < 2000; i++) {
-        void *mem;
-        uint64_t offset;
-        tp_status_t *status = tp_bfc_allocate(worker->bfc, 256 + (uint64_t)(i % 7) * 1000, &mem,
-                                              &offset);
+        tp_bfc_block_t block;
+        tp_status_t *status = tp_bfc_allocate(worker->bfc, 256 + (uint64_t)(i % 7) * 1000, &block);
         if (status != NULL) {
             tp_status_free(status);
             worker->failures++;
             continue;
         }
-        tp_bfc_free(worker->bfc, mem, offset);
+        tp_bfc_free(block.chunk);
     }
     return NULL;
 }

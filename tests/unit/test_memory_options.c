@@ -182,7 +182,8 @@ static void statistics_and_the_peak_reset(void **state) {
     assert_int_equal(stats.num_allocations, 1);
     assert_int_equal(stats.total_allocations, 2);
     assert_true(stats.largest_free_block >= 2 * MiB - 1024 - 256);
-    assert_ok(tp_context_reset_peak_memory(context, "/job:localhost/replica:0/task:0/device:CPU:0"));
+    assert_ok(
+        tp_context_reset_peak_memory(context, "/job:localhost/replica:0/task:0/device:CPU:0"));
     assert_int_equal(stats_of(context, "CPU:0").peak_bytes_in_use, 1024);
     tp_memory_stats_t old = {.struct_size = offsetof(tp_memory_stats_t, peak_bytes_in_use)};
     assert_ok(tp_context_memory_stats(context, "CPU:0", &old)); /* an older, shorter struct */
