@@ -467,6 +467,45 @@ TP_API TP_MUST_USE tp_status_t *tp_random_uniform(tp_context_t *c, tp_dtype_t dt
                                                  tp_shape_t shape, int64_t seed,
                                                  tp_tensor_t **out);
 
+/* ---- Traced functions (graph mode) ------------------------------------------------------------
+ *
+ * A function's body builds its results from its arguments with the ordinary op API, as eager
+ * code does. The first call with a given input signature (dtypes and shapes) runs the body
+ * once under a trace: its ops are recorded into a graph instead of running, and the tensors it
+ * sees are symbolic (reading one is an error). The graph is placed, by the eager rules and the
+ * device scopes the body pushed, and every call with that signature runs the graph; a new
+ * signature traces again. Tensors with values the body uses are captured by reference. Random
+ * ops run at every call. */
+
+typedef struct tp_function tp_function_t;
+
+/* Fills `outputs[0..num_outputs)` with tensors it made (it keeps no reference to them). */
+typedef tp_status_t *(*tp_function_body_t)(tp_context_t *context, tp_tensor_t *const *inputs,
+                                           size_t num_inputs, tp_tensor_t **outputs,
+                                           size_t num_outputs, void *user_data);
+
+/* A function of `num_outputs` results (1 to 16). It keeps the context alive. */
+TP_API TP_MUST_USE tp_status_t *tp_function_create(tp_context_t *context, const char *name,
+                                                  tp_function_body_t body, size_t num_outputs,
+                                                  void *user_data, tp_function_t **out);
+/* NULL is fine. */
+TP_API void tp_function_destroy(tp_function_t *function);
+/* Traces if the signature is new, then runs the graph. Thread-safe. `outputs` receive new
+ * tensors; on failure none. */
+TP_API TP_MUST_USE tp_status_t *tp_function_call(tp_function_t *function,
+                                                tp_tensor_t *const *inputs, size_t num_inputs,
+                                                tp_tensor_t **outputs, size_t num_outputs);
+/* How many times the body was traced. */
+TP_API size_t tp_function_trace_count(const tp_function_t *function);
+
+typedef enum tp_graph_format { TP_GRAPH_TEXT = 0, TP_GRAPH_DOT = 1 } tp_graph_format_t;
+/* Writes the placed graph for the signature of `inputs` (tracing it if need be): one line per
+ * node, or Graphviz DOT with ops coloured by device. */
+TP_API TP_MUST_USE tp_status_t *tp_function_write_graph(tp_function_t *function,
+                                                       tp_tensor_t *const *inputs,
+                                                       size_t num_inputs,
+                                                       tp_graph_format_t format, FILE *out);
+
 #ifdef __cplusplus
 }
 #endif

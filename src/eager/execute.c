@@ -6,7 +6,9 @@
 
 #include "base/status.h"
 #include "context/context.h"
+#include "eager/execute.h"
 #include "eager/placement.h"
+#include "graph/trace.h"
 #include "kernel/kernel_registry.h"
 #include "plugin/plugin_status.h"
 #include "tensor/tensor.h"
@@ -79,6 +81,26 @@ static void log_placement(tp_context_t *context, const tp_kernel_context_t *call
     fprintf(out, "Executing op %s in device %s\n", call->op->def->name, call->device->full_name);
 }
 
+tp_status_t *tp_execute_call(tp_context_t *context, tp_kernel_context_t *call,
+                             const tp_kernel_def_t *kernel, tp_tensor_t *const *inputs,
+                             size_t num_inputs) {
+    TP_RETURN_IF_ERROR(tp_device_stream(call->device, &call->stream));
+    staged_inputs_t staged;
+    TP_RETURN_IF_ERROR(stage_inputs(call, inputs, num_inputs, &staged));
+    call->inputs = staged.tensors;
+    tp_status_t *error = allocate_outputs(context, call);
+    if (error == NULL) error = launch(call, kernel);
+    release_staged(&staged, inputs);
+    call->inputs = inputs;
+    if (error != NULL) {
+        for (int32_t o = 0; o < call->num_outputs; o++) {
+            tp_tensor_release(call->outputs[o]);
+            call->outputs[o] = NULL;
+        }
+    }
+    return error;
+}
+
 tp_status_t *tp_execute(tp_context_t *context, const char *op_name, tp_tensor_t *const *inputs,
                         size_t num_inputs, const tp_attr_t *attrs, size_t num_attrs,
                         tp_tensor_t **outputs, size_t num_outputs) {
@@ -96,23 +118,20 @@ tp_status_t *tp_execute(tp_context_t *context, const char *op_name, tp_tensor_t 
         if (inputs[i]->context != context)
             return tp_status_make(TP_INVALID_ARGUMENT, "%s: input %zu belongs to another context",
                                   op_name, i);
+    tp_trace_t *trace = tp_trace_current(context);
+    if (trace != NULL) {
+        TP_RETURN_IF_ERROR(tp_kernel_context_infer_shapes(&call));
+        return tp_trace_record(trace, &call, inputs, num_inputs, outputs);
+    }
+    for (size_t i = 0; i < num_inputs; i++)
+        TP_RETURN_IF_ERROR(tp_status_annotate(tp_tensor_require_values(inputs[i], op_name),
+                                              "input %zu", i));
     TP_RETURN_IF_ERROR(tp_context_devices_ready(context));
     tp_placement_t placement;
     TP_RETURN_IF_ERROR(tp_place_op(context, &call, &placement));
     call.device = placement.device;
     TP_RETURN_IF_ERROR(tp_kernel_context_infer_shapes(&call));
-    TP_RETURN_IF_ERROR(tp_device_stream(call.device, &call.stream));
-
-    staged_inputs_t staged;
-    TP_RETURN_IF_ERROR(stage_inputs(&call, inputs, num_inputs, &staged));
-    call.inputs = staged.tensors;
-    tp_status_t *error = allocate_outputs(context, &call);
-    if (error == NULL) error = launch(&call, placement.kernel);
-    release_staged(&staged, inputs);
-    if (error != NULL) {
-        for (int32_t o = 0; o < call.num_outputs; o++) tp_tensor_release(call.outputs[o]);
-        return error;
-    }
+    TP_RETURN_IF_ERROR(tp_execute_call(context, &call, placement.kernel, inputs, num_inputs));
     log_placement(context, &call);
     for (int32_t o = 0; o < call.num_outputs; o++) outputs[o] = call.outputs[o];
     return NULL;

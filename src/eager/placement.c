@@ -117,12 +117,23 @@ static tp_status_t *no_kernel_anywhere(const tp_kernel_context_t *call) {
                           type != NULL ? tp_dtype_name((tp_dtype_t)type->i) : "");
 }
 
+bool tp_placement_any_device_matches(const tp_device_registry_t *registry,
+                                     const tp_device_spec_t *spec) {
+    for (size_t i = 0; i < registry->num_devices; i++)
+        if (matches(spec, registry->devices[i])) return true;
+    return false;
+}
+
 tp_status_t *tp_place_op(tp_context_t *context, const tp_kernel_context_t *call,
                          tp_placement_t *out) {
+    return tp_place_op_in_scope(context, call, tp_device_scope_current(context), out);
+}
+
+tp_status_t *tp_place_op_in_scope(tp_context_t *context, const tp_kernel_context_t *call,
+                                  const tp_device_scope_t *scope, tp_placement_t *out) {
     const tp_device_registry_t *registry = &context->registry;
     const char *op = call->op->def->name;
     tp_placement_t best = best_device(registry, call);
-    const tp_device_scope_t *scope = tp_device_scope_current(context);
     bool soft = atomic_load(&context->soft_device_placement);
 
     if (scope == NULL || !scope->spec.has_type) {

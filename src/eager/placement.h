@@ -4,6 +4,7 @@
 #define TP_EAGER_PLACEMENT_H
 
 #include "context/context.h"
+#include "eager/device_scope.h"
 #include "kernel/kernel_context.h"
 
 typedef struct tp_placement {
@@ -16,5 +17,11 @@ typedef struct tp_placement {
  * once per op and devices, and refused in strict mode. */
 tp_status_t *tp_place_op(tp_context_t *context, const tp_kernel_context_t *call,
                          tp_placement_t *out);
+/* The same with a given scope (NULL: none) instead of this thread's: a graph node's. */
+tp_status_t *tp_place_op_in_scope(tp_context_t *context, const tp_kernel_context_t *call,
+                                  const tp_device_scope_t *scope, tp_placement_t *out);
+/* Whether any logical device matches `spec`. */
+bool tp_placement_any_device_matches(const tp_device_registry_t *registry,
+                                     const tp_device_spec_t *spec);
 
 #endif

@@ -164,16 +164,44 @@ size_t tp_tensor_byte_size(const tp_tensor_t *tensor) {
 }
 
 const char *tp_tensor_device(const tp_tensor_t *tensor) {
-    return tensor == NULL ? "" : tensor->device->full_name;
+    return tensor == NULL || tensor->device == NULL ? "" : tensor->device->full_name;
+}
+
+tp_status_t *tp_tensor_symbolic(tp_context_t *context, struct tp_trace *trace, int32_t node,
+                                int32_t output, tp_dtype_t dtype, const tp_shape_t *shape,
+                                tp_tensor_t **out) {
+    int64_t count;
+    size_t byte_size;
+    TP_RETURN_IF_ERROR(tp_tensor_check_layout(dtype, shape, &count, &byte_size));
+    tp_tensor_t *tensor = calloc(1, sizeof *tensor);
+    if (tensor == NULL) return tp_status_make(TP_RESOURCE_EXHAUSTED, "out of host memory");
+    *tensor = (tp_tensor_t){.dtype = dtype, .shape = *shape, .num_elements = count,
+                            .byte_size = byte_size, .trace = trace, .node = node,
+                            .output = output};
+    atomic_init(&tensor->references, 1);
+    tp_context_retain(context);
+    tensor->context = context;
+    *out = tensor;
+    return NULL;
+}
+
+tp_status_t *tp_tensor_require_values(const tp_tensor_t *tensor, const char *what) {
+    if (tensor->trace == NULL) return NULL;
+    return tp_status_make(TP_FAILED_PRECONDITION,
+                          "%s: the tensor is symbolic, a value of a function being traced; it "
+                          "has values only when the function is called",
+                          what);
 }
 
 tp_status_t *tp_tensor_wait(tp_tensor_t *tensor) {
     TP_REQUIRE_ARG(tensor);
+    TP_RETURN_IF_ERROR(tp_tensor_require_values(tensor, "tp_tensor_wait"));
     return tp_status_annotate(tp_device_synchronize(tensor->device), "tp_tensor_wait");
 }
 
 tp_status_t *tp_tensor_read(tp_tensor_t *tensor, void *data, size_t size) {
     TP_REQUIRE_ARG(tensor);
+    TP_RETURN_IF_ERROR(tp_tensor_require_values(tensor, "tp_tensor_read"));
     if (size != tensor->byte_size)
         return tp_status_make(TP_INVALID_ARGUMENT,
                               "tp_tensor_read: the tensor holds %zu bytes, but the buffer is %zu",

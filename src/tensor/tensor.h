@@ -18,6 +18,10 @@ struct tp_tensor {
     void *mem;                   /* a region of the device's allocator; NULL when empty */
     uint64_t offset;             /* where the values start in it */
     tp_bfc_chunk_t *chunk;       /* the allocator's record of the memory */
+    /* A symbolic tensor stands for a value of a function being traced: output `output` of
+     * node `node` of the trace's graph. It has a dtype and shape, no device and no memory. */
+    struct tp_trace *trace;
+    int32_t node, output;
 };
 
 /* Checks a dtype and shape and computes the element count and byte size. */
@@ -27,6 +31,13 @@ tp_status_t *tp_tensor_check_layout(tp_dtype_t dtype, const tp_shape_t *shape,
 /* A tensor of `shape` in new memory of `device`, its values not yet written. */
 tp_status_t *tp_tensor_allocate(tp_context_t *context, tp_device_t *device,
                                 tp_dtype_t dtype, const tp_shape_t *shape, tp_tensor_t **out);
+
+/* A symbolic tensor of a trace (see graph/trace.h). */
+tp_status_t *tp_tensor_symbolic(tp_context_t *context, struct tp_trace *trace, int32_t node,
+                                int32_t output, tp_dtype_t dtype, const tp_shape_t *shape,
+                                tp_tensor_t **out);
+/* An error naming what was attempted when `tensor` is symbolic; NULL otherwise. */
+tp_status_t *tp_tensor_require_values(const tp_tensor_t *tensor, const char *what);
 
 /* A copy of `source` on `device`, queued after the work that produces it (see
  * tp_device_copy). */

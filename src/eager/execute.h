@@ -1,0 +1,15 @@
+/* Running one resolved, placed call: what eager execution and the graph executor share. */
+#ifndef TP_EAGER_EXECUTE_H
+#define TP_EAGER_EXECUTE_H
+
+#include "context/context.h"
+#include "kernel/kernel_context.h"
+
+/* Copies inputs on other devices to call->device, allocates the outputs with the call's
+ * shapes and launches `kernel` on the device's stream. On success call->outputs are new
+ * tensors the caller owns; on failure nothing is left. */
+tp_status_t *tp_execute_call(tp_context_t *context, tp_kernel_context_t *call,
+                             const tp_kernel_def_t *kernel, tp_tensor_t *const *inputs,
+                             size_t num_inputs);
+
+#endif

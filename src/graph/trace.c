@@ -1,0 +1,127 @@
+#include "graph/trace.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/status.h"
+#include "context/context.h"
+#include "eager/device_scope.h"
+#include "tensor/tensor.h"
+
+static _Thread_local tp_trace_t *current;
+
+tp_trace_t *tp_trace_current(const tp_context_t *context) {
+    return current != NULL && current->context == context ? current : NULL;
+}
+
+tp_status_t *tp_trace_begin(tp_trace_t *trace, tp_context_t *context, const char *name,
+                            tp_tensor_t *const *inputs, size_t num_inputs,
+                            tp_tensor_t **out_arguments) {
+    if (current != NULL)
+        return tp_status_make(TP_UNIMPLEMENTED,
+                              "function '%s' was called while '%s' is being traced; calling one "
+                              "function from another's body is not supported yet",
+                              name, current->graph.name);
+    trace->context = context;
+    TP_RETURN_IF_ERROR(tp_graph_init(&trace->graph, name));
+    tp_status_t *error = NULL;
+    size_t made = 0;
+    for (; made < num_inputs && error == NULL; made++) {
+        char base[32];
+        snprintf(base, sizeof base, "argument_%zu", made);
+        int32_t index;
+        error = tp_graph_add_node(&trace->graph, TP_NODE_ARGUMENT, base, &index);
+        if (error != NULL) break;
+        tp_graph_node_t *node = &trace->graph.nodes[index];
+        node->argument = (int32_t)made;
+        node->num_outputs = 1;
+        node->output_dtypes[0] = inputs[made]->dtype;
+        node->output_shapes[0] = inputs[made]->shape;
+        error = tp_tensor_symbolic(context, trace, index, 0, inputs[made]->dtype,
+                                   &inputs[made]->shape, &out_arguments[made]);
+    }
+    if (error != NULL) {
+        for (size_t i = 0; i + 1 < made; i++) tp_tensor_release(out_arguments[i]);
+        tp_graph_free(&trace->graph);
+        return error;
+    }
+    current = trace;
+    return NULL;
+}
+
+/* The edge that gives `tensor` in this trace: its node, or a capture of a tensor with values
+ * (one per tensor, however often it is used). */
+static tp_status_t *edge_of(tp_trace_t *trace, tp_tensor_t *tensor, size_t position,
+                            const char *op, tp_graph_edge_t *out) {
+    if (tensor->trace == trace) {
+        *out = (tp_graph_edge_t){tensor->node, tensor->output};
+        return NULL;
+    }
+    if (tensor->trace != NULL)
+        return tp_status_make(TP_INVALID_ARGUMENT,
+                              "%s: input %zu is a symbolic tensor of another function's trace",
+                              op, position);
+    tp_graph_t *graph = &trace->graph;
+    for (int32_t n = 0; n < graph->num_nodes; n++) {
+        if (graph->nodes[n].captured == tensor) {
+            *out = (tp_graph_edge_t){n, 0};
+            return NULL;
+        }
+    }
+    int32_t index;
+    TP_RETURN_IF_ERROR(tp_graph_add_node(graph, TP_NODE_CAPTURE, "captured", &index));
+    tp_graph_node_t *node = &graph->nodes[index];
+    node->captured = tp_tensor_retain(tensor);
+    node->num_outputs = 1;
+    node->output_dtypes[0] = tensor->dtype;
+    node->output_shapes[0] = tensor->shape;
+    *out = (tp_graph_edge_t){index, 0};
+    return NULL;
+}
+
+tp_status_t *tp_trace_record(tp_trace_t *trace, tp_kernel_context_t *call,
+                             tp_tensor_t *const *inputs, size_t num_inputs,
+                             tp_tensor_t **outputs) {
+    const char *op = call->op->def->name;
+    tp_graph_edge_t edges[64];
+    if (num_inputs > sizeof edges / sizeof edges[0])
+        return tp_status_make(TP_UNIMPLEMENTED, "%s: a traced op takes at most 64 inputs", op);
+    for (size_t i = 0; i < num_inputs; i++)
+        TP_RETURN_IF_ERROR(edge_of(trace, inputs[i], i, op, &edges[i]));
+    int32_t index;
+    TP_RETURN_IF_ERROR(tp_graph_add_node(&trace->graph, TP_NODE_OP, op, &index));
+    TP_RETURN_IF_ERROR(
+        tp_graph_set_op(&trace->graph, index, call, edges, (int32_t)num_inputs));
+    const tp_device_scope_t *scope = tp_device_scope_current(trace->context);
+    tp_graph_node_t *node = &trace->graph.nodes[index];
+    if (scope != NULL) {
+        node->has_scope = true;
+        node->scope = *scope;
+    }
+    int32_t made = 0;
+    tp_status_t *error = NULL;
+    for (; made < call->num_outputs && error == NULL; made++)
+        error = tp_tensor_symbolic(trace->context, trace, index, made, call->output_dtypes[made],
+                                   &call->output_shapes[made], &outputs[made]);
+    if (error != NULL)
+        for (int32_t o = 0; o + 1 < made; o++) tp_tensor_release(outputs[o]);
+    return error;
+}
+
+tp_status_t *tp_trace_end(tp_trace_t *trace, tp_tensor_t *const *outputs, size_t num_outputs) {
+    current = NULL;
+    tp_graph_edge_t edges[TP_MAX_OP_OUTPUTS * 4];
+    tp_status_t *error = NULL;
+    if (num_outputs > sizeof edges / sizeof edges[0])
+        error = tp_status_make(TP_UNIMPLEMENTED, "a function returns at most %zu tensors",
+                               sizeof edges / sizeof edges[0]);
+    for (size_t i = 0; i < num_outputs && error == NULL; i++) {
+        if (outputs[i] == NULL)
+            error = tp_status_make(TP_INVALID_ARGUMENT, "the body left output %zu unset", i);
+        else
+            error = edge_of(trace, outputs[i], i, "the function's result", &edges[i]);
+    }
+    if (error == NULL) error = tp_graph_set_outputs(&trace->graph, edges, (int32_t)num_outputs);
+    if (error != NULL) tp_graph_free(&trace->graph);
+    return error;
+}
