@@ -45,6 +45,7 @@ bench: build
 	$(BUILD)/bin/bench_context
 	$(BUILD)/bin/bench_eager
 	$(BUILD)/bin/bench_memory
+	$(BUILD)/bin/bench_graph
 
 # The Debian packages tensorplug, tensorplug-dev and tensorplug-apu, in build/.
 package: build

@@ -21,23 +21,37 @@ void tp_graph_free(tp_graph_t *graph) {
     *graph = (tp_graph_t){.arena = TP_ARENA_INIT};
 }
 
-static bool name_taken(const tp_graph_t *graph, const char *name) {
-    for (int32_t i = 0; i < graph->num_nodes; i++)
-        if (strcmp(graph->nodes[i].name, name) == 0) return true;
-    return false;
-}
+/* How many nodes were named from one base so far. */
+typedef struct tp_graph_name_count {
+    struct tp_graph_name_count *next;
+    const char *base;
+    int count;
+} name_count_t;
 
-/* "Relu" -> "relu", then "relu_1", "relu_2": TensorFlow's node names. */
+/* "Relu" -> "relu", then "relu_1", "relu_2": TensorFlow's node names. Bases are op names,
+ * "argument_<i>" and "captured": no op is named like another base with a suffix, so the names
+ * cannot collide. */
 static const char *unique_name(tp_graph_t *graph, const char *base) {
     char lower[64];
     size_t length = 0;
     for (; base[length] != '\0' && length + 1 < sizeof lower; length++)
         lower[length] = (char)tolower((unsigned char)base[length]);
     lower[length] = '\0';
+    name_count_t *seen = graph->name_counts;
+    while (seen != NULL && strcmp(seen->base, lower) != 0) seen = seen->next;
+    if (seen == NULL) {
+        seen = tp_arena_alloc(&graph->arena, sizeof *seen);
+        if (seen == NULL || (seen->base = tp_arena_strdup(&graph->arena, lower)) == NULL)
+            return NULL;
+        seen->next = graph->name_counts;
+        graph->name_counts = seen;
+    }
     char name[80];
-    snprintf(name, sizeof name, "%s", lower);
-    for (int suffix = 1; name_taken(graph, name); suffix++)
-        snprintf(name, sizeof name, "%s_%d", lower, suffix);
+    if (seen->count == 0)
+        snprintf(name, sizeof name, "%s", lower);
+    else
+        snprintf(name, sizeof name, "%s_%d", lower, seen->count);
+    seen->count++;
     return tp_arena_strdup(&graph->arena, name);
 }
 

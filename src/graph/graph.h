@@ -48,6 +48,7 @@ typedef struct tp_graph {
     int32_t num_nodes, capacity;
     tp_graph_edge_t *outputs;
     int32_t num_outputs;
+    struct tp_graph_name_count *name_counts; /* for unique node names */
 } tp_graph_t;
 
 tp_status_t *tp_graph_init(tp_graph_t *graph, const char *name);
