@@ -41,7 +41,10 @@ tp_status_t *tp_trace_begin(tp_trace_t *trace, tp_context_t *context, const char
                                    &inputs[made]->shape, &out_arguments[made]);
     }
     if (error != NULL) {
-        for (size_t i = 0; i + 1 < made; i++) tp_tensor_release(out_arguments[i]);
+        for (size_t i = 0; i < num_inputs; i++) {
+            tp_tensor_release(out_arguments[i]);
+            out_arguments[i] = NULL;
+        }
         tp_graph_free(&trace->graph);
         return error;
     }

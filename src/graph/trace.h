@@ -15,7 +15,8 @@ typedef struct tp_trace {
 tp_trace_t *tp_trace_current(const tp_context_t *context);
 
 /* Starts tracing on this thread: a graph with one argument node per input, and a symbolic
- * tensor for each (`out_arguments`, which the caller releases). */
+ * tensor for each in `out_arguments` (zeroed by the caller, which releases them; on failure
+ * they are left NULL). */
 tp_status_t *tp_trace_begin(tp_trace_t *trace, tp_context_t *context, const char *name,
                             tp_tensor_t *const *inputs, size_t num_inputs,
                             tp_tensor_t **out_arguments);
