@@ -5,20 +5,33 @@
 
 #include "base/status.h"
 #include "context/context.h"
+#include "device/device_name.h"
 
 size_t tp_plugin_count(const tp_context_t *context) {
     return context == NULL ? 0 : context->registry.num_plugins;
+}
+
+/* An out struct may come from an older header: its struct_size must cover at least the first
+ * field after struct_size (`minimum` bytes), and it gets as much of the answer as it holds. */
+static tp_status_t *check_struct_size(const char *function, const char *argument,
+                                      const char *type, size_t given, size_t minimum) {
+    if (given >= minimum) return NULL;
+    return tp_status_make(TP_INVALID_ARGUMENT,
+                          "%s: set %s->struct_size to sizeof(%s) first (it is %zu)", function,
+                          argument, type, given);
+}
+
+static void copy_answer(void *out, const void *answer, size_t given, size_t full) {
+    memcpy(out, answer, given < full ? given : full);
 }
 
 tp_status_t *tp_plugin_get(const tp_context_t *context, size_t index,
                            tp_plugin_info_t *out_info) {
     TP_REQUIRE_ARG(context);
     TP_REQUIRE_ARG(out_info);
-    if (out_info->struct_size < offsetof(tp_plugin_info_t, path) + sizeof(const char *))
-        return tp_status_make(TP_INVALID_ARGUMENT,
-                              "tp_plugin_get: set out_info->struct_size to "
-                              "sizeof(tp_plugin_info_t) first (it is %zu)",
-                              out_info->struct_size);
+    TP_RETURN_IF_ERROR(check_struct_size("tp_plugin_get", "out_info", "tp_plugin_info_t",
+                                         out_info->struct_size,
+                                         offsetof(tp_plugin_info_t, path) + sizeof(char *)));
     if (index >= context->registry.num_plugins)
         return tp_status_make(TP_OUT_OF_RANGE, "tp_plugin_get: index %zu, but %zu plug-ins",
                               index, context->registry.num_plugins);
@@ -39,8 +52,7 @@ tp_status_t *tp_plugin_get(const tp_context_t *context, size_t index,
         .num_kernels = record->num_kernels,
         .has_graph_pass = record->has_graph_pass,
     };
-    size_t size = info.struct_size < sizeof info ? info.struct_size : sizeof info;
-    memcpy(out_info, &info, size);
+    copy_answer(out_info, &info, info.struct_size, sizeof info);
     return NULL;
 }
 
@@ -74,20 +86,27 @@ tp_status_t *tp_physical_device_get(const tp_context_t *context, const char *typ
                           index, seen, type != NULL ? type : "", type != NULL ? " " : "");
 }
 
+/* Parses a name that must give a type and an index; `example` shows such a name. */
+static tp_status_t *parse_one_device(const char *name, const char *example,
+                                     tp_device_spec_t *out_spec) {
+    TP_REQUIRE_ARG(name);
+    TP_RETURN_IF_ERROR(tp_device_spec_parse(name, out_spec));
+    if (!out_spec->has_type || !out_spec->has_id)
+        return tp_status_make(TP_INVALID_ARGUMENT,
+                              "device name '%s' names no single device: it needs a type and an "
+                              "index, as in '%s'",
+                              name, example);
+    return NULL;
+}
+
 tp_status_t *tp_physical_device_find(const tp_context_t *context, const char *name,
                                      const tp_physical_device_t **out_device) {
     TP_REQUIRE_ARG(context);
     TP_REQUIRE_ARG(name);
     TP_REQUIRE_ARG(out_device);
     tp_device_spec_t spec;
-    TP_RETURN_IF_ERROR(tp_device_spec_parse(name, &spec));
-    if (!spec.has_type || !spec.has_id)
-        return tp_status_make(TP_INVALID_ARGUMENT,
-                              "device name '%s' names no single device: it needs a type and an "
-                              "index, as in '/physical_device:CPU:0'",
-                              name);
-    if ((spec.has_job && strcmp(spec.job, "localhost") != 0) ||
-        (spec.has_replica && spec.replica != 0) || (spec.has_task && spec.task != 0))
+    TP_RETURN_IF_ERROR(parse_one_device(name, "/physical_device:CPU:0", &spec));
+    if (!tp_device_spec_is_local(&spec))
         return tp_status_make(TP_NOT_FOUND, "device '%s' is not on this host "
                                             "(/job:localhost/replica:0/task:0)", name);
     for (size_t i = 0; i < context->registry.num_physical_devices; i++) {
@@ -165,11 +184,9 @@ tp_status_t *tp_logical_device_get(tp_context_t *context, const char *type, size
                                    tp_logical_device_info_t *out_info) {
     TP_REQUIRE_ARG(context);
     TP_REQUIRE_ARG(out_info);
-    if (out_info->struct_size < offsetof(tp_logical_device_info_t, name) + sizeof(const char *))
-        return tp_status_make(TP_INVALID_ARGUMENT,
-                              "tp_logical_device_get: set out_info->struct_size to "
-                              "sizeof(tp_logical_device_info_t) first (it is %zu)",
-                              out_info->struct_size);
+    TP_RETURN_IF_ERROR(check_struct_size(
+        "tp_logical_device_get", "out_info", "tp_logical_device_info_t", out_info->struct_size,
+        offsetof(tp_logical_device_info_t, name) + sizeof(char *)));
     TP_RETURN_IF_ERROR(tp_context_devices_ready(context));
     size_t seen = 0;
     for (size_t i = 0; i < context->registry.num_devices; i++) {
@@ -182,8 +199,7 @@ tp_status_t *tp_logical_device_get(tp_context_t *context, const char *type, size
             .ordinal = device->ordinal,
             .physical_device = device->physical->name,
         };
-        size_t size = info.struct_size < sizeof info ? info.struct_size : sizeof info;
-        memcpy(out_info, &info, size);
+        copy_answer(out_info, &info, info.struct_size, sizeof info);
         return NULL;
     }
     return tp_status_make(TP_OUT_OF_RANGE,
@@ -208,20 +224,12 @@ tp_status_t *tp_list_logical_devices(tp_context_t *context, const char *type, FI
 /* The one logical device `name` names ("APU:1", "/device:CPU:0"). */
 static tp_status_t *find_logical(tp_context_t *context, const char *name, tp_device_t **out) {
     TP_REQUIRE_ARG(context);
-    TP_REQUIRE_ARG(name);
     tp_device_spec_t spec;
-    TP_RETURN_IF_ERROR(tp_device_spec_parse(name, &spec));
-    if (!spec.has_type || !spec.has_id)
-        return tp_status_make(TP_INVALID_ARGUMENT,
-                              "device name '%s' names no single device: it needs a type and an "
-                              "index, as in '/device:APU:0'",
-                              name);
+    TP_RETURN_IF_ERROR(parse_one_device(name, "/device:APU:0", &spec));
     TP_RETURN_IF_ERROR(tp_context_devices_ready(context));
     tp_device_t *device = tp_device_registry_find(&context->registry, spec.type,
                                                   (int32_t)spec.id);
-    if (device == NULL || spec.id > INT32_MAX ||
-        (spec.has_job && strcmp(spec.job, "localhost") != 0) ||
-        (spec.has_replica && spec.replica != 0) || (spec.has_task && spec.task != 0)) {
+    if (device == NULL || spec.id > INT32_MAX || !tp_device_spec_is_local(&spec)) {
         char canonical[128];
         tp_status_free(tp_device_spec_canonical(&spec, canonical, sizeof canonical));
         return tp_status_make(TP_NOT_FOUND, "%s unknown device.", canonical);
@@ -233,11 +241,9 @@ static tp_status_t *find_logical(tp_context_t *context, const char *name, tp_dev
 tp_status_t *tp_context_memory_stats(tp_context_t *context, const char *device_name,
                                      tp_memory_stats_t *out_stats) {
     TP_REQUIRE_ARG(out_stats);
-    if (out_stats->struct_size < offsetof(tp_memory_stats_t, bytes_in_use) + sizeof(uint64_t))
-        return tp_status_make(TP_INVALID_ARGUMENT,
-                              "tp_context_memory_stats: set out_stats->struct_size to "
-                              "sizeof(tp_memory_stats_t) first (it is %zu)",
-                              out_stats->struct_size);
+    TP_RETURN_IF_ERROR(check_struct_size(
+        "tp_context_memory_stats", "out_stats", "tp_memory_stats_t", out_stats->struct_size,
+        offsetof(tp_memory_stats_t, bytes_in_use) + sizeof(uint64_t)));
     tp_device_t *device;
     TP_RETURN_IF_ERROR(tp_status_annotate(find_logical(context, device_name, &device),
                                           "tp_context_memory_stats"));
@@ -253,8 +259,7 @@ tp_status_t *tp_context_memory_stats(tp_context_t *context, const char *device_n
         .num_allocations = stats.live_allocations,
         .total_allocations = stats.total_allocations,
     };
-    size_t size = result.struct_size < sizeof result ? result.struct_size : sizeof result;
-    memcpy(out_stats, &result, size);
+    copy_answer(out_stats, &result, result.struct_size, sizeof result);
     return NULL;
 }
 

@@ -7,17 +7,13 @@
 
 #include "base/status.h"
 #include "context/context.h"
+#include "device/device_name.h"
 
 /* Under devices_mutex. */
 static tp_status_t *still_modifiable(tp_context_t *context, const char *what) {
     if (!atomic_load_explicit(&context->devices_ready, memory_order_relaxed)) return NULL;
     return tp_status_make(TP_FAILED_PRECONDITION, "%s cannot be modified after being initialized",
                           what);
-}
-
-static bool on_this_host(const tp_device_spec_t *spec) {
-    return !(spec->has_job && strcmp(spec->job, "localhost") != 0) &&
-           !(spec->has_replica && spec->replica != 0) && !(spec->has_task && spec->task != 0);
 }
 
 static bool spec_matches(const tp_device_spec_t *spec, const tp_physical_device_t *device) {
@@ -31,7 +27,7 @@ static tp_status_t *select_devices(const tp_context_t *context, const char *name
     *out_spec = (tp_device_spec_t){0};
     if (name == NULL) return NULL;
     TP_RETURN_IF_ERROR(tp_device_spec_parse(name, out_spec));
-    if (!on_this_host(out_spec))
+    if (!tp_device_spec_is_local(out_spec))
         return tp_status_make(TP_NOT_FOUND,
                               "device '%s' is not on this host (/job:localhost/replica:0/task:0)",
                               name);
@@ -140,7 +136,7 @@ static tp_status_t *show_entry(const tp_device_registry_t *registry, const char 
                                bool *visible, bool *type_named) {
     tp_device_spec_t spec;
     TP_RETURN_IF_ERROR(tp_device_spec_parse(entry, &spec));
-    if (!spec.has_type || !on_this_host(&spec))
+    if (!spec.has_type || !tp_device_spec_is_local(&spec))
         return tp_status_make(TP_INVALID_ARGUMENT,
                               "'%s' names no device of this host, as 'APU:1' or 'CPU' do", entry);
     size_t of_type = 0, shown = 0;

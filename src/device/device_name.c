@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "base/status.h"
+#include "device/device_name.h"
 
 /* A piece of the input; pieces are not NUL-terminated because they point into the name. */
 typedef struct {
@@ -376,4 +377,9 @@ tp_status_t *tp_device_spec_canonical(const tp_device_spec_t *spec, char *buffer
                               capacity, text, length + 1);
     memcpy(buffer, text, (size_t)length + 1);
     return NULL;
+}
+
+bool tp_device_spec_is_local(const tp_device_spec_t *spec) {
+    return !(spec->has_job && strcmp(spec->job, "localhost") != 0) &&
+           !(spec->has_replica && spec->replica != 0) && !(spec->has_task && spec->task != 0);
 }

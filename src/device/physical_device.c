@@ -6,7 +6,6 @@
 
 #include "base/log.h"
 #include "base/status.h"
-#include "plugin/abi_sizes.h"
 #include "plugin/plugin_status.h"
 
 static char *copy_text(const char *text, const char *fallback) {

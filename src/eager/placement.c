@@ -10,6 +10,7 @@
 #include "base/log.h"
 #include "base/status.h"
 #include "base/strbuf.h"
+#include "device/device_name.h"
 #include "eager/device_scope.h"
 #include "kernel/kernel_registry.h"
 
@@ -38,9 +39,7 @@ static const tp_device_t *preferred_device(const tp_device_registry_t *registry)
 }
 
 static bool matches(const tp_device_spec_t *spec, const tp_device_t *device) {
-    if (spec->has_job && strcmp(spec->job, "localhost") != 0) return false;
-    if ((spec->has_replica && spec->replica != 0) || (spec->has_task && spec->task != 0))
-        return false;
+    if (!tp_device_spec_is_local(spec)) return false;
     if (spec->has_type && strcasecmp(spec->type, device->def->type) != 0) return false;
     return !spec->has_id || spec->id == device->ordinal;
 }

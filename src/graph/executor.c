@@ -37,7 +37,8 @@ static tp_status_t *run_op(tp_context_t *context, const tp_graph_t *graph,
 tp_status_t *tp_graph_run(tp_context_t *context, const tp_graph_t *graph,
                           tp_tensor_t *const *inputs, tp_tensor_t **outputs) {
     slot_t small[64];
-    slot_t *slots = graph->num_nodes <= 64 ? small : malloc((size_t)graph->num_nodes * sizeof *slots);
+    slot_t *slots =
+        graph->num_nodes <= 64 ? small : malloc((size_t)graph->num_nodes * sizeof *slots);
     if (slots == NULL) return tp_status_make(TP_RESOURCE_EXHAUSTED, "out of host memory");
     tp_status_t *error = NULL;
     int32_t n = 0;

@@ -1,6 +1,7 @@
 /* Traced functions: the body is traced into a graph once per input signature (dtypes and
  * shapes), the graph placed, and every call runs the graph. */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,7 +28,7 @@ struct tp_function {
     size_t num_outputs;
     pthread_mutex_t mutex; /* guards the list of concrete graphs and tracing */
     concrete_t *concretes;
-    size_t traces;
+    atomic_size_t traces;
 };
 
 tp_status_t *tp_function_create(tp_context_t *context, const char *name, tp_function_body_t body,
@@ -47,6 +48,7 @@ tp_status_t *tp_function_create(tp_context_t *context, const char *name, tp_func
         free(function);
         return tp_status_make(TP_RESOURCE_EXHAUSTED, "out of host memory");
     }
+    atomic_init(&function->traces, 0);
     tp_context_retain(context);
     function->context = context;
     function->body = body;
@@ -151,7 +153,7 @@ static tp_status_t *concrete_for(tp_function_t *function, tp_tensor_t *const *in
         if (error == NULL) {
             found->next = function->concretes;
             function->concretes = found;
-            function->traces++;
+            atomic_fetch_add(&function->traces, 1);
         }
     }
     pthread_mutex_unlock(&function->mutex);
@@ -187,12 +189,7 @@ tp_status_t *tp_function_call(tp_function_t *function, tp_tensor_t *const *input
 }
 
 size_t tp_function_trace_count(const tp_function_t *function) {
-    if (function == NULL) return 0;
-    pthread_mutex_t *mutex = &((tp_function_t *)function)->mutex;
-    pthread_mutex_lock(mutex);
-    size_t traces = function->traces;
-    pthread_mutex_unlock(mutex);
-    return traces;
+    return function == NULL ? 0 : atomic_load(&function->traces);
 }
 
 tp_status_t *tp_function_write_graph(tp_function_t *function, tp_tensor_t *const *inputs,

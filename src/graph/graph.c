@@ -97,7 +97,8 @@ tp_status_t *tp_graph_set_op(tp_graph_t *graph, int32_t index, const tp_kernel_c
             return tp_status_make(TP_RESOURCE_EXHAUSTED, "out of host memory");
     if (num_inputs > 0) {
         node->inputs = tp_arena_memdup(&graph->arena, inputs, (size_t)num_inputs * sizeof *inputs);
-        if (node->inputs == NULL) return tp_status_make(TP_RESOURCE_EXHAUSTED, "out of host memory");
+        if (node->inputs == NULL)
+            return tp_status_make(TP_RESOURCE_EXHAUSTED, "out of host memory");
     }
     node->num_inputs = num_inputs;
     for (int32_t i = 0; i < num_inputs; i++) graph->nodes[inputs[i].node].consumers++;

@@ -314,9 +314,3 @@ void tp_bfc_reset_peak(tp_bfc_t *bfc) {
     bfc->stats.peak_bytes_in_use = bfc->stats.bytes_in_use;
     pthread_mutex_unlock(&bfc->mutex);
 }
-
-void tp_bfc_describe(tp_bfc_t *bfc, char *text, size_t capacity) {
-    pthread_mutex_lock(&bfc->mutex);
-    describe_locked(bfc, text, capacity);
-    pthread_mutex_unlock(&bfc->mutex);
-}

@@ -60,8 +60,5 @@ void tp_bfc_free(tp_bfc_chunk_t *chunk);
 const char *tp_bfc_name(const tp_bfc_t *bfc);
 void tp_bfc_get_stats(tp_bfc_t *bfc, tp_bfc_stats_t *out);
 void tp_bfc_reset_peak(tp_bfc_t *bfc);
-/* "in use 1.0 MiB, peak 2.0 MiB, reserved 4.0 MiB of limit 1.0 GiB, largest free block
- * 3.0 MiB, 12 allocations" */
-void tp_bfc_describe(tp_bfc_t *bfc, char *text, size_t capacity);
 
 #endif

@@ -1,0 +1,13 @@
+/* What the core asks of a parsed device name beyond the public parse and canonical form. */
+#ifndef TP_DEVICE_DEVICE_NAME_H
+#define TP_DEVICE_DEVICE_NAME_H
+
+#include <stdbool.h>
+
+#include "tensorplug/tensorplug.h"
+
+/* Whether the spec can name a device of this process: no job but localhost, no replica or
+ * task but 0 (absent fields match). */
+bool tp_device_spec_is_local(const tp_device_spec_t *spec);
+
+#endif
