@@ -18,13 +18,6 @@ static int setup(void **state) {
     return create_context_state(state, &options);
 }
 
-static int teardown(void **state) {
-    tp_context_t *context = *state;
-    uint64_t in_use = tensor_bytes_in_use(context);
-    tp_context_destroy(context);
-    return in_use == 0 ? 0 : -1;
-}
-
 static tp_physical_device_t *apu(tp_context_t *context, int ordinal) {
     const tp_physical_device_t *device;
     char name[32];
@@ -154,7 +147,7 @@ static void events_complete_in_stream_order(void **state) {
 }
 
 int main(void) {
-#define TEST(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+#define TEST(name) cmocka_unit_test_setup_teardown(name, setup, context_teardown)
     const struct CMUnitTest tests[] = {
         TEST(two_devices_with_their_own_memory),
         TEST(device_memory_is_not_host_memory),

@@ -11,11 +11,6 @@ static inline int cpu_context_setup(void **state) {
     return create_context_state(state, &options);
 }
 
-static inline int cpu_context_teardown(void **state) {
-    tp_context_t *context = *state;
-    uint64_t in_use = tensor_bytes_in_use(context);
-    tp_context_destroy(context);
-    return in_use == 0 ? 0 : -1;
-}
+static inline int cpu_context_teardown(void **state) { return context_teardown(state); }
 
 #endif

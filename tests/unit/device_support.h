@@ -39,4 +39,13 @@ static inline uint64_t tensor_bytes_in_use(tp_context_t *context) {
     return total;
 }
 
+/* A cmocka teardown: fails the test if any tensor memory is still in use, so every test proves
+ * it released what it made. */
+static inline int context_teardown(void **state) {
+    tp_context_t *context = *state;
+    uint64_t in_use = tensor_bytes_in_use(context);
+    tp_context_destroy(context);
+    return in_use == 0 ? 0 : -1;
+}
+
 #endif

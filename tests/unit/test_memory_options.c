@@ -6,31 +6,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "device_support.h"
+#include "cpu_fixture.h"
 #include "tensor/tensor.h"
 
 #define MiB (UINT64_C(1) << 20)
 
-static int setup(void **state) {
-    tp_context_options_t options = TP_CONTEXT_OPTIONS_INIT;
-    options.plugin_path = TP_TEST_PLUGIN_DIR;
-    options.skip_installed_plugins = true;
-    tp_log_set_level(TP_LOG_ERROR); /* the broken test plug-ins are expected */
-    return create_context_state(state, &options);
-}
-
-static int cpu_setup(void **state) {
-    tp_context_options_t options = TP_CONTEXT_OPTIONS_INIT;
-    options.no_plugins = true;
-    return create_context_state(state, &options);
-}
-
-static int teardown(void **state) {
-    tp_context_t *context = *state;
-    uint64_t in_use = tensor_bytes_in_use(context);
-    tp_context_destroy(context);
-    return in_use == 0 ? 0 : -1;
-}
 
 static tp_device_t *logical(tp_context_t *context, const char *type, int32_t ordinal) {
     assert_ok(tp_context_devices_ready(context));
@@ -330,7 +310,7 @@ static void the_environment_chooses_visible_devices_and_forces_growth(void **sta
 }
 
 int main(void) {
-#define TEST(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+#define TEST(name) cmocka_unit_test_setup_teardown(name, test_plugins_setup, context_teardown)
     const struct CMUnitTest tests[] = {
         TEST(by_default_a_device_reserves_nearly_all_and_the_cpu_grows),
         TEST(growth_starts_small_doubles_and_never_gives_back),
@@ -340,7 +320,8 @@ int main(void) {
         TEST(out_of_memory_is_a_status_and_freeing_recovers),
         TEST(statistics_and_the_peak_reset),
         TEST(a_split_device_gives_logical_devices_with_their_own_limits),
-        cmocka_unit_test_setup_teardown(placement_addresses_logical_devices, cpu_setup, teardown),
+        cmocka_unit_test_setup_teardown(placement_addresses_logical_devices, cpu_context_setup,
+                                        context_teardown),
         TEST(visible_devices_choose_and_renumber),
         cmocka_unit_test(the_environment_chooses_visible_devices_and_forces_growth),
     };

@@ -5,14 +5,6 @@
 
 #include "device_support.h"
 
-static int setup(void **state) {
-    tp_context_options_t options = TP_CONTEXT_OPTIONS_INIT;
-    options.plugin_path = TP_TEST_PLUGIN_DIR;
-    options.skip_installed_plugins = true;
-    tp_log_set_level(TP_LOG_ERROR); /* the broken test plug-ins are expected */
-    return create_context_state(state, &options);
-}
-
 static int teardown(void **state) {
     tp_context_destroy(*state);
     return 0;
@@ -100,12 +92,13 @@ static void allocation_failures_name_the_device(void **state) {
 }
 
 int main(void) {
+#define TEST(name) cmocka_unit_test_setup_teardown(name, test_plugins_setup, teardown)
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(copies_within_a_device, setup, teardown),
-        cmocka_unit_test_setup_teardown(memory_usage_defaults_to_the_reported_total, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(host_callbacks_and_device_waits, setup, teardown),
-        cmocka_unit_test_setup_teardown(allocation_failures_name_the_device, setup, teardown),
+        TEST(copies_within_a_device),
+        TEST(memory_usage_defaults_to_the_reported_total),
+        TEST(host_callbacks_and_device_waits),
+        TEST(allocation_failures_name_the_device),
     };
+#undef TEST
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

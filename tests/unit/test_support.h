@@ -53,4 +53,15 @@ static inline int create_context_state(void **state, const tp_context_options_t 
     return 0;
 }
 
+#ifdef TP_TEST_PLUGIN_DIR
+/* A cmocka setup: a context with the test plug-ins, whose broken ones are refused quietly. */
+static inline int test_plugins_setup(void **state) {
+    tp_context_options_t options = TP_CONTEXT_OPTIONS_INIT;
+    options.plugin_path = TP_TEST_PLUGIN_DIR;
+    options.skip_installed_plugins = true;
+    tp_log_set_level(TP_LOG_ERROR);
+    return create_context_state(state, &options);
+}
+#endif
+
 #endif
