@@ -6,7 +6,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "bench_clock.h"
+#include "bench_support.h"
 #include "tensorplug/tensorplug.h"
 
 enum { ROUNDS = 2000 };

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "bench_clock.h"
+#include "bench_support.h"
 #include "tensorplug/tensorplug.h"
 
 static tp_tensor_t *filled(tp_context_t *context, int64_t rows, int64_t columns) {
@@ -67,10 +67,7 @@ static double gflops(double seconds, int n) { return 2.0 * n * (double)n * n / s
 
 int main(void) {
     tp_log_set_level(TP_LOG_ERROR);
-    tp_context_options_t options = TP_CONTEXT_OPTIONS_INIT;
-    options.no_plugins = true;
-    tp_context_t *context;
-    TP_CHECK(tp_context_create(&options, &context));
+    tp_context_t *context = bench_cpu_context();
 
     enum { ROUNDS = 200000 };
     tp_tensor_t *one = filled(context, 1, 1);

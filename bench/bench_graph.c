@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "bench_clock.h"
+#include "bench_support.h"
 #include "tensorplug/tensorplug.h"
 
 enum { CHAIN = 1000, REPEATS = 200 };
@@ -32,10 +32,7 @@ static tp_status_t *body(tp_context_t *context, tp_tensor_t *const *inputs, size
 
 int main(void) {
     tp_log_set_level(TP_LOG_ERROR);
-    tp_context_options_t options = TP_CONTEXT_OPTIONS_INIT;
-    options.no_plugins = true;
-    tp_context_t *context;
-    TP_CHECK(tp_context_create(&options, &context));
+    tp_context_t *context = bench_cpu_context();
     const float one = 1.0f;
     tp_tensor_t *x;
     TP_CHECK(tp_tensor_create(context, TP_FLOAT32, TP_SCALAR_SHAPE, &one, sizeof one, &x));

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench_clock.h"
+#include "bench_support.h"
 #include "memory/bfc_allocator.h"
 #include "tensorplug/tensorplug.h"
 
@@ -54,32 +54,50 @@ static void track(window_t *window, int slot, uint64_t size) {
     if (window->in_use > window->peak_in_use) window->peak_in_use = window->in_use;
 }
 
-/* Median ns per pair over batches of BATCH steps. */
-static double malloc_pairs(uint64_t *out_peak_in_use) {
+/* One step: returns what `slot` holds, then allocates `size` bytes into it. Both allocators
+ * are called through this pointer, so both pay the same indirect call. */
+typedef void (*step_t)(void *allocator, window_t *window, int slot, uint64_t size);
+
+static void malloc_step(void *allocator, window_t *window, int slot, uint64_t size) {
+    (void)allocator;
+    free(window->ptr[slot]);
+    window->ptr[slot] = malloc(size);
+    if (window->ptr[slot] == NULL) exit(1);
+    *(volatile char *)window->ptr[slot] = 1; /* as a tensor's first write would */
+}
+
+static void bfc_step(void *allocator, window_t *window, int slot, uint64_t size) {
+    if (window->block[slot].chunk != NULL) tp_bfc_free(window->block[slot].chunk);
+    TP_CHECK(tp_bfc_allocate(allocator, size, &window->block[slot]));
+}
+
+/* Median ns per pair over batches of BATCH steps; the window is left holding LIVE blocks. */
+static double time_pairs(step_t step, void *allocator, window_t *window) {
     static double batch_ns[STEPS / BATCH];
-    window_t window = {0};
     for (int b = 0; b < STEPS / BATCH; b++) {
         double start = now_seconds();
-        for (int i = b * BATCH; i < (b + 1) * BATCH; i++) {
-            int slot = i % LIVE;
-            free(window.ptr[slot]);
-            window.ptr[slot] = malloc(sizes[i]);
-            if (window.ptr[slot] == NULL) exit(1);
-            *(volatile char *)window.ptr[slot] = 1; /* as a tensor's first write would */
-        }
+        for (int i = b * BATCH; i < (b + 1) * BATCH; i++)
+            step(allocator, window, i % LIVE, sizes[i]);
         batch_ns[b] = (now_seconds() - start) * 1e9 / BATCH;
-        for (int i = b * BATCH; i < (b + 1) * BATCH; i++) track(&window, i % LIVE, sizes[i]);
+        for (int i = b * BATCH; i < (b + 1) * BATCH; i++) track(window, i % LIVE, sizes[i]);
     }
+    return median(batch_ns, STEPS / BATCH);
+}
+
+static double malloc_pairs(uint64_t *out_peak_in_use) {
+    window_t window = {0};
+    double ns = time_pairs(malloc_step, NULL, &window);
     for (int slot = 0; slot < LIVE; slot++) free(window.ptr[slot]);
     *out_peak_in_use = window.peak_in_use;
-    return median(batch_ns, STEPS / BATCH);
+    return ns;
 }
 
 /* The BFC's regions come from the host, as the CPU device's do. */
 static tp_status_t *host_allocate(void *state, uint64_t size, void **out_mem) {
     (void)state;
     *out_mem = malloc(size);
-    if (*out_mem != NULL) *(volatile char *)*out_mem = 1;
+    if (*out_mem == NULL) exit(1); /* the host is out of memory: no figure is worth giving */
+    *(volatile char *)*out_mem = 1;
     return NULL;
 }
 
@@ -90,21 +108,11 @@ static void host_deallocate(void *state, void *mem, uint64_t size) {
 }
 
 static double bfc_pairs(tp_bfc_t *bfc, uint64_t *out_peak_in_use) {
-    static double batch_ns[STEPS / BATCH];
     window_t window = {0};
-    for (int b = 0; b < STEPS / BATCH; b++) {
-        double start = now_seconds();
-        for (int i = b * BATCH; i < (b + 1) * BATCH; i++) {
-            int slot = i % LIVE;
-            if (window.block[slot].chunk != NULL) tp_bfc_free(window.block[slot].chunk);
-            TP_CHECK(tp_bfc_allocate(bfc, sizes[i], &window.block[slot]));
-        }
-        batch_ns[b] = (now_seconds() - start) * 1e9 / BATCH;
-        for (int i = b * BATCH; i < (b + 1) * BATCH; i++) track(&window, i % LIVE, sizes[i]);
-    }
+    double ns = time_pairs(bfc_step, bfc, &window);
     for (int slot = 0; slot < LIVE; slot++) tp_bfc_free(window.block[slot].chunk);
     *out_peak_in_use = window.peak_in_use;
-    return median(batch_ns, STEPS / BATCH);
+    return ns;
 }
 
 static void allocate_free_pairs(void) {
@@ -170,10 +178,7 @@ static void fresh_output_relu(void) {
         if (t < fresh_copy) fresh_copy = t;
     }
 
-    tp_context_options_t options = TP_CONTEXT_OPTIONS_INIT;
-    options.no_plugins = true;
-    tp_context_t *context;
-    TP_CHECK(tp_context_create(&options, &context));
+    tp_context_t *context = bench_cpu_context();
     tp_tensor_t *x;
     TP_CHECK(tp_tensor_create(context, TP_FLOAT32, TP_SHAPE(RELU_ELEMENTS), source, bytes, &x));
     for (int r = 0; r < RELU_REPEATS; r++) {
