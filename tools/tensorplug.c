@@ -1,4 +1,6 @@
-/* The `tensorplug` command: what a context sees of the installed plug-ins and devices. */
+/* The `tensorplug` command: what a context sees of the installed plug-ins and devices, and how
+ * it places a traced function on them. */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +26,36 @@ static int fail(tp_status_t *status) {
             tp_status_message(status));
     tp_status_free(status);
     return EXIT_FAILURE;
+}
+
+/* A command's option: a flag sets `*flag`; one with `value` takes the next argument. */
+typedef struct {
+    const char *name;
+    bool *flag;
+    const char **value;
+} option_t;
+
+/* Returns 0, or EXIT_USAGE after naming the first argument that is no option of `command`
+ * (an option that wants a value and is last counts as unknown). */
+static int parse_options(const char *command, int argc, char **argv, const option_t *options,
+                         size_t num_options) {
+    for (int i = 0; i < argc; i++) {
+        const option_t *found = NULL;
+        for (size_t o = 0; o < num_options && found == NULL; o++)
+            if (strcmp(argv[i], options[o].name) == 0 &&
+                (options[o].value == NULL || i + 1 < argc))
+                found = &options[o];
+        if (found == NULL) {
+            fprintf(stderr, "tensorplug %s: unknown argument '%s' (see --help)\n", command,
+                    argv[i]);
+            return EXIT_USAGE;
+        }
+        if (found->value != NULL)
+            *found->value = argv[++i];
+        else
+            *found->flag = true;
+    }
+    return 0;
 }
 
 /* Writes `text` as a JSON string. */
@@ -110,18 +142,10 @@ static tp_status_t *print_memory(tp_context_t *context, const char *type, bool j
 static int run_devices(int argc, char **argv) {
     bool json = false, memory = false;
     const char *type = NULL;
-    for (int i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "--json") == 0) {
-            json = true;
-        } else if (strcmp(argv[i], "--memory") == 0) {
-            memory = true;
-        } else if (strcmp(argv[i], "--type") == 0 && i + 1 < argc) {
-            type = argv[++i];
-        } else {
-            fprintf(stderr, "tensorplug devices: unknown argument '%s' (see --help)\n", argv[i]);
-            return EXIT_USAGE;
-        }
-    }
+    const option_t options[] = {{"--json", &json, NULL}, {"--memory", &memory, NULL},
+                                {"--type", NULL, &type}};
+    if (parse_options("devices", argc, argv, options, sizeof options / sizeof options[0]))
+        return EXIT_USAGE;
     tp_context_t *context;
     tp_status_t *status = tp_context_create(NULL, &context);
     if (status != NULL) return fail(status);
@@ -142,10 +166,7 @@ static void drop_plugin_warnings(tp_log_level_t level, const char *line, void *u
 }
 
 static int run_plugins(int argc, char **argv) {
-    if (argc > 0) {
-        fprintf(stderr, "tensorplug plugins: unknown argument '%s' (see --help)\n", argv[0]);
-        return EXIT_USAGE;
-    }
+    if (parse_options("plugins", argc, argv, NULL, 0) != 0) return EXIT_USAGE;
     tp_log_set_callback(drop_plugin_warnings, NULL);
     tp_context_t *context;
     tp_status_t *status = tp_context_create(NULL, &context);
@@ -174,14 +195,98 @@ static int run_plugins(int argc, char **argv) {
 }
 
 static int run_version(int argc, char **argv) {
-    if (argc > 0) {
-        fprintf(stderr, "tensorplug version: unknown argument '%s' (see --help)\n", argv[0]);
-        return EXIT_USAGE;
-    }
+    if (parse_options("version", argc, argv, NULL, 0) != 0) return EXIT_USAGE;
     uint32_t major, minor;
     tp_abi_version(&major, &minor);
     printf("tensorplug %s (plug-in ABI %" PRIu32 ".%" PRIu32 ")\n", tp_version(), major, minor);
     return EXIT_SUCCESS;
+}
+
+/* The demo layer's shape: small enough to read as a picture, large enough to be a layer. */
+enum { DEMO_INPUTS = 100, DEMO_UNITS = 10 };
+
+/* The body of the demo: the plug-in page's tf.function (uniform values on the CPU, Relu on
+ * the APU) with a dense layer between, so that the picture has more than two boxes. */
+static tp_status_t *demo_layer(tp_context_t *context, tp_tensor_t **out) {
+    tp_tensor_t *d = NULL, *x = NULL, *w = NULL, *b = NULL, *y = NULL;
+    static const float bias[DEMO_UNITS] = {0}; /* the graph is only drawn, never run */
+    tp_status_t *error =
+        tp_random_uniform(context, TP_FLOAT32, TP_SHAPE(DEMO_INPUTS), /*seed=*/1, &d);
+    if (error == NULL) error = tp_reshape(context, d, TP_SHAPE(1, DEMO_INPUTS), &x);
+    if (error == NULL)
+        error = tp_random_normal(context, TP_FLOAT32, TP_SHAPE(DEMO_INPUTS, DEMO_UNITS),
+                                 /*seed=*/2, &w);
+    if (error == NULL)
+        error = tp_constant(context, TP_FLOAT32, TP_SHAPE(DEMO_UNITS), bias, sizeof bias, &b);
+    if (error == NULL) error = tp_matmul(context, x, w, false, false, &y);
+    if (error == NULL) error = tp_add(context, y, b, out);
+    tp_tensor_t *made[] = {d, x, w, b, y};
+    for (size_t i = 0; i < sizeof made / sizeof made[0]; i++) tp_tensor_release(made[i]);
+    return error;
+}
+
+/* `user_data` is the device Relu is asked for, or NULL to leave it to default placement. */
+static tp_status_t *demo_body(tp_context_t *context, tp_tensor_t *const *inputs,
+                              size_t num_inputs, tp_tensor_t **outputs, size_t num_outputs,
+                              void *user_data) {
+    (void)inputs;
+    (void)num_inputs;
+    (void)num_outputs;
+    tp_tensor_t *z = NULL;
+    tp_status_t *error = tp_device_push(context, "/CPU:0");
+    if (error != NULL) return error;
+    error = demo_layer(context, &z);
+    tp_status_free(tp_device_pop(context));
+    bool scoped = false;
+    if (error == NULL && user_data != NULL) {
+        error = tp_device_push(context, user_data);
+        scoped = error == NULL;
+    }
+    if (error == NULL) error = tp_relu(context, z, &outputs[0]);
+    if (scoped) tp_status_free(tp_device_pop(context));
+    tp_tensor_release(z);
+    return error;
+}
+
+static tp_status_t *write_demo_graph(tp_context_t *context, tp_graph_format_t format,
+                                     FILE *out) {
+    /* Logical devices, not physical ones: those are what placement chooses among. */
+    size_t apus;
+    tp_status_t *status = tp_logical_device_count(context, "APU", &apus);
+    if (status != NULL) return status;
+    tp_function_t *function;
+    status = tp_function_create(context, "demo", demo_body, 1, apus > 0 ? "/APU:0" : NULL,
+                                &function);
+    if (status != NULL) return status;
+    status = tp_function_write_graph(function, NULL, 0, format, out);
+    tp_function_destroy(function);
+    return status;
+}
+
+static int run_graph(int argc, char **argv) {
+    bool text = false;
+    const char *path = NULL;
+    const option_t options[] = {{"--text", &text, NULL}, {"--output", NULL, &path}};
+    if (parse_options("graph", argc, argv, options, sizeof options / sizeof options[0]))
+        return EXIT_USAGE;
+    tp_context_t *context;
+    tp_status_t *status = tp_context_create(NULL, &context);
+    if (status != NULL) return fail(status);
+    /* Opened only once the context exists, so that a failing context leaves no empty file. */
+    FILE *out = path != NULL ? fopen(path, "w") : stdout;
+    if (out == NULL) {
+        fprintf(stderr, "tensorplug graph: cannot open '%s': %s\n", path, strerror(errno));
+        tp_context_destroy(context);
+        return EXIT_FAILURE;
+    }
+    status = write_demo_graph(context, text ? TP_GRAPH_TEXT : TP_GRAPH_DOT, out);
+    tp_context_destroy(context);
+    if ((out != stdout ? fclose(out) : fflush(out)) != 0 && status == NULL) {
+        fprintf(stderr, "tensorplug graph: writing '%s' failed: %s\n",
+                path != NULL ? path : "standard output", strerror(errno));
+        return EXIT_FAILURE;
+    }
+    return status != NULL ? fail(status) : EXIT_SUCCESS;
 }
 
 static const command_t commands[] = {
@@ -206,6 +311,17 @@ static const command_t commands[] = {
      "its name, version, ABI version, device types, ops, kernels and graph pass; a refused\n"
      "one shows why. Exits 0 whatever was refused.\n",
      run_plugins},
+    {"graph", "write the placed graph of a demo traced function, as DOT or text",
+     "usage: tensorplug graph [--text] [--output FILE]\n"
+     "\n"
+     "Traces a demo function on the devices a context sees and writes its placed graph:\n"
+     "uniform random values, a dense layer (MatMul, Add) on the CPU, then Relu on APU:0\n"
+     "if an APU is present, else where default placement puts it. Graphviz draws the DOT:\n"
+     "  tensorplug graph | dot -Tsvg > graph.svg\n"
+     "\n"
+     "  --text         one line per node (op, inputs, attributes, type, device) instead\n"
+     "  --output FILE  write to FILE instead of standard output\n",
+     run_graph},
     {"version", "print the runtime and plug-in ABI versions",
      "usage: tensorplug version\n", run_version},
 };

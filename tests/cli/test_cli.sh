@@ -3,18 +3,7 @@
 set -u
 tensorplug=$1
 plugins=$2
-failures=0
-passes=0
-
-check() { # check NAME CONDITION-EXIT-CODE
-    if [ "$2" -eq 0 ]; then passes=$((passes + 1)); else
-        failures=$((failures + 1)); echo "FAIL: $1"; fi
-}
-expect_line() { # expect_line NAME TEXT LINE: TEXT has LINE as a whole line
-    grep -qxF -- "$3" <<<"$2"; local rc=$?
-    [ $rc -eq 0 ] || printf 'missing line: %s\nin:\n%s\n' "$3" "$2"
-    check "$1" $rc
-}
+source "$(dirname "$0")/support.sh"
 
 export TP_PLUGIN_PATH=
 out=$("$tensorplug" devices); rc=$?
@@ -93,7 +82,7 @@ check "version exits 0" $rc
 [ "$out" = "tensorplug 0.1.0 (plug-in ABI 1.2)" ]
 check "version prints versions (got: $out)" $?
 
-for command in "" devices plugins version; do
+for command in "" devices plugins graph version; do
     out=$("$tensorplug" $command --help); rc=$?
     check "'$command --help' exits 0" $rc
     grep -q '^usage: tensorplug' <<<"$out"
@@ -108,5 +97,4 @@ check "an unknown argument exits 2 and names it" $?
 "$tensorplug" >/dev/null 2>&1
 [ $? -eq 2 ]; check "no command exits 2" $?
 
-echo "$passes passed, $failures failed"
-[ $failures -eq 0 ]
+finish
