@@ -18,8 +18,9 @@
  * Run it with the plug-in found: TP_PLUGIN_PATH=build/plugins build/examples/apu_relu.
  * RandomStandardNormal has no APU kernel, so it runs on the CPU; unlike TensorFlow, that
  * fallback is reported on standard error. In the traced function, scopes place both nodes
- * explicitly, so the graph's placement lines show CPU and APU without a fallback; the seed is
- * fixed so that the printed summary is the same at every run.
+ * explicitly, so the graph's placement lines show CPU and APU without a fallback. The seed is
+ * fixed, so the program prints the same at every run; within a run, each call of run() draws
+ * new values, as a random op in a tf.function does.
  */
 #include <tensorplug/tensorplug.h>
 

@@ -31,7 +31,7 @@ extern "C" {
 #endif
 
 #define TP_ABI_MAJOR 1
-#define TP_ABI_MINOR 2
+#define TP_ABI_MINOR 3
 
 #if defined(__GNUC__)
 #define TP_PRINTF_LIKE(fmt_index, first_arg) __attribute__((format(printf, fmt_index, first_arg)))
@@ -90,7 +90,8 @@ typedef struct tp_registrar tp_registrar_t;
  * function; read through the kernel_* host functions. Valid only during that call. */
 typedef struct tp_kernel_context tp_kernel_context_t;
 
-/* Handed to a graph pass (see tp_graph_pass_def_t); its accessors come with graph mode. */
+/* Handed to a graph pass (see tp_graph_pass_def_t); read and edited through the graph_*
+ * host functions (1.3). Valid only during the pass's run. */
 typedef struct tp_plugin_graph tp_plugin_graph_t;
 
 /* ---- Devices: the stream-executor part ----------------------------------------------------- */
@@ -291,7 +292,9 @@ enum {
 };
 
 /* The one graph pass a plug-in may register. It runs after the standard passes, on graphs that
- * have at least one node placed on `device_type`, and edits the graph through host functions. */
+ * have at least one node placed on `device_type`, and edits the graph through the graph_* host
+ * functions. A pass that sets an error on `status`, or leaves a cycle, fails the tracing of the
+ * function with a message naming the pass. */
 typedef struct tp_graph_pass_def {
     size_t struct_size;
     const char *name;
@@ -389,6 +392,51 @@ typedef struct tp_host_api {
     /* TP_ATTR_BYTES; the bytes are valid during the call. */
     void (*kernel_attr_bytes)(const tp_kernel_context_t *context, const char *name,
                               const void **out_bytes, uint64_t *out_size,
+                              tp_plugin_status_t *status);
+
+    /* Added in 1.3: reading and editing the graph a graph pass is given. Nodes are numbered
+     * from 0 in dependency order (a node comes after the nodes it reads); a node added during
+     * the pass takes the next number, and numbers stay valid until the pass returns, though a
+     * removed node can no longer be used. A node reads (node, output) pairs; the function's
+     * results are read the same way. A bad number or an edit that would change a dtype or
+     * shape is reported on `status` and changes nothing. */
+    int32_t (*graph_num_nodes)(const tp_plugin_graph_t *graph);
+    /* The node's op ("Relu"); NULL for a function argument or a constant. */
+    const char *(*graph_node_op)(const tp_plugin_graph_t *graph, int32_t node,
+                                 tp_plugin_status_t *status);
+    const char *(*graph_node_name)(const tp_plugin_graph_t *graph, int32_t node,
+                                   tp_plugin_status_t *status);
+    /* The type ("APU") and ordinal of the device the node was placed on; the type is NULL for
+     * a function argument, whose device is known only at the call. */
+    void (*graph_node_device)(const tp_plugin_graph_t *graph, int32_t node,
+                              const char **out_type, int32_t *out_ordinal,
+                              tp_plugin_status_t *status);
+    int32_t (*graph_node_num_inputs)(const tp_plugin_graph_t *graph, int32_t node,
+                                     tp_plugin_status_t *status);
+    int32_t (*graph_node_num_outputs)(const tp_plugin_graph_t *graph, int32_t node,
+                                      tp_plugin_status_t *status);
+    void (*graph_node_input)(const tp_plugin_graph_t *graph, int32_t node, int32_t index,
+                             int32_t *out_node, int32_t *out_output, tp_plugin_status_t *status);
+    /* How many node inputs and function results read any output of the node. */
+    int32_t (*graph_node_num_uses)(const tp_plugin_graph_t *graph, int32_t node,
+                                   tp_plugin_status_t *status);
+    /* Adds a node of `op` reading (input_nodes[i], input_outputs[i]), on the device of node
+     * `place_like` (an op node), which must have a kernel for it. Type attributes come from the
+     * inputs, the others take their defaults. Returns the new node's number, -1 on failure. */
+    int32_t (*graph_add_node)(tp_plugin_graph_t *graph, const char *op,
+                              const int32_t *input_nodes, const int32_t *input_outputs,
+                              int32_t num_inputs, int32_t place_like,
+                              tp_plugin_status_t *status);
+    /* Input `index` of `node` reads (from_node, from_output) from now on. */
+    void (*graph_set_input)(tp_plugin_graph_t *graph, int32_t node, int32_t index,
+                            int32_t from_node, int32_t from_output, tp_plugin_status_t *status);
+    /* Every reader of (node, output), function results included, reads (to_node, to_output)
+     * from now on. */
+    void (*graph_replace_uses)(tp_plugin_graph_t *graph, int32_t node, int32_t output,
+                               int32_t to_node, int32_t to_output, tp_plugin_status_t *status);
+    /* Removes a node nothing reads; inputs it leaves unread are removed as well. A function
+     * argument cannot be removed. */
+    void (*graph_remove_node)(tp_plugin_graph_t *graph, int32_t node,
                               tp_plugin_status_t *status);
 } tp_host_api_t;
 

@@ -475,7 +475,9 @@ TP_API TP_MUST_USE tp_status_t *tp_random_uniform(tp_context_t *c, tp_dtype_t dt
  * sees are symbolic (reading one is an error). The graph is placed, by the eager rules and the
  * device scopes the body pushed, and every call with that signature runs the graph; a new
  * signature traces again. Tensors with values the body uses are captured by reference. Random
- * ops run at every call. */
+ * ops run at every call and draw new values each time: the first call draws what the op would
+ * draw eagerly with its seed, later calls continue the sequence. Ops are launched on their
+ * devices' streams without waiting; the host waits only to copy a value between devices. */
 
 typedef struct tp_function tp_function_t;
 
@@ -505,6 +507,23 @@ TP_API TP_MUST_USE tp_status_t *tp_function_write_graph(tp_function_t *function,
                                                        tp_tensor_t *const *inputs,
                                                        size_t num_inputs,
                                                        tp_graph_format_t format, FILE *out);
+
+/* Graph passes, run on each graph after placement, in this order: TP_PASS_PRUNING (drop what
+ * no result depends on), TP_PASS_COMMON_SUBEXPRESSION (merge equal op nodes),
+ * TP_PASS_CONSTANT_FOLDING (compute nodes whose inputs are all constants once, at trace time;
+ * never random ops), TP_PASS_IDENTITY_REMOVAL (bypass an Identity that moves nothing), then
+ * TP_PASS_PLUGINS (each plug-in's pass, for graphs with a node on its device type). All are on
+ * by default; a plug-in may switch standard ones off for graphs on its devices. */
+#define TP_PASS_PLUGINS (1u << 8)
+#define TP_PASS_ALL                                                                            \
+    (TP_PASS_PRUNING | TP_PASS_COMMON_SUBEXPRESSION | TP_PASS_CONSTANT_FOLDING |              \
+     TP_PASS_IDENTITY_REMOVAL | TP_PASS_PLUGINS)
+/* Switches the passes in `passes` (TP_PASS_* bits) on or off for functions traced from now on;
+ * graphs traced already keep theirs. An unknown bit is an error and changes nothing. */
+TP_API TP_MUST_USE tp_status_t *tp_context_set_graph_passes(tp_context_t *context,
+                                                           uint32_t passes, bool enabled);
+/* The passes switched on. */
+TP_API uint32_t tp_context_graph_passes(tp_context_t *context);
 
 #ifdef __cplusplus
 }

@@ -22,6 +22,9 @@ typedef struct {
 
 extern apu_config_t apu_config;
 
+/* Registers the APU's graph pass (apu_graph_pass.c) where the runtime can run it. */
+void apu_register_graph_pass(tp_registrar_t *registrar, tp_plugin_status_t *status);
+
 /* Reads the environment; a malformed value is an error naming the variable. */
 bool apu_read_config(tp_plugin_status_t *status);
 

@@ -388,6 +388,7 @@ static void apu_init(const tp_host_api_t *host, tp_registrar_t *registrar,
                                   .num_constraints = 1,
                                   .compute = relu_compute};
     host->register_kernel(registrar, &relu, status);
+    apu_register_graph_pass(registrar, status);
 }
 
 TP_PLUGIN_ENTRY {

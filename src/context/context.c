@@ -58,6 +58,7 @@ tp_status_t *tp_context_create(const tp_context_options_t *options, tp_context_t
                                             strcmp(log_env, "true") == 0);
     atomic_init(&context->log_device_placement, effective.log_device_placement || log_from_env);
     atomic_init(&context->soft_device_placement, effective.soft_device_placement);
+    atomic_init(&context->graph_passes, TP_PASS_ALL);
     context->strict_placement = effective.strict_placement;
     context->placement_log = effective.placement_log;
     pthread_mutex_init(&context->fallback_mutex, NULL);

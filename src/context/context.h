@@ -31,6 +31,7 @@ struct tp_context {
     atomic_bool log_device_placement;
     atomic_bool soft_device_placement;
     bool strict_placement;
+    atomic_uint graph_passes; /* TP_PASS_* bits switched on */
     FILE *placement_log;
 
     pthread_mutex_t fallback_mutex;

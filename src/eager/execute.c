@@ -61,7 +61,7 @@ static tp_status_t *allocate_outputs(tp_context_t *context, tp_kernel_context_t 
     return NULL;
 }
 
-static tp_status_t *launch(tp_kernel_context_t *call, const tp_kernel_def_t *kernel) {
+tp_status_t *tp_kernel_launch(tp_kernel_context_t *call, const tp_kernel_def_t *kernel) {
     tp_plugin_status_t status = TP_PLUGIN_STATUS_INIT;
     void *instance = NULL;
     if (kernel->create != NULL) {
@@ -89,7 +89,7 @@ tp_status_t *tp_execute_call(tp_context_t *context, tp_kernel_context_t *call,
     TP_RETURN_IF_ERROR(stage_inputs(call, inputs, num_inputs, &staged));
     call->inputs = staged.tensors;
     tp_status_t *error = allocate_outputs(context, call);
-    if (error == NULL) error = launch(call, kernel);
+    if (error == NULL) error = tp_kernel_launch(call, kernel);
     release_staged(&staged, inputs);
     call->inputs = inputs;
     if (error != NULL) {

@@ -12,4 +12,8 @@ tp_status_t *tp_execute_call(tp_context_t *context, tp_kernel_context_t *call,
                              const tp_kernel_def_t *kernel, tp_tensor_t *const *inputs,
                              size_t num_inputs);
 
+/* Runs the kernel on a call whose inputs are on its device, outputs allocated and stream set:
+ * create, compute, destroy, with the plug-in's errors named by op and device. */
+tp_status_t *tp_kernel_launch(tp_kernel_context_t *call, const tp_kernel_def_t *kernel);
+
 #endif

@@ -9,6 +9,8 @@
 #include "context/context.h"
 #include "graph/executor.h"
 #include "graph/graph_placement.h"
+#include "graph/partition.h"
+#include "graph/passes.h"
 #include "graph/trace.h"
 #include "tensor/tensor.h"
 
@@ -17,7 +19,8 @@ typedef struct concrete {
     size_t num_inputs;
     tp_dtype_t *dtypes;
     tp_shape_t *shapes;
-    tp_trace_t trace; /* its graph, placed */
+    tp_trace_t trace; /* its graph, placed, optimized and partitioned */
+    tp_executor_t *executor;
 } concrete_t;
 
 struct tp_function {
@@ -59,6 +62,7 @@ tp_status_t *tp_function_create(tp_context_t *context, const char *name, tp_func
 }
 
 static void free_concrete(concrete_t *concrete) {
+    tp_executor_destroy(concrete->executor);
     tp_graph_free(&concrete->trace.graph);
     free(concrete->dtypes);
     free(concrete->shapes);
@@ -90,7 +94,8 @@ static bool same_signature(const concrete_t *concrete, tp_tensor_t *const *input
     return true;
 }
 
-/* Runs the body under a trace, then places the graph. */
+/* Runs the body under a trace, then places, optimizes and partitions the graph and plans its
+ * execution. */
 static tp_status_t *trace(tp_function_t *function, tp_tensor_t *const *inputs, size_t count,
                           concrete_t **out) {
     concrete_t *concrete = calloc(1, sizeof *concrete);
@@ -124,6 +129,11 @@ static tp_status_t *trace(tp_function_t *function, tp_tensor_t *const *inputs, s
     free(arguments);
     free(results);
     if (error == NULL) error = tp_graph_place(function->context, &concrete->trace.graph);
+    if (error == NULL) error = tp_graph_optimize(function->context, &concrete->trace.graph);
+    if (error == NULL) error = tp_graph_partition(&concrete->trace.graph);
+    if (error == NULL)
+        error = tp_executor_create(function->context, &concrete->trace.graph,
+                                   &concrete->executor);
     if (error != NULL) {
         if (traced) tp_graph_free(&concrete->trace.graph);
         if (concrete != NULL) {
@@ -143,7 +153,7 @@ static tp_status_t *trace(tp_function_t *function, tp_tensor_t *const *inputs, s
 }
 
 static tp_status_t *concrete_for(tp_function_t *function, tp_tensor_t *const *inputs,
-                                 size_t count, const tp_graph_t **out) {
+                                 size_t count, concrete_t **out) {
     pthread_mutex_lock(&function->mutex);
     concrete_t *found = function->concretes;
     while (found != NULL && !same_signature(found, inputs, count)) found = found->next;
@@ -157,7 +167,7 @@ static tp_status_t *concrete_for(tp_function_t *function, tp_tensor_t *const *in
         }
     }
     pthread_mutex_unlock(&function->mutex);
-    if (error == NULL) *out = &found->trace.graph;
+    if (error == NULL) *out = found;
     return error;
 }
 
@@ -183,9 +193,9 @@ tp_status_t *tp_function_call(tp_function_t *function, tp_tensor_t *const *input
                               "function '%s' was called while another is being traced; calling "
                               "one function from another's body is not supported yet",
                               function->name);
-    const tp_graph_t *graph;
-    TP_RETURN_IF_ERROR(concrete_for(function, inputs, num_inputs, &graph));
-    return tp_graph_run(function->context, graph, inputs, outputs);
+    concrete_t *concrete;
+    TP_RETURN_IF_ERROR(concrete_for(function, inputs, num_inputs, &concrete));
+    return tp_executor_run(concrete->executor, inputs, outputs);
 }
 
 size_t tp_function_trace_count(const tp_function_t *function) {
@@ -196,8 +206,9 @@ tp_status_t *tp_function_write_graph(tp_function_t *function, tp_tensor_t *const
                                      size_t num_inputs, tp_graph_format_t format, FILE *out) {
     TP_REQUIRE_ARG(function);
     TP_REQUIRE_ARG(out);
-    const tp_graph_t *graph;
-    TP_RETURN_IF_ERROR(concrete_for(function, inputs, num_inputs, &graph));
+    concrete_t *concrete;
+    TP_RETURN_IF_ERROR(concrete_for(function, inputs, num_inputs, &concrete));
+    const tp_graph_t *graph = &concrete->trace.graph;
     return format == TP_GRAPH_DOT ? tp_graph_write_dot(graph, out)
                                   : tp_graph_write_text(graph, out);
 }

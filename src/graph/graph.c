@@ -164,14 +164,17 @@ tp_status_t *tp_graph_write_text(const tp_graph_t *graph, FILE *out) {
         const tp_graph_node_t *node = &graph->nodes[n];
         fprintf(out, "%s = ", node->name);
         if (node->kind == TP_NODE_ARGUMENT) fprintf(out, "Argument(%d)", (int)node->argument);
-        if (node->kind == TP_NODE_CAPTURE) fprintf(out, "Captured()");
-        if (node->kind == TP_NODE_OP) {
-            fprintf(out, "%s(", node->op.def->name);
+        if (node->kind == TP_NODE_CAPTURE && node->folded_from == NULL) fprintf(out, "Captured()");
+        if (node->kind == TP_NODE_CAPTURE && node->folded_from != NULL)
+            fprintf(out, "Constant(folded %s)", node->folded_from);
+        if (node->kind == TP_NODE_OP || node->kind == TP_NODE_COPY) {
+            fprintf(out, "%s(", node->kind == TP_NODE_OP ? node->op.def->name : "Copy");
             for (int32_t i = 0; i < node->num_inputs; i++)
                 fprintf(out, "%s%s:%d", i == 0 ? "" : ", ", graph->nodes[node->inputs[i].node].name,
                         (int)node->inputs[i].output);
             fputc(')', out);
-            for (size_t a = 0; a < node->op.def->num_attrs; a++) write_attr(&node->attrs[a], out);
+            for (size_t a = 0; node->kind == TP_NODE_OP && a < node->op.def->num_attrs; a++)
+                write_attr(&node->attrs[a], out);
         }
         fprintf(out, " ->");
         for (int32_t o = 0; o < node->num_outputs; o++) {
@@ -207,15 +210,19 @@ tp_status_t *tp_graph_write_dot(const tp_graph_t *graph, FILE *out) {
             graph->name);
     for (int32_t n = 0; n < graph->num_nodes; n++) {
         const tp_graph_node_t *node = &graph->nodes[n];
-        if (node->kind == TP_NODE_OP)
+        if (node->kind == TP_NODE_OP || node->kind == TP_NODE_COPY)
             fprintf(out,
-                    "  \"%s\" [shape=box, style=filled, fillcolor=\"%s\", "
+                    "  \"%s\" [shape=%s, style=filled, fillcolor=\"%s\", "
                     "label=\"%s\\n%s\\n%s\"];\n",
-                    node->name, colour_of(node), node->name, node->op.def->name,
+                    node->name, node->kind == TP_NODE_OP ? "box" : "cds", colour_of(node),
+                    node->name, node->kind == TP_NODE_OP ? node->op.def->name : "Copy",
                     device_of(node));
         else
             fprintf(out, "  \"%s\" [shape=ellipse, label=\"%s\\n%s\"];\n", node->name,
-                    node->name, node->kind == TP_NODE_ARGUMENT ? "argument" : "captured");
+                    node->name,
+                    node->kind == TP_NODE_ARGUMENT ? "argument"
+                    : node->folded_from != NULL    ? "constant (folded)"
+                                                   : "captured");
         for (int32_t i = 0; i < node->num_inputs; i++) {
             const tp_graph_node_t *from = &graph->nodes[node->inputs[i].node];
             char shape[128];

@@ -1,6 +1,8 @@
 /* The graph IR: what a traced function computes, as nodes in an order where every node comes
  * after its inputs. A node is a function argument, a tensor the function captured from outside,
  * or an op with its resolved attributes, the device it asked for and the device it was given.
+ * Passes edit a graph in place: they mark nodes removed and rewire edges, and
+ * tp_graph_compact (graph/graph_edit.h) drops what they removed.
  * Edges name (node, output). Everything a graph points to lives in its arena. */
 #ifndef TP_GRAPH_GRAPH_H
 #define TP_GRAPH_GRAPH_H
@@ -12,7 +14,9 @@
 #include "eager/device_scope.h"
 #include "kernel/kernel_context.h"
 
-typedef enum { TP_NODE_ARGUMENT, TP_NODE_CAPTURE, TP_NODE_OP } tp_node_kind_t;
+/* A copy node moves one value to another device; partitioning puts one on each edge between
+ * two devices (see graph/partition.h). */
+typedef enum { TP_NODE_ARGUMENT, TP_NODE_CAPTURE, TP_NODE_OP, TP_NODE_COPY } tp_node_kind_t;
 
 typedef struct tp_graph_edge {
     int32_t node;
@@ -34,11 +38,13 @@ typedef struct tp_graph_node {
     /* TP_NODE_ARGUMENT: which argument; TP_NODE_CAPTURE: the tensor, retained */
     int32_t argument;
     tp_tensor_t *captured;
+    const char *folded_from; /* a capture made by constant folding: the op it replaced */
     /* Every kind */
     int32_t num_outputs;
     tp_dtype_t output_dtypes[TP_MAX_OP_OUTPUTS];
     tp_shape_t output_shapes[TP_MAX_OP_OUTPUTS];
     int32_t consumers; /* input edges and function outputs that read this node */
+    bool removed;      /* by a pass, until tp_graph_compact */
 } tp_graph_node_t;
 
 typedef struct tp_graph {

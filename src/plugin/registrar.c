@@ -9,6 +9,7 @@
 #include <pthread.h>
 
 #include "base/log.h"
+#include "graph/passes.h"
 #include "kernel/kernel_context.h"
 #include "tensorplug/tensorplug.h"
 #include "plugin/abi_sizes.h"
@@ -589,6 +590,7 @@ static void build_host_api(void) {
         .status_code = host_status_code,
     };
     tp_kernel_context_fill_host_api(&host_api);
+    tp_plugin_graph_fill_host_api(&host_api);
 }
 
 const tp_host_api_t *tp_host_api(void) {

@@ -1,8 +1,10 @@
 /* A device with kernels, for placement tests: two ACC devices (priority 100) whose memory is
  * host memory, with a Relu kernel for float32 only. Its stream defers errors as an
  * asynchronous device does: a Relu that meets a NaN records the failure on the stream, and the
- * next synchronize reports it. */
+ * next synchronize reports it. Its graph pass does what TP_TEST_ACC_PASS says, read at each
+ * run, so that tests can drive every graph host function (see run_pass). */
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +42,71 @@ static void relu(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t 
     }
 }
 
+/* ---- The graph pass ------------------------------------------------------------------------- */
+
+static bool failed(tp_plugin_status_t *status) { return host->status_code(status) != TP_OK; }
+
+static bool is_acc_relu(tp_plugin_graph_t *graph, int32_t node, tp_plugin_status_t *status) {
+    const char *op = host->graph_node_op(graph, node, status), *type = NULL;
+    if (op == NULL || strcmp(op, "Relu") != 0) return false;
+    host->graph_node_device(graph, node, &type, NULL, status);
+    return type != NULL && strcmp(type, "ACC") == 0;
+}
+
+/* The first ACC Relu that reads another, and what the inner one reads; false if none. */
+static bool find_relu_pair(tp_plugin_graph_t *graph, int32_t *outer, int32_t *inner,
+                           int32_t *source, tp_plugin_status_t *status) {
+    for (int32_t n = 0; n < host->graph_num_nodes(graph) && !failed(status); n++) {
+        int32_t output;
+        if (!is_acc_relu(graph, n, status)) continue;
+        host->graph_node_input(graph, n, 0, inner, &output, status);
+        if (!is_acc_relu(graph, *inner, status)) continue;
+        *outer = n;
+        host->graph_node_input(graph, *inner, 0, source, &output, status);
+        return !failed(status);
+    }
+    return false;
+}
+
+/* "rebuild": every ACC Relu is replaced by a new one (add, replace_uses, remove).
+ * "rewire": in Relu(Relu(x)), the outer reads x and the inner goes (set_input, remove).
+ * "fail", "cycle", "mismatch", "remove_read": a pass that goes wrong in that way. */
+static void run_pass(void *state, tp_plugin_graph_t *graph, tp_plugin_status_t *status) {
+    (void)state;
+    const char *mode = getenv("TP_TEST_ACC_PASS");
+    if (mode == NULL) return;
+    int32_t outer, inner, source;
+    if (strcmp(mode, "rebuild") == 0) {
+        int32_t original = host->graph_num_nodes(graph);
+        for (int32_t n = 0; n < original && !failed(status); n++) {
+            if (!is_acc_relu(graph, n, status)) continue;
+            int32_t input, output;
+            host->graph_node_input(graph, n, 0, &input, &output, status);
+            int32_t added = host->graph_add_node(graph, "Relu", &input, &output, 1, n, status);
+            if (failed(status)) return;
+            host->graph_replace_uses(graph, n, 0, added, 0, status);
+            host->graph_remove_node(graph, n, status);
+        }
+    } else if (strcmp(mode, "rewire") == 0) {
+        if (!find_relu_pair(graph, &outer, &inner, &source, status)) return;
+        host->graph_set_input(graph, outer, 0, source, 0, status);
+        if (host->graph_node_num_uses(graph, inner, status) == 0)
+            host->graph_remove_node(graph, inner, status);
+    } else if (strcmp(mode, "fail") == 0) {
+        host->status_set(status, TP_INTERNAL, "the test pass was told to fail");
+    } else if (strcmp(mode, "cycle") == 0) {
+        if (find_relu_pair(graph, &outer, &inner, &source, status))
+            host->graph_set_input(graph, inner, 0, outer, 0, status);
+    } else if (strcmp(mode, "mismatch") == 0) {
+        /* Node 0 is the first argument, which the test makes of another shape. */
+        if (find_relu_pair(graph, &outer, &inner, &source, status))
+            host->graph_set_input(graph, outer, 0, 0, 0, status);
+    } else if (strcmp(mode, "remove_read") == 0) {
+        if (find_relu_pair(graph, &outer, &inner, &source, status))
+            host->graph_remove_node(graph, inner, status);
+    }
+}
+
 static void init(const tp_host_api_t *host_api, tp_registrar_t *registrar,
                  tp_plugin_status_t *status) {
     host = host_api;
@@ -56,6 +123,9 @@ static void init(const tp_host_api_t *host_api, tp_registrar_t *registrar,
                               .constraints = &constraint, .num_constraints = 1,
                               .compute = relu};
     host->register_kernel(registrar, &kernel, status);
+    tp_graph_pass_def_t pass = {.struct_size = sizeof pass, .name = "acc_test_pass",
+                                .device_type = "ACC", .run = run_pass};
+    host->register_graph_pass(registrar, &pass, status);
 }
 
 TP_PLUGIN_ENTRY {

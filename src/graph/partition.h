@@ -1,0 +1,15 @@
+/* Partitioning a placed graph by device: every edge whose value lives on another device than
+ * its reader's gets a copy node on the reader's device, one per value and device however many
+ * nodes there read it. A function argument's device is known only at the call, so an op that
+ * reads one copies it then if it must. */
+#ifndef TP_GRAPH_PARTITION_H
+#define TP_GRAPH_PARTITION_H
+
+#include "graph/graph.h"
+
+/* The device whose memory holds `node`'s values: NULL for an argument. */
+tp_device_t *tp_graph_node_value_device(const tp_graph_node_t *node);
+
+tp_status_t *tp_graph_partition(tp_graph_t *graph);
+
+#endif
