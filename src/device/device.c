@@ -199,9 +199,16 @@ tp_status_t *tp_device_copy(tp_device_t *source, const void *src_mem, uint64_t s
     tp_status_t *error = tp_device_copy_to_host(source, staging, src_mem, src_offset, size);
     if (error == NULL)
         error = tp_device_copy_from_host(destination, dst_mem, dst_offset, staging, size);
-    /* The staging buffer must outlive the copy out of it. */
-    if (error == NULL) error = tp_device_synchronize(destination);
+    /* The staging buffer must outlive the copy out of it, but the host need not wait for it:
+     * the destination frees it once its stream gets there. */
+    if (error == NULL) {
+        error = tp_device_then(destination, free, staging);
+        if (error == NULL) return NULL;
+    }
+    tp_status_t *waited = tp_device_synchronize(destination);
     free(staging);
+    if (error == NULL) return waited;
+    tp_status_free(waited);
     return error;
 }
 

@@ -51,7 +51,7 @@ tp_status_t *tp_device_copy_to_host(tp_device_t *device, void *destination, cons
                                     uint64_t offset, uint64_t size);
 /* Copies device memory to another place on the same device or on another device: in stream
  * order with the plug-in's memcpy_device_to_device within one device, otherwise staged through
- * host memory (waiting for both copies). */
+ * host memory: the host waits for the source's stream, and the destination's copy is queued. */
 tp_status_t *tp_device_copy(tp_device_t *source, const void *src_mem, uint64_t src_offset,
                             tp_device_t *destination, void *dst_mem, uint64_t dst_offset,
                             uint64_t size);
