@@ -422,7 +422,8 @@ typedef struct tp_host_api {
                                    tp_plugin_status_t *status);
     /* Adds a node of `op` reading (input_nodes[i], input_outputs[i]), on the device of node
      * `place_like` (an op node), which must have a kernel for it. Type attributes come from the
-     * inputs, the others take their defaults. Returns the new node's number, -1 on failure. */
+     * inputs, the others take their defaults; at most 16 inputs. Returns the new node's
+     * number, -1 on failure. */
     int32_t (*graph_add_node)(tp_plugin_graph_t *graph, const char *op,
                               const int32_t *input_nodes, const int32_t *input_outputs,
                               int32_t num_inputs, int32_t place_like,

@@ -12,6 +12,9 @@
 #include "plugin/plugin_status.h"
 #include "tensor/tensor.h"
 
+/* The most inputs a node added by a pass may have, as plugin.h says. */
+enum { MAX_ADDED_INPUTS = 16 };
+
 struct tp_plugin_graph {
     tp_context_t *context;
     tp_graph_t *graph;
@@ -129,8 +132,8 @@ static int32_t graph_node_num_uses(const tp_plugin_graph_t *graph, int32_t node,
 static bool resolve_new_node(tp_plugin_graph_t *graph, const tp_op_t *op,
                              const tp_graph_edge_t *edges, int32_t count,
                              tp_kernel_context_t *call, tp_plugin_status_t *status) {
-    tp_tensor_t stand_ins[TP_MAX_FOLDED_INPUTS];
-    tp_tensor_t *inputs[TP_MAX_FOLDED_INPUTS];
+    tp_tensor_t stand_ins[MAX_ADDED_INPUTS];
+    tp_tensor_t *inputs[MAX_ADDED_INPUTS];
     for (int32_t i = 0; i < count; i++) {
         const tp_graph_node_t *from = &graph->graph->nodes[edges[i].node];
         stand_ins[i] = (tp_tensor_t){.dtype = from->output_dtypes[edges[i].output],
@@ -160,15 +163,15 @@ static int32_t graph_add_node(tp_plugin_graph_t *graph, const char *op_name,
                              op_name != NULL ? op_name : "(NULL)");
         return -1;
     }
-    if (like->kind != TP_NODE_OP || num_inputs < 0 || num_inputs > TP_MAX_FOLDED_INPUTS ||
+    if (like->kind != TP_NODE_OP || num_inputs < 0 || num_inputs > MAX_ADDED_INPUTS ||
         (num_inputs > 0 && (input_nodes == NULL || input_outputs == NULL))) {
         tp_plugin_status_set(status, TP_INVALID_ARGUMENT,
                              "adding %s: place_like must be an op node and the inputs "
                              "0 to %d (node, output) pairs",
-                             op_name, TP_MAX_FOLDED_INPUTS);
+                             op_name, MAX_ADDED_INPUTS);
         return -1;
     }
-    tp_graph_edge_t edges[TP_MAX_FOLDED_INPUTS];
+    tp_graph_edge_t edges[MAX_ADDED_INPUTS];
     for (int32_t i = 0; i < num_inputs; i++) {
         if (live_output(graph, input_nodes[i], input_outputs[i], status) == NULL) return -1;
         edges[i] = (tp_graph_edge_t){input_nodes[i], input_outputs[i]};

@@ -6,12 +6,10 @@
 #include "../unit/test_support.h"
 
 #include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "../unit/device_support.h"
-#include "base/status.h"
+#include "../unit/graph_support.h"
 
 static tp_context_options_t apu_options(void) {
     tp_context_options_t options = TP_CONTEXT_OPTIONS_INIT;
@@ -24,41 +22,6 @@ static int setup(void **state) {
     tp_context_options_t options = apu_options();
     tp_log_set_level(TP_LOG_ERROR);
     return create_context_state(state, &options);
-}
-
-static void graph_text(tp_function_t *function, tp_tensor_t **inputs, size_t count, char *text,
-                       size_t size) {
-    memset(text, 0, size);
-    FILE *out = fmemopen(text, size - 1, "w");
-    assert_non_null(out);
-    assert_ok(tp_function_write_graph(function, inputs, count, TP_GRAPH_TEXT, out));
-    fclose(out);
-}
-
-static int count_of(const char *text, const char *pattern) {
-    int count = 0;
-    for (const char *at = strstr(text, pattern); at != NULL; at = strstr(at + 1, pattern))
-        count++;
-    return count;
-}
-
-static tp_tensor_t *vector(tp_context_t *context, const float *values, int64_t count) {
-    tp_tensor_t *t;
-    assert_ok(tp_tensor_create(context, TP_FLOAT32, TP_SHAPE(count), values,
-                               (size_t)count * sizeof *values, &t));
-    return t;
-}
-
-/* Runs `op` in the scope `device`. */
-static tp_status_t *scoped(tp_context_t *context, const char *device,
-                           tp_status_t *(*op)(tp_context_t *, tp_tensor_t *, tp_tensor_t **),
-                           tp_tensor_t *x, tp_tensor_t **out) {
-    TP_RETURN_IF_ERROR(tp_device_push(context, device));
-    tp_status_t *error = op(context, x, out);
-    tp_status_t *popped = tp_device_pop(context);
-    if (error == NULL) return popped;
-    tp_status_free(popped);
-    return error;
 }
 
 /* relu(relu(relu(x))) on APU:0, then relu of that on APU:1. */

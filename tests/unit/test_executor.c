@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "cpu_fixture.h"
+#include "graph_support.h"
 #include "graph/memory_plan.h"
 
 static void values_alive_together_do_not_share(void **state) {
@@ -139,10 +140,7 @@ static tp_status_t *acc_relu_body(tp_context_t *context, tp_tensor_t *const *inp
     (void)num_outputs;
     (void)user_data;
     tp_tensor_t *inner = NULL;
-    tp_status_t *error = tp_device_push(context, "/device:ACC:0");
-    if (error != NULL) return error;
-    error = tp_relu(context, inputs[0], &inner);
-    tp_status_free(tp_device_pop(context));
+    tp_status_t *error = scoped(context, "/device:ACC:0", tp_relu, inputs[0], &inner);
     if (error == NULL) error = tp_neg(context, inner, &outputs[0]); /* on the CPU */
     tp_tensor_release(inner);
     return error;

@@ -6,13 +6,7 @@
 #include <stdlib.h>
 
 #include "cpu_fixture.h"
-
-static tp_tensor_t *vector(tp_context_t *context, const float *values, int64_t count) {
-    tp_tensor_t *t;
-    assert_ok(tp_tensor_create(context, TP_FLOAT32, TP_SHAPE(count), values,
-                               (size_t)count * sizeof *values, &t));
-    return t;
-}
+#include "graph_support.h"
 
 /* relu(x * x + bias) - x, with `bias` captured from outside. */
 static tp_status_t *computation(tp_context_t *context, tp_tensor_t *x, tp_tensor_t *bias,
@@ -33,10 +27,6 @@ static tp_status_t *body(tp_context_t *context, tp_tensor_t *const *inputs, size
     (void)num_inputs;
     (void)num_outputs;
     return computation(context, inputs[0], user_data, &outputs[0]);
-}
-
-static void read_floats(tp_tensor_t *t, float *out, size_t count) {
-    assert_ok(tp_tensor_read(t, out, count * sizeof *out));
 }
 
 static void traced_once_per_signature_and_equal_to_eager(void **state) {

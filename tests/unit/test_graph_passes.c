@@ -3,42 +3,10 @@
  * through the host graph functions (add, rewire, remove), with its mistakes reported. */
 #include "test_support.h"
 
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "cpu_fixture.h"
-
-/* The function's graph for `inputs`, as text. */
-static void graph_text(tp_function_t *function, tp_tensor_t **inputs, size_t count, char *text,
-                       size_t size) {
-    memset(text, 0, size);
-    FILE *out = fmemopen(text, size - 1, "w");
-    assert_non_null(out);
-    assert_ok(tp_function_write_graph(function, inputs, count, TP_GRAPH_TEXT, out));
-    fclose(out);
-}
-
-/* How many nodes of `op` the text lists ("relu_1 = Relu(" counts for "Relu"). */
-static int count_ops(const char *text, const char *op) {
-    char pattern[64];
-    snprintf(pattern, sizeof pattern, " = %s(", op);
-    int count = 0;
-    for (const char *at = strstr(text, pattern); at != NULL; at = strstr(at + 1, pattern))
-        count++;
-    return count;
-}
-
-static tp_tensor_t *vector(tp_context_t *context, const float *values, int64_t count) {
-    tp_tensor_t *t;
-    assert_ok(tp_tensor_create(context, TP_FLOAT32, TP_SHAPE(count), values,
-                               (size_t)count * sizeof *values, &t));
-    return t;
-}
-
-static void read_floats(tp_tensor_t *t, float *out, size_t count) {
-    assert_ok(tp_tensor_read(t, out, count * sizeof *out));
-}
+#include "graph_support.h"
 
 /* Releases the tensors a body made along the way and passes its status on. */
 static tp_status_t *done(tp_status_t *error, tp_tensor_t **made, size_t count) {
@@ -261,14 +229,9 @@ static tp_status_t *relu_twice_body(tp_context_t *context, tp_tensor_t *const *i
     (void)num_outputs;
     (void)user_data;
     tp_tensor_t *inner = NULL;
-    tp_status_t *error = tp_device_push(context, "/device:ACC:0");
-    if (error != NULL) return error;
-    error = tp_relu(context, inputs[1], &inner);
-    if (error == NULL) error = tp_relu(context, inner, &outputs[0]);
-    tp_status_t *popped = tp_device_pop(context);
+    tp_status_t *error = scoped(context, "/device:ACC:0", tp_relu, inputs[1], &inner);
+    if (error == NULL) error = scoped(context, "/device:ACC:0", tp_relu, inner, &outputs[0]);
     tp_tensor_release(inner);
-    if (error == NULL) return popped;
-    tp_status_free(popped);
     return error;
 }
 
