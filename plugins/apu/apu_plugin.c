@@ -185,6 +185,40 @@ static void apu_memcpy_d2d(void *device, void *stream, void *dst_mem, uint64_t d
     apu_stream_enqueue(stream, copy_within, &copy, sizeof copy, status);
 }
 
+/* A copy to another APU, queued on the source's stream after the work that makes the value;
+ * the destination's stream waits for it through an event the host records. */
+typedef struct {
+    apu_device_t *destination;
+    void *dst_mem;
+    uint64_t dst_offset;
+    const void *src_mem;
+    uint64_t src_offset;
+    uint64_t size;
+} peer_copy_t;
+
+static bool copy_to_peer(apu_stream_t *stream, void *payload, char *error, size_t capacity) {
+    const peer_copy_t *copy = payload;
+    unsigned char *from = apu_translate(stream->device, copy->src_mem, copy->src_offset,
+                                        copy->size);
+    unsigned char *to = apu_translate(copy->destination, copy->dst_mem, copy->dst_offset,
+                                      copy->size);
+    if (to == NULL || from == NULL) {
+        snprintf(error, capacity, "APU:%d to APU:%d: copy outside any allocation",
+                 (int)stream->device->ordinal, (int)copy->destination->ordinal);
+        return false;
+    }
+    memcpy(to, from, copy->size);
+    return true;
+}
+
+static void apu_memcpy_peer(void *device, void *stream, void *dst_device, void *dst_mem,
+                            uint64_t dst_offset, const void *src_mem, uint64_t src_offset,
+                            uint64_t size, tp_plugin_status_t *status) {
+    (void)device;
+    peer_copy_t copy = {dst_device, dst_mem, dst_offset, src_mem, src_offset, size};
+    apu_stream_enqueue(stream, copy_to_peer, &copy, sizeof copy, status);
+}
+
 /* ---- Events ---------------------------------------------------------------------------------- */
 
 static void apu_event_create(void *device, void **out_event, tp_plugin_status_t *status) {
@@ -370,6 +404,7 @@ static void apu_init(const tp_host_api_t *host, tp_registrar_t *registrar,
         .memcpy_host_to_device = apu_memcpy_h2d,
         .memcpy_device_to_host = apu_memcpy_d2h,
         .memcpy_device_to_device = apu_memcpy_d2d,
+        .memcpy_peer = apu_memcpy_peer,
         .event_create = apu_event_create,
         .event_destroy = apu_event_destroy,
         .event_record = apu_event_record,

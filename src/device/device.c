@@ -172,46 +172,6 @@ tp_status_t *tp_device_synchronize(tp_device_t *device) {
     return parked;
 }
 
-tp_status_t *tp_device_copy(tp_device_t *source, const void *src_mem, uint64_t src_offset,
-                            tp_device_t *destination, void *dst_mem, uint64_t dst_offset,
-                            uint64_t size) {
-    if (size == 0) return NULL;
-    /* Logical devices of one physical device share its memory, so the plug-in's own copy
-     * serves them too; between two streams, the destination waits for the source's. */
-    if (source->physical == destination->physical &&
-        source->def->memcpy_device_to_device != NULL) {
-        void *stream;
-        TP_RETURN_IF_ERROR(tp_device_stream(source, &stream));
-        tp_plugin_status_t status = TP_PLUGIN_STATUS_INIT;
-        source->def->memcpy_device_to_device(source->handle, stream, dst_mem, dst_offset,
-                                             src_mem, src_offset, size, &status);
-        TP_RETURN_IF_ERROR(tp_plugin_status_check(&status, "copying %llu bytes from %s to %s",
-                                                  (unsigned long long)size, source->full_name,
-                                                  destination->full_name));
-        return source == destination ? NULL : tp_device_synchronize(source);
-    }
-    void *staging = size <= SIZE_MAX ? malloc((size_t)size) : NULL;
-    if (staging == NULL)
-        return tp_status_make(TP_RESOURCE_EXHAUSTED,
-                              "copying %llu bytes from %s to %s: no host memory to stage them in",
-                              (unsigned long long)size, source->full_name,
-                              destination->full_name);
-    tp_status_t *error = tp_device_copy_to_host(source, staging, src_mem, src_offset, size);
-    if (error == NULL)
-        error = tp_device_copy_from_host(destination, dst_mem, dst_offset, staging, size);
-    /* The staging buffer must outlive the copy out of it, but the host need not wait for it:
-     * the destination frees it once its stream gets there. */
-    if (error == NULL) {
-        error = tp_device_then(destination, free, staging);
-        if (error == NULL) return NULL;
-    }
-    tp_status_t *waited = tp_device_synchronize(destination);
-    free(staging);
-    if (error == NULL) return waited;
-    tp_status_free(waited);
-    return error;
-}
-
 tp_status_t *tp_device_then(tp_device_t *device, void (*fn)(void *arg), void *arg) {
     if (device->def->host_callback == NULL) {
         TP_RETURN_IF_ERROR(tp_device_synchronize(device));

@@ -49,9 +49,10 @@ tp_status_t *tp_device_copy_from_host(tp_device_t *device, void *mem, uint64_t o
 /* Copies device bytes to host memory and waits for the copy. */
 tp_status_t *tp_device_copy_to_host(tp_device_t *device, void *destination, const void *mem,
                                     uint64_t offset, uint64_t size);
-/* Copies device memory to another place on the same device or on another device: in stream
- * order with the plug-in's memcpy_device_to_device within one device, otherwise staged through
- * host memory: the host waits for the source's stream, and the destination's copy is queued. */
+/* Copies device memory to another place on the same device or on another device, in stream
+ * order (device_copy.c): on the source's stream with the plug-in's own copy within one
+ * physical device or between two of one plug-in, the destination's stream then waiting for it
+ * by an event; otherwise staged through host memory, the host waiting for the source. */
 tp_status_t *tp_device_copy(tp_device_t *source, const void *src_mem, uint64_t src_offset,
                             tp_device_t *destination, void *dst_mem, uint64_t dst_offset,
                             uint64_t size);

@@ -146,6 +146,34 @@ static void events_complete_in_stream_order(void **state) {
     tp_device_destroy(device);
 }
 
+/* A chain of Relus queued on APU:0, then one on APU:1 reading its end: the value crosses by the
+ * APU's peer copy, queued behind the chain, and APU:1 waits for it by an event. Were either
+ * order broken, APU:1 would read the value before the chain made it; then back to APU:0. */
+static void copies_between_apus_follow_stream_order(void **state) {
+    tp_context_t *context = *state;
+    static float values[512];
+    for (int i = 0; i < 512; i++) values[i] = (float)(i % 7) - 3;
+    const char *const hops[] = {"/device:APU:0", "/device:APU:1", "/device:APU:0"};
+    tp_tensor_t *value;
+    assert_ok(tp_tensor_create(context, TP_FLOAT32, TP_SHAPE(512), values, sizeof values,
+                               &value));
+    for (int hop = 0; hop < 3; hop++) {
+        assert_ok(tp_device_push(context, hops[hop]));
+        for (int i = 0; i < 5; i++) {
+            tp_tensor_t *next;
+            assert_ok(tp_relu(context, value, &next));
+            tp_tensor_release(value);
+            value = next;
+        }
+        assert_ok(tp_device_pop(context));
+    }
+    assert_string_equal(tp_tensor_device(value), "/job:localhost/replica:0/task:0/device:APU:0");
+    float got[512];
+    assert_ok(tp_tensor_read(value, got, sizeof got));
+    for (int i = 0; i < 512; i++) assert_true(got[i] == (values[i] > 0 ? values[i] : 0));
+    tp_tensor_release(value);
+}
+
 int main(void) {
 #define TEST(name) cmocka_unit_test_setup_teardown(name, setup, context_teardown)
     const struct CMUnitTest tests[] = {
@@ -155,6 +183,7 @@ int main(void) {
         TEST(the_second_apu_is_addressed_by_scope),
         TEST(work_is_asynchronous_and_reads_wait),
         TEST(events_complete_in_stream_order),
+        TEST(copies_between_apus_follow_stream_order),
     };
 #undef TEST
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,114 @@
+/* Copies between devices, each in stream order and waiting no longer than it must:
+ *
+ *   - within one logical device, the plug-in's device-to-device copy on its stream;
+ *   - between logical devices of one physical device, the same copy on the source's stream,
+ *     and between two devices of one plug-in, its peer copy there;
+ *   - otherwise staged through host memory: the host waits for the source's stream, and the
+ *     copy into the destination is queued, its staging buffer freed by the destination once
+ *     the copy is done.
+ *
+ * A copy queued on the source's stream is ordered for the destination by an event: the
+ * destination's stream waits for it, the host does not. A plug-in without events makes the
+ * host wait for the source instead. */
+#include <stdlib.h>
+
+#include "base/status.h"
+#include "device/device.h"
+#include "plugin/plugin_status.h"
+
+/* An event the destination's stream waits for, destroyed once the destination is past it. */
+typedef struct {
+    tp_device_t *owner;
+    void *event;
+} ordering_event_t;
+
+static void destroy_ordering_event(void *arg) {
+    ordering_event_t *ordering = arg;
+    ordering->owner->def->event_destroy(ordering->owner->handle, ordering->event);
+    free(ordering);
+}
+
+/* Makes work queued on `destination` from now on wait for the work queued on `source` so far.
+ * The two are devices of one plug-in. */
+static tp_status_t *order_after(tp_device_t *source, tp_device_t *destination) {
+    const tp_device_type_def_t *def = source->def;
+    ordering_event_t *ordering = def->event_create != NULL ? malloc(sizeof *ordering) : NULL;
+    if (ordering == NULL) return tp_device_synchronize(source);
+    void *source_stream, *destination_stream;
+    TP_RETURN_IF_ERROR(tp_device_stream(source, &source_stream));
+    TP_RETURN_IF_ERROR(tp_device_stream(destination, &destination_stream));
+    *ordering = (ordering_event_t){source, NULL};
+    tp_plugin_status_t status = TP_PLUGIN_STATUS_INIT;
+    def->event_create(source->handle, &ordering->event, &status);
+    bool created = status.code == TP_OK;
+    if (created) def->event_record(source->handle, source_stream, ordering->event, &status);
+    if (status.code == TP_OK)
+        def->stream_wait_event(destination->handle, destination_stream, ordering->event,
+                               &status);
+    tp_status_t *error = tp_plugin_status_check(&status, "ordering %s after %s",
+                                                destination->full_name, source->full_name);
+    if (error == NULL) error = tp_device_then(destination, destroy_ordering_event, ordering);
+    if (error == NULL) return NULL;
+    /* The event may be recorded: it is destroyed only once nothing can still signal it. */
+    tp_status_t *waited = tp_device_synchronize(source);
+    tp_status_free(tp_device_synchronize(destination));
+    if (created) def->event_destroy(source->handle, ordering->event);
+    free(ordering);
+    tp_status_free(error);
+    return waited;
+}
+
+static tp_status_t *copy_on_source_stream(tp_device_t *source, const void *src_mem,
+                                          uint64_t src_offset, tp_device_t *destination,
+                                          void *dst_mem, uint64_t dst_offset, uint64_t size) {
+    void *stream;
+    TP_RETURN_IF_ERROR(tp_device_stream(source, &stream));
+    tp_plugin_status_t status = TP_PLUGIN_STATUS_INIT;
+    if (source->physical == destination->physical)
+        source->def->memcpy_device_to_device(source->handle, stream, dst_mem, dst_offset,
+                                             src_mem, src_offset, size, &status);
+    else
+        source->def->memcpy_peer(source->handle, stream, destination->handle, dst_mem,
+                                 dst_offset, src_mem, src_offset, size, &status);
+    TP_RETURN_IF_ERROR(tp_plugin_status_check(&status, "copying %llu bytes from %s to %s",
+                                              (unsigned long long)size, source->full_name,
+                                              destination->full_name));
+    return source == destination ? NULL : order_after(source, destination);
+}
+
+static tp_status_t *copy_through_host(tp_device_t *source, const void *src_mem,
+                                      uint64_t src_offset, tp_device_t *destination,
+                                      void *dst_mem, uint64_t dst_offset, uint64_t size) {
+    void *staging = size <= SIZE_MAX ? malloc((size_t)size) : NULL;
+    if (staging == NULL)
+        return tp_status_make(TP_RESOURCE_EXHAUSTED,
+                              "copying %llu bytes from %s to %s: no host memory to stage them in",
+                              (unsigned long long)size, source->full_name,
+                              destination->full_name);
+    tp_status_t *error = tp_device_copy_to_host(source, staging, src_mem, src_offset, size);
+    if (error == NULL)
+        error = tp_device_copy_from_host(destination, dst_mem, dst_offset, staging, size);
+    if (error == NULL) {
+        error = tp_device_then(destination, free, staging);
+        if (error == NULL) return NULL;
+    }
+    tp_status_t *waited = tp_device_synchronize(destination);
+    free(staging);
+    if (error == NULL) return waited;
+    tp_status_free(waited);
+    return error;
+}
+
+tp_status_t *tp_device_copy(tp_device_t *source, const void *src_mem, uint64_t src_offset,
+                            tp_device_t *destination, void *dst_mem, uint64_t dst_offset,
+                            uint64_t size) {
+    if (size == 0) return NULL;
+    const tp_device_type_def_t *def = source->def;
+    bool same_physical = source->physical == destination->physical;
+    if ((same_physical && def->memcpy_device_to_device != NULL) ||
+        (!same_physical && def == destination->def && def->memcpy_peer != NULL))
+        return copy_on_source_stream(source, src_mem, src_offset, destination, dst_mem,
+                                     dst_offset, size);
+    return copy_through_host(source, src_mem, src_offset, destination, dst_mem, dst_offset,
+                             size);
+}
