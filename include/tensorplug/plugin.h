@@ -294,7 +294,8 @@ enum {
 /* The one graph pass a plug-in may register. It runs after the standard passes, on graphs that
  * have at least one node placed on `device_type`, and edits the graph through the graph_* host
  * functions. A pass that sets an error on `status`, or leaves a cycle, fails the tracing of the
- * function with a message naming the pass. */
+ * function with a message naming the pass. `run` may be called from several threads at once,
+ * each with a graph of its own. */
 typedef struct tp_graph_pass_def {
     size_t struct_size;
     const char *name;
@@ -319,6 +320,20 @@ typedef struct tp_tensor_view {
     void *mem;
     uint64_t offset;
 } tp_tensor_view_t;
+
+/* An attribute of a graph node, as a graph pass reads or gives it (added in 1.3): the field
+ * its type uses is set, as in the application API's tp_attr_t. Arrays and strings the host
+ * returns stay valid until the pass returns. */
+typedef struct tp_plugin_attr {
+    size_t struct_size;
+    const char *name;
+    tp_attr_type_t type;
+    int64_t i;           /* TP_ATTR_INT, TP_ATTR_BOOL (0 or 1), TP_ATTR_DTYPE */
+    double f;            /* TP_ATTR_FLOAT */
+    const int64_t *list; /* TP_ATTR_INT_LIST, TP_ATTR_SHAPE */
+    int32_t count;
+    const char *s;       /* TP_ATTR_STRING; TP_ATTR_BYTES: `count` bytes at `s` */
+} tp_plugin_attr_t;
 
 /* ---- The host function table ----------------------------------------------------------------- */
 
@@ -420,13 +435,17 @@ typedef struct tp_host_api {
     /* How many node inputs and function results read any output of the node. */
     int32_t (*graph_node_num_uses)(const tp_plugin_graph_t *graph, int32_t node,
                                    tp_plugin_status_t *status);
-    /* Adds a node of `op` reading (input_nodes[i], input_outputs[i]), on the device of node
-     * `place_like` (an op node), which must have a kernel for it. Type attributes come from the
-     * inputs, the others take their defaults; at most 16 inputs. Returns the new node's
-     * number, -1 on failure. */
+    /* Attribute `name` of an op node, into *out (whose struct_size the caller sets). */
+    void (*graph_node_attr)(const tp_plugin_graph_t *graph, int32_t node, const char *name,
+                            tp_plugin_attr_t *out, tp_plugin_status_t *status);
+    /* Adds a node of `op` reading (input_nodes[i], input_outputs[i]), at most 16 inputs, on
+     * the device of node `place_like` (an op node), which must have a kernel for it. Its
+     * attributes are `attrs`; type attributes not given come from the inputs and others from
+     * their defaults. Returns the new node's number, -1 on failure. */
     int32_t (*graph_add_node)(tp_plugin_graph_t *graph, const char *op,
                               const int32_t *input_nodes, const int32_t *input_outputs,
-                              int32_t num_inputs, int32_t place_like,
+                              int32_t num_inputs, const tp_plugin_attr_t *attrs,
+                              int32_t num_attrs, int32_t place_like,
                               tp_plugin_status_t *status);
     /* Input `index` of `node` reads (from_node, from_output) from now on. */
     void (*graph_set_input)(tp_plugin_graph_t *graph, int32_t node, int32_t index,

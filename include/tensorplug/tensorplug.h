@@ -476,7 +476,7 @@ TP_API TP_MUST_USE tp_status_t *tp_random_uniform(tp_context_t *c, tp_dtype_t dt
  * device scopes the body pushed, and every call with that signature runs the graph; a new
  * signature traces again. Tensors with values the body uses are captured by reference. Random
  * ops run at every call and draw new values each time: the first call draws what the op would
- * draw eagerly with its seed, later calls continue the sequence. Ops are launched on their
+ * draw eagerly with its seed, each later call from a stream derived from the seed and the call. Ops are launched on their
  * devices' streams without waiting; the host waits only to copy a value between devices. */
 
 typedef struct tp_function tp_function_t;

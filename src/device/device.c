@@ -7,7 +7,7 @@
 #include "base/status.h"
 #include "plugin/plugin_status.h"
 
-static void park_error(tp_device_t *device, tp_status_t *error) {
+void tp_device_park_error(tp_device_t *device, tp_status_t *error) {
     if (error == NULL) return;
     pthread_mutex_lock(&device->mutex);
     if (device->parked_error == NULL) {
@@ -131,8 +131,8 @@ void tp_device_free_in_order(tp_device_t *device, tp_bfc_chunk_t *chunk) {
     }
     /* No host callback, or the stream failed: wait here, then free. An error the wait finds
      * belongs to the work before it, and is kept for whoever waits next. */
-    park_error(device, error);
-    park_error(device, tp_device_synchronize(device));
+    tp_device_park_error(device, error);
+    tp_device_park_error(device, tp_device_synchronize(device));
     tp_bfc_free(chunk);
 }
 

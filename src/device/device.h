@@ -56,6 +56,9 @@ tp_status_t *tp_device_copy_to_host(tp_device_t *device, void *destination, cons
 tp_status_t *tp_device_copy(tp_device_t *source, const void *src_mem, uint64_t src_offset,
                             tp_device_t *destination, void *dst_mem, uint64_t dst_offset,
                             uint64_t size);
+/* Keeps `error` (taking it) for the next synchronize of the device to report, unless one is
+ * kept already; for a wait that found an error it cannot report itself. */
+void tp_device_park_error(tp_device_t *device, tp_status_t *error);
 /* Waits for all work queued on the device's stream; reports a parked error first. */
 tp_status_t *tp_device_synchronize(tp_device_t *device);
 /* Calls fn(arg) once the work queued so far is done: the plug-in's host_callback, or by

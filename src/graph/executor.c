@@ -272,8 +272,8 @@ static tp_status_t *take_blocks(tp_executor_t *executor, run_state_t *state, int
         if (error == NULL) error = tp_bfc_allocate(allocator, block->size, &state->blocks[*taken]);
         if (error != NULL)
             return tp_status_annotate(error,
-                                      "OOM when allocating the %llu bytes of function '%s''s "
-                                      "intermediate values on %s",
+                                      "OOM when allocating the %llu bytes of the intermediate "
+                                      "values of function '%s' on %s",
                                       (unsigned long long)block->size, executor->graph->name,
                                       block->device->full_name);
     }
@@ -326,6 +326,18 @@ static tp_status_t *run_copy(tp_executor_t *executor, run_state_t *state, const 
                           destination->mem, destination->offset, source->byte_size);
 }
 
+/* The seed a random op draws with at its node's run `run`: its own at the first, so that a
+ * function's first call draws what eager execution draws, then a 64-bit hash of the seed and
+ * the run (SplitMix64's finalizer), so that calls neither repeat nor meet the draws of another
+ * op's seed, as seed + run would. */
+static int64_t seed_for_run(int64_t seed, uint64_t run) {
+    if (run == 0) return seed;
+    uint64_t z = (uint64_t)seed ^ (run * 0x9E3779B97F4A7C15u);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
+    return (int64_t)(z ^ (z >> 31));
+}
+
 static tp_status_t *run_op(tp_executor_t *executor, run_state_t *state, step_t *step,
                            tp_tensor_t **inputs) {
     const tp_kernel_context_t *plan = &step->call;
@@ -337,8 +349,10 @@ static tp_status_t *run_op(tp_executor_t *executor, run_state_t *state, step_t *
     call.device = plan->device;
     call.stream = plan->stream;
     call.inferring = false;
-    if (step->seed_attribute >= 0)
-        call.attrs[step->seed_attribute].i += (int64_t)atomic_fetch_add(&step->runs, 1);
+    if (step->seed_attribute >= 0) {
+        tp_attr_t *seed = &call.attrs[step->seed_attribute];
+        seed->i = seed_for_run(seed->i, atomic_fetch_add(&step->runs, 1));
+    }
     /* An argument lives where the caller made it; another device's is copied for the call. */
     tp_tensor_t *copies[TP_MAX_STEP_INPUTS];
     int32_t num_copies = 0;

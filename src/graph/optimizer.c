@@ -44,6 +44,8 @@ static size_t plugins_with_pass(const tp_context_t *context, const tp_graph_t *g
 }
 
 tp_status_t *tp_graph_optimize(tp_context_t *context, tp_graph_t *graph) {
+    /* Which plug-ins switch standard passes off is decided on the graph as placed; whose pass
+     * runs, on the graph the standard passes leave. */
     const tp_plugin_record_t *plugins[64];
     size_t num_plugins = plugins_with_pass(context, graph, plugins, 64);
     uint32_t passes = tp_context_graph_passes(context);
@@ -55,8 +57,9 @@ tp_status_t *tp_graph_optimize(tp_context_t *context, tp_graph_t *graph) {
     if (passes & TP_PASS_CONSTANT_FOLDING)
         TP_RETURN_IF_ERROR(tp_pass_fold_constants(context, graph));
     if (passes & TP_PASS_IDENTITY_REMOVAL) TP_RETURN_IF_ERROR(tp_pass_remove_identities(graph));
-    if (passes & TP_PASS_PLUGINS)
-        for (size_t p = 0; p < num_plugins; p++)
-            TP_RETURN_IF_ERROR(tp_pass_run_plugin(context, plugins[p], graph));
+    if (!(passes & TP_PASS_PLUGINS)) return NULL;
+    num_plugins = plugins_with_pass(context, graph, plugins, 64);
+    for (size_t p = 0; p < num_plugins; p++)
+        TP_RETURN_IF_ERROR(tp_pass_run_plugin(context, plugins[p], graph));
     return NULL;
 }

@@ -1,8 +1,11 @@
 /* Constant folding: an op node whose inputs are all constants (captured tensors, or nodes
  * folded before it) computes the same value at every call, so it is run once now, on the
  * device it was placed on, and becomes a constant holding the result. Stateful ops are left to
- * run at every call, and so are ops whose result would be large. A node whose kernel fails
- * here is left as it is: the call will report the failure where the user can act on it. */
+ * run at every call, and so are ops whose result would be large, and ops whose constants are
+ * on another device (copying them here would wait on that device and could meet its errors).
+ * The pass waits for the node's device: a value is folded only once it is known good. A
+ * kernel that fails leaves the node as it is, for the call to report; an error the wait finds
+ * is kept for the device's next reader, since it may belong to earlier work. */
 #include "base/status.h"
 #include "eager/execute.h"
 #include "graph/graph_edit.h"
@@ -14,8 +17,11 @@ static bool foldable(const tp_graph_t *graph, const tp_graph_node_t *node) {
     if (node->kind != TP_NODE_OP || node->op.def->is_stateful || node->num_outputs != 1 ||
         node->kernel == NULL || node->num_inputs > TP_MAX_FOLDED_INPUTS)
         return false;
-    for (int32_t i = 0; i < node->num_inputs; i++)
-        if (graph->nodes[node->inputs[i].node].kind != TP_NODE_CAPTURE) return false;
+    for (int32_t i = 0; i < node->num_inputs; i++) {
+        const tp_graph_node_t *input = &graph->nodes[node->inputs[i].node];
+        if (input->kind != TP_NODE_CAPTURE || input->captured->device != node->device)
+            return false;
+    }
     int64_t elements;
     size_t bytes;
     return tp_tensor_check_layout(node->output_dtypes[0], &node->output_shapes[0], &elements,
@@ -36,6 +42,12 @@ tp_status_t *tp_pass_fold_constants(tp_context_t *context, tp_graph_t *graph) {
             tp_execute_call(context, &call, node->kernel, inputs, (size_t)node->num_inputs);
         if (error != NULL) {
             tp_status_free(error);
+            continue;
+        }
+        error = tp_device_synchronize(node->device);
+        if (error != NULL) {
+            tp_tensor_release(call.outputs[0]);
+            tp_device_park_error(node->device, error);
             continue;
         }
         tp_graph_drop_inputs(graph, n);

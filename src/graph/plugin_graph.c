@@ -127,21 +127,47 @@ static int32_t graph_node_num_uses(const tp_plugin_graph_t *graph, int32_t node,
     return found != NULL ? found->consumers : 0;
 }
 
-/* The call a new node makes: resolved against stand-ins that carry the inputs' dtypes and
- * shapes, with shapes inferred. */
+static void graph_node_attr(const tp_plugin_graph_t *graph, int32_t node, const char *name,
+                            tp_plugin_attr_t *out, tp_plugin_status_t *status) {
+    const tp_graph_node_t *found = live_node(graph, node, status);
+    if (found == NULL) return;
+    if (out == NULL || out->struct_size < sizeof *out) {
+        tp_plugin_status_set(status, TP_INVALID_ARGUMENT,
+                             "graph_node_attr: set the out attribute's struct_size");
+        return;
+    }
+    int index = found->kind == TP_NODE_OP && name != NULL
+                    ? tp_op_attr_index(found->op.def, name) : -1;
+    if (index < 0) {
+        tp_plugin_status_set(status, TP_NOT_FOUND, "%s has no attribute '%s'", found->name,
+                             name != NULL ? name : "(NULL)");
+        return;
+    }
+    const tp_attr_t *attr = &found->attrs[index];
+    *out = (tp_plugin_attr_t){sizeof *out, attr->name, attr->type, attr->i, attr->f,
+                              attr->list, attr->count, attr->s};
+}
+
+/* The call a new node makes: resolved against stand-ins that carry the inputs' dtypes, shapes
+ * and sizes, with `attrs`, and its shapes inferred. */
 static bool resolve_new_node(tp_plugin_graph_t *graph, const tp_op_t *op,
-                             const tp_graph_edge_t *edges, int32_t count,
-                             tp_kernel_context_t *call, tp_plugin_status_t *status) {
+                             const tp_graph_edge_t *edges, int32_t count, const tp_attr_t *attrs,
+                             int32_t num_attrs, tp_kernel_context_t *call,
+                             tp_plugin_status_t *status) {
     tp_tensor_t stand_ins[MAX_ADDED_INPUTS];
     tp_tensor_t *inputs[MAX_ADDED_INPUTS];
-    for (int32_t i = 0; i < count; i++) {
+    tp_status_t *error = NULL;
+    for (int32_t i = 0; i < count && error == NULL; i++) {
         const tp_graph_node_t *from = &graph->graph->nodes[edges[i].node];
         stand_ins[i] = (tp_tensor_t){.dtype = from->output_dtypes[edges[i].output],
                                      .shape = from->output_shapes[edges[i].output]};
+        error = tp_tensor_check_layout(stand_ins[i].dtype, &stand_ins[i].shape,
+                                       &stand_ins[i].num_elements, &stand_ins[i].byte_size);
         inputs[i] = &stand_ins[i];
     }
-    tp_status_t *error = tp_kernel_context_resolve(call, op, inputs, (size_t)count, NULL, 0,
-                                                   op->def->num_outputs);
+    if (error == NULL)
+        error = tp_kernel_context_resolve(call, op, inputs, (size_t)count, attrs,
+                                          (size_t)num_attrs, op->def->num_outputs);
     if (error == NULL) error = tp_kernel_context_infer_shapes(call);
     call->inputs = NULL;
     if (error == NULL) return true;
@@ -151,9 +177,25 @@ static bool resolve_new_node(tp_plugin_graph_t *graph, const tp_op_t *op,
     return false;
 }
 
+/* The pass's attributes as the application API's, checked for struct_size. */
+static bool copy_attrs(const tp_plugin_attr_t *from, int32_t count, tp_attr_t *to,
+                       tp_plugin_status_t *status) {
+    for (int32_t a = 0; a < count; a++) {
+        if (from[a].struct_size < sizeof(tp_plugin_attr_t) || from[a].name == NULL) {
+            tp_plugin_status_set(status, TP_INVALID_ARGUMENT,
+                                 "attribute %d: set its struct_size and name", (int)a);
+            return false;
+        }
+        to[a] = (tp_attr_t){from[a].name, from[a].type,  from[a].i, from[a].f,
+                            from[a].list, from[a].count, from[a].s};
+    }
+    return true;
+}
+
 static int32_t graph_add_node(tp_plugin_graph_t *graph, const char *op_name,
                               const int32_t *input_nodes, const int32_t *input_outputs,
-                              int32_t num_inputs, int32_t place_like,
+                              int32_t num_inputs, const tp_plugin_attr_t *plugin_attrs,
+                              int32_t num_attrs, int32_t place_like,
                               tp_plugin_status_t *status) {
     const tp_graph_node_t *like = live_node(graph, place_like, status);
     if (like == NULL) return -1;
@@ -164,20 +206,24 @@ static int32_t graph_add_node(tp_plugin_graph_t *graph, const char *op_name,
         return -1;
     }
     if (like->kind != TP_NODE_OP || num_inputs < 0 || num_inputs > MAX_ADDED_INPUTS ||
-        (num_inputs > 0 && (input_nodes == NULL || input_outputs == NULL))) {
+        (num_inputs > 0 && (input_nodes == NULL || input_outputs == NULL)) ||
+        num_attrs < 0 || num_attrs > TP_MAX_OP_ATTRS || (num_attrs > 0 && plugin_attrs == NULL)) {
         tp_plugin_status_set(status, TP_INVALID_ARGUMENT,
-                             "adding %s: place_like must be an op node and the inputs "
-                             "0 to %d (node, output) pairs",
-                             op_name, MAX_ADDED_INPUTS);
+                             "adding %s: place_like must be an op node, the inputs 0 to %d "
+                             "(node, output) pairs and the attributes 0 to %d",
+                             op_name, MAX_ADDED_INPUTS, TP_MAX_OP_ATTRS);
         return -1;
     }
+    tp_attr_t attrs[TP_MAX_OP_ATTRS];
+    if (!copy_attrs(plugin_attrs, num_attrs, attrs, status)) return -1;
     tp_graph_edge_t edges[MAX_ADDED_INPUTS];
     for (int32_t i = 0; i < num_inputs; i++) {
         if (live_output(graph, input_nodes[i], input_outputs[i], status) == NULL) return -1;
         edges[i] = (tp_graph_edge_t){input_nodes[i], input_outputs[i]};
     }
     tp_kernel_context_t call;
-    if (!resolve_new_node(graph, &op, edges, num_inputs, &call, status)) return -1;
+    if (!resolve_new_node(graph, &op, edges, num_inputs, attrs, num_attrs, &call, status))
+        return -1;
     call.device = like->device;
     const tp_kernel_def_t *kernel =
         tp_kernel_registry_find(&graph->context->registry, &call, like->device->def);
@@ -187,13 +233,12 @@ static int32_t graph_add_node(tp_plugin_graph_t *graph, const char *op_name,
         return -1;
     }
     tp_device_t *device = like->device;
-    int32_t index;
+    int32_t index = -1;
     tp_status_t *error = tp_graph_add_node(graph->graph, TP_NODE_OP, op_name, &index);
     if (error == NULL) error = tp_graph_set_op(graph->graph, index, &call, edges, num_inputs);
     if (error != NULL) {
         /* Out of host memory: the node, if it was added, reads nothing and is dropped. */
-        if (graph->graph->num_nodes > 0 && index == graph->graph->num_nodes - 1)
-            graph->graph->nodes[index].removed = true;
+        if (index >= 0) graph->graph->nodes[index].removed = true;
         tp_plugin_status_set(status, tp_status_code(error), "adding %s: %s",
                              op_name, tp_status_message(error));
         tp_status_free(error);
@@ -259,6 +304,7 @@ void tp_plugin_graph_fill_host_api(tp_host_api_t *api) {
     api->graph_node_num_outputs = graph_node_num_outputs;
     api->graph_node_input = graph_node_input;
     api->graph_node_num_uses = graph_node_num_uses;
+    api->graph_node_attr = graph_node_attr;
     api->graph_add_node = graph_add_node;
     api->graph_set_input = graph_set_input;
     api->graph_replace_uses = graph_replace_uses;

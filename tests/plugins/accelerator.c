@@ -68,9 +68,10 @@ static bool find_relu_pair(tp_plugin_graph_t *graph, int32_t *outer, int32_t *in
     return false;
 }
 
-/* "rebuild": every ACC Relu is replaced by a new one (add, replace_uses, remove).
+/* "rebuild": every ACC Relu is replaced by a new one of the same type attribute (attr, add,
+ * replace_uses, remove).
  * "rewire": in Relu(Relu(x)), the outer reads x and the inner goes (set_input, remove).
- * "fail", "cycle", "mismatch", "remove_read": a pass that goes wrong in that way. */
+ * "fail", "cycle", "mismatch", "bad_attr", "remove_read": a pass that goes wrong so. */
 static void run_pass(void *state, tp_plugin_graph_t *graph, tp_plugin_status_t *status) {
     (void)state;
     const char *mode = getenv("TP_TEST_ACC_PASS");
@@ -82,7 +83,11 @@ static void run_pass(void *state, tp_plugin_graph_t *graph, tp_plugin_status_t *
             if (!is_acc_relu(graph, n, status)) continue;
             int32_t input, output;
             host->graph_node_input(graph, n, 0, &input, &output, status);
-            int32_t added = host->graph_add_node(graph, "Relu", &input, &output, 1, n, status);
+            tp_plugin_attr_t type = {.struct_size = sizeof type};
+            host->graph_node_attr(graph, n, "T", &type, status);
+            if (failed(status)) return;
+            int32_t added =
+                host->graph_add_node(graph, "Relu", &input, &output, 1, &type, 1, n, status);
             if (failed(status)) return;
             host->graph_replace_uses(graph, n, 0, added, 0, status);
             host->graph_remove_node(graph, n, status);
@@ -101,6 +106,10 @@ static void run_pass(void *state, tp_plugin_graph_t *graph, tp_plugin_status_t *
         /* Node 0 is the first argument, which the test makes of another shape. */
         if (find_relu_pair(graph, &outer, &inner, &source, status))
             host->graph_set_input(graph, outer, 0, 0, 0, status);
+    } else if (strcmp(mode, "bad_attr") == 0) {
+        tp_plugin_attr_t attr = {.struct_size = sizeof attr};
+        if (find_relu_pair(graph, &outer, &inner, &source, status))
+            host->graph_node_attr(graph, inner, "alpha", &attr, status);
     } else if (strcmp(mode, "remove_read") == 0) {
         if (find_relu_pair(graph, &outer, &inner, &source, status))
             host->graph_remove_node(graph, inner, status);
@@ -123,6 +132,10 @@ static void init(const tp_host_api_t *host_api, tp_registrar_t *registrar,
                               .constraints = &constraint, .num_constraints = 1,
                               .compute = relu};
     host->register_kernel(registrar, &kernel, status);
+    /* The pass needs the graph functions of ABI 1.3. */
+    if (host->struct_size < offsetof(tp_host_api_t, graph_remove_node) +
+                                sizeof host->graph_remove_node)
+        return;
     tp_graph_pass_def_t pass = {.struct_size = sizeof pass, .name = "acc_test_pass",
                                 .device_type = "ACC", .run = run_pass};
     host->register_graph_pass(registrar, &pass, status);

@@ -120,8 +120,8 @@ static void running_out_of_the_block_names_the_function(void **state) {
     assert_ok(tp_function_create(context, "tanhs", chain_body, 1, NULL, &function));
     /* x holds 16 KiB of the 40; the block needs 32 more. */
     assert_error(tp_function_call(function, &x, 1, &y, 1), TP_RESOURCE_EXHAUSTED,
-                 "OOM when allocating the 32768 bytes of function 'tanhs''s intermediate values "
-                 "on /job:localhost/replica:0/task:0/device:CPU:0");
+                 "OOM when allocating the 32768 bytes of the intermediate values of function "
+                 "'tanhs' on /job:localhost/replica:0/task:0/device:CPU:0");
     assert_null(y);
     tp_tensor_release(x);
     tp_function_destroy(function);

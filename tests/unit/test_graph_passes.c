@@ -3,10 +3,13 @@
  * through the host graph functions (add, rewire, remove), with its mistakes reported. */
 #include "test_support.h"
 
+#include <math.h>
 #include <stdlib.h>
 
+#include "context/context.h"
 #include "cpu_fixture.h"
 #include "graph_support.h"
+#include "tensor/tensor.h"
 
 /* Releases the tensors a body made along the way and passes its status on. */
 static tp_status_t *done(tp_status_t *error, tp_tensor_t **made, size_t count) {
@@ -210,6 +213,7 @@ static void unknown_pass_bits_are_refused(void **state) {
 /* ---- The plug-in pass, with the test accelerator ------------------------------------------ */
 
 static int acc_setup(void **state) {
+    tp_log_set_level(TP_LOG_ERROR); /* ops without an ACC kernel fall back, as expected */
     tp_context_options_t options = TP_CONTEXT_OPTIONS_INIT;
     options.plugin_path = TP_KERNEL_PLUGIN_DIR;
     options.skip_installed_plugins = true;
@@ -296,9 +300,83 @@ static void a_plugin_pass_that_goes_wrong_fails_the_trace(void **state) {
                  "graph pass 'acc_test_pass' of plug-in 'accelerator': argument_0:0, "
                  "float32(3,), cannot be read in place of relu:0, float32(2,): a pass may only "
                  "rewire to a value of the same dtype and shape");
+    assert_error(trace_acc(context, "bad_attr", text, sizeof text), TP_NOT_FOUND,
+                 "graph pass 'acc_test_pass' of plug-in 'accelerator': relu has no attribute "
+                 "'alpha'");
     assert_error(trace_acc(context, "remove_read", text, sizeof text), TP_FAILED_PRECONDITION,
                  "graph pass 'acc_test_pass' of plug-in 'accelerator': relu cannot be removed: "
                  "it is still read");
+}
+
+/* relu on ACC:0 of a captured tensor on ACC:0, so that folding may run it. */
+static tp_status_t *captured_relu_body(tp_context_t *context, tp_tensor_t *const *inputs,
+                                       size_t num_inputs, tp_tensor_t **outputs,
+                                       size_t num_outputs, void *user_data) {
+    (void)inputs;
+    (void)num_inputs;
+    (void)num_outputs;
+    return scoped(context, "/device:ACC:0", tp_relu, user_data, &outputs[0]);
+}
+
+/* The accelerator's Relu reports a NaN only at the next synchronize: folding must wait for it
+ * and leave the node to run, so that every call reports the failure, not just the first. */
+static void folding_does_not_keep_a_value_the_device_failed(void **state) {
+    tp_context_t *context = *state;
+    const float bad[2] = {NAN, 2};
+    tp_tensor_t *on_cpu = vector(context, bad, 2), *on_acc, *y = NULL;
+    assert_ok(tp_context_devices_ready(context));
+    assert_ok(tp_tensor_copy_to_device(
+        on_cpu, tp_device_registry_find(&context->registry, "ACC", 0), &on_acc));
+    tp_function_t *function;
+    assert_ok(tp_function_create(context, "nan", captured_relu_body, 1, on_acc, &function));
+    for (int call = 0; call < 3; call++) {
+        tp_status_t *error = tp_function_call(function, NULL, 0, &y, 1);
+        float got[2];
+        if (error == NULL) error = tp_tensor_read(y, got, sizeof got);
+        assert_error(error, TP_INTERNAL, "Relu on ACC met a NaN at element 0");
+        tp_tensor_release(y);
+        y = NULL;
+    }
+    char text[1024];
+    graph_text(function, NULL, 0, text, sizeof text);
+    assert_int_equal(count_ops(text, "Relu"), 1);
+    tp_function_destroy(function);
+    tp_tensor_release(on_acc);
+    tp_tensor_release(on_cpu);
+}
+
+/* c + c on the CPU with an accelerator error pending: folding touches only the CPU, so the
+ * error stays for whoever waits for the accelerator. */
+static tp_status_t *double_body(tp_context_t *context, tp_tensor_t *const *inputs,
+                                size_t num_inputs, tp_tensor_t **outputs, size_t num_outputs,
+                                void *user_data) {
+    (void)inputs;
+    (void)num_inputs;
+    (void)num_outputs;
+    return tp_add(context, user_data, user_data, &outputs[0]);
+}
+
+static void folding_leaves_other_devices_errors_alone(void **state) {
+    tp_context_t *context = *state;
+    const float bad[2] = {NAN, 2};
+    tp_tensor_t *c = vector(context, bad + 1, 1), *x = vector(context, bad, 2), *pending, *y;
+    assert_ok(scoped(context, "/device:ACC:0", tp_relu, x, &pending));
+    tp_function_t *function;
+    assert_ok(tp_function_create(context, "double", double_body, 1, c, &function));
+    assert_ok(tp_function_call(function, NULL, 0, &y, 1));
+    float got[1];
+    assert_ok(tp_tensor_read(y, got, sizeof got));
+    assert_true(got[0] == 4);
+    char text[1024];
+    graph_text(function, NULL, 0, text, sizeof text);
+    assert_non_null(strstr(text, "add = Constant(folded Add)"));
+    assert_error(tp_context_synchronize(context), TP_INTERNAL,
+                 "Relu on ACC met a NaN at element 0");
+    tp_function_destroy(function);
+    tp_tensor_release(y);
+    tp_tensor_release(pending);
+    tp_tensor_release(x);
+    tp_tensor_release(c);
 }
 
 int main(void) {
@@ -318,6 +396,8 @@ int main(void) {
         ACC_TEST(a_plugin_pass_rewires_an_input),
         ACC_TEST(a_plugin_pass_can_be_switched_off),
         ACC_TEST(a_plugin_pass_that_goes_wrong_fails_the_trace),
+        ACC_TEST(folding_does_not_keep_a_value_the_device_failed),
+        ACC_TEST(folding_leaves_other_devices_errors_alone),
     };
 #undef TEST
 #undef ACC_TEST
