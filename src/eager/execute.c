@@ -13,21 +13,14 @@
 #include "plugin/plugin_status.h"
 #include "tensor/tensor.h"
 
-/* Inputs as the kernel sees them: the caller's tensors, or copies on the op's device. */
-typedef struct {
-    tp_tensor_t **tensors;
-    size_t count;
-    tp_tensor_t *small[8];
-} staged_inputs_t;
-
-static void release_staged(staged_inputs_t *staged, tp_tensor_t *const *originals) {
+void tp_release_staged_inputs(tp_staged_inputs_t *staged, tp_tensor_t *const *originals) {
     for (size_t i = 0; i < staged->count; i++)
         if (staged->tensors[i] != originals[i]) tp_tensor_release(staged->tensors[i]);
     if (staged->tensors != staged->small) free(staged->tensors);
 }
 
-static tp_status_t *stage_inputs(tp_kernel_context_t *call, tp_tensor_t *const *inputs,
-                                 size_t count, staged_inputs_t *staged) {
+tp_status_t *tp_stage_inputs(const tp_kernel_context_t *call, tp_tensor_t *const *inputs,
+                             size_t count, tp_staged_inputs_t *staged) {
     staged->count = 0;
     staged->tensors = count <= 8 ? staged->small : malloc(count * sizeof *staged->tensors);
     if (staged->tensors == NULL)
@@ -38,7 +31,7 @@ static tp_status_t *stage_inputs(tp_kernel_context_t *call, tp_tensor_t *const *
         if (input->device != call->device) {
             tp_status_t *error = tp_tensor_copy_to_device(input, call->device, &input);
             if (error != NULL) {
-                release_staged(staged, inputs);
+                tp_release_staged_inputs(staged, inputs);
                 return tp_status_annotate(error, "%s: input %zu", call->op->def->name, i);
             }
         }
@@ -85,12 +78,12 @@ tp_status_t *tp_execute_call(tp_context_t *context, tp_kernel_context_t *call,
                              const tp_kernel_def_t *kernel, tp_tensor_t *const *inputs,
                              size_t num_inputs) {
     TP_RETURN_IF_ERROR(tp_device_stream(call->device, &call->stream));
-    staged_inputs_t staged;
-    TP_RETURN_IF_ERROR(stage_inputs(call, inputs, num_inputs, &staged));
+    tp_staged_inputs_t staged;
+    TP_RETURN_IF_ERROR(tp_stage_inputs(call, inputs, num_inputs, &staged));
     call->inputs = staged.tensors;
     tp_status_t *error = allocate_outputs(context, call);
     if (error == NULL) error = tp_kernel_launch(call, kernel);
-    release_staged(&staged, inputs);
+    tp_release_staged_inputs(&staged, inputs);
     call->inputs = inputs;
     if (error != NULL) {
         for (int32_t o = 0; o < call->num_outputs; o++) {

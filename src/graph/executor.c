@@ -354,22 +354,17 @@ static tp_status_t *run_op(tp_executor_t *executor, run_state_t *state, step_t *
         seed->i = seed_for_run(seed->i, atomic_fetch_add(&step->runs, 1));
     }
     /* An argument lives where the caller made it; another device's is copied for the call. */
-    tp_tensor_t *copies[TP_MAX_STEP_INPUTS];
-    int32_t num_copies = 0;
+    tp_staged_inputs_t staged;
+    TP_RETURN_IF_ERROR(tp_stage_inputs(&call, inputs, (size_t)plan->num_inputs, &staged));
     tp_status_t *error = NULL;
-    for (int32_t i = 0; i < plan->num_inputs && error == NULL; i++) {
-        if (inputs[i]->device == plan->device) continue;
-        error = tp_tensor_copy_to_device(inputs[i], plan->device, &copies[num_copies]);
-        if (error == NULL) inputs[i] = copies[num_copies++];
-    }
     for (int32_t o = 0; o < plan->num_outputs && error == NULL; o++) {
         call.output_dtypes[o] = plan->output_dtypes[o];
         call.output_shapes[o] = plan->output_shapes[o];
         error = output_of(executor, state, step, o, &call.outputs[o]);
     }
-    call.inputs = inputs;
+    call.inputs = staged.tensors;
     if (error == NULL) error = tp_kernel_launch(&call, step->kernel);
-    for (int32_t c = 0; c < num_copies; c++) tp_tensor_release(copies[c]);
+    tp_release_staged_inputs(&staged, inputs);
     return error;
 }
 

@@ -120,6 +120,11 @@ tp_status_t *tp_graph_set_outputs(tp_graph_t *graph, const tp_graph_edge_t *outp
     return NULL;
 }
 
+tp_device_t *tp_graph_node_value_device(const tp_graph_node_t *node) {
+    if (node->kind == TP_NODE_CAPTURE) return node->captured->device;
+    return node->kind == TP_NODE_ARGUMENT ? NULL : node->device;
+}
+
 /* ---- Text ------------------------------------------------------------------------------------ */
 
 static void write_attr(const tp_attr_t *attr, FILE *out) {

@@ -71,6 +71,10 @@ tp_status_t *tp_graph_set_op(tp_graph_t *graph, int32_t index, const tp_kernel_c
 tp_status_t *tp_graph_set_outputs(tp_graph_t *graph, const tp_graph_edge_t *outputs,
                                   int32_t count);
 
+/* The device whose memory holds `node`'s values: NULL for an argument, whose device is known
+ * only at the call. */
+tp_device_t *tp_graph_node_value_device(const tp_graph_node_t *node);
+
 /* One line per node: "relu_1 = Relu(relu:0) T=float32 -> float32(5,) on /job:.../APU:0". */
 tp_status_t *tp_graph_write_text(const tp_graph_t *graph, FILE *out);
 /* Graphviz DOT: ops as boxes filled by device, arguments and captures as ellipses. */

@@ -6,11 +6,6 @@
 #include "graph/graph_edit.h"
 #include "tensor/tensor.h"
 
-tp_device_t *tp_graph_node_value_device(const tp_graph_node_t *node) {
-    if (node->kind == TP_NODE_CAPTURE) return node->captured->device;
-    return node->kind == TP_NODE_ARGUMENT ? NULL : node->device;
-}
-
 typedef struct {
     tp_graph_edge_t from;
     tp_device_t *to;

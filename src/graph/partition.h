@@ -7,9 +7,6 @@
 
 #include "graph/graph.h"
 
-/* The device whose memory holds `node`'s values: NULL for an argument. */
-tp_device_t *tp_graph_node_value_device(const tp_graph_node_t *node);
-
 tp_status_t *tp_graph_partition(tp_graph_t *graph);
 
 #endif

@@ -10,9 +10,7 @@
 
 static bool forwards_only(const tp_graph_t *graph, const tp_graph_node_t *node) {
     if (node->kind != TP_NODE_OP || strcmp(node->op.def->name, "Identity") != 0) return false;
-    const tp_graph_node_t *input = &graph->nodes[node->inputs[0].node];
-    if (input->kind == TP_NODE_CAPTURE) return input->captured->device == node->device;
-    return input->kind == TP_NODE_OP && input->device == node->device;
+    return tp_graph_node_value_device(&graph->nodes[node->inputs[0].node]) == node->device;
 }
 
 tp_status_t *tp_pass_remove_identities(tp_graph_t *graph) {

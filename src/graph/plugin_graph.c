@@ -90,9 +90,7 @@ static const char *graph_node_name(const tp_plugin_graph_t *graph, int32_t node,
 static void graph_node_device(const tp_plugin_graph_t *graph, int32_t node, const char **out_type,
                               int32_t *out_ordinal, tp_plugin_status_t *status) {
     const tp_graph_node_t *found = live_node(graph, node, status);
-    const tp_device_t *device = found == NULL ? NULL
-                                : found->kind == TP_NODE_CAPTURE ? found->captured->device
-                                                                 : found->device;
+    const tp_device_t *device = found == NULL ? NULL : tp_graph_node_value_device(found);
     if (out_type != NULL) *out_type = device != NULL ? device->def->type : NULL;
     if (out_ordinal != NULL) *out_ordinal = device != NULL ? device->ordinal : -1;
 }
