@@ -32,11 +32,11 @@ static void destroy_ordering_event(void *arg) {
  * The two are devices of one plug-in. */
 static tp_status_t *order_after(tp_device_t *source, tp_device_t *destination) {
     const tp_device_type_def_t *def = source->def;
-    ordering_event_t *ordering = def->event_create != NULL ? malloc(sizeof *ordering) : NULL;
-    if (ordering == NULL) return tp_device_synchronize(source);
     void *source_stream, *destination_stream;
     TP_RETURN_IF_ERROR(tp_device_stream(source, &source_stream));
     TP_RETURN_IF_ERROR(tp_device_stream(destination, &destination_stream));
+    ordering_event_t *ordering = def->event_create != NULL ? malloc(sizeof *ordering) : NULL;
+    if (ordering == NULL) return tp_device_synchronize(source);
     *ordering = (ordering_event_t){source, NULL};
     tp_plugin_status_t status = TP_PLUGIN_STATUS_INIT;
     def->event_create(source->handle, &ordering->event, &status);
