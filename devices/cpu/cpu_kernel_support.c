@@ -1,5 +1,7 @@
+#include <cblas.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "cpu_kernels.h"
@@ -50,10 +52,25 @@ static void *run_slice(void *arg) {
 static int thread_count;
 static pthread_once_t thread_count_once = PTHREAD_ONCE_INIT;
 
-/* Read once: sysconf reads /sys on every call, which costs more than a small kernel. */
+/* Read once: sysconf reads /sys on every call, which costs more than a small kernel.
+ * TP_CPU_THREADS caps the threads of one kernel, OpenBLAS's included: with several logical
+ * CPU devices each running its own replica, one thread per device is the fair share. */
 static void count_threads(void) {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    const char *requested = getenv("TP_CPU_THREADS");
+    if (requested != NULL) {
+        char *end;
+        long value = strtol(requested, &end, 10);
+        if (end != requested && *end == '\0' && value >= 1) {
+            cores = value;
+            openblas_set_num_threads(value > MAX_THREADS ? MAX_THREADS : (int)value);
+        }
+    }
     thread_count = cores < 1 ? 1 : cores > MAX_THREADS ? MAX_THREADS : (int)cores;
+}
+
+void cpu_configure_threads(void) {
+    pthread_once(&thread_count_once, count_threads);
 }
 
 void cpu_parallel_for(int64_t count, int64_t cost_per_item, cpu_range_fn fn, void *arg) {

@@ -23,6 +23,8 @@ bool cpu_failed(const tp_plugin_status_t *status);
 
 /* Calls fn over [0, count) in slices on both (all) cores when count * cost is large enough to
  * pay for the threads, else on the calling thread. */
+/* Reads TP_CPU_THREADS, once, before the first kernel runs. */
+void cpu_configure_threads(void);
 typedef void (*cpu_range_fn)(void *arg, int64_t begin, int64_t end);
 void cpu_parallel_for(int64_t count, int64_t cost_per_item, cpu_range_fn fn, void *arg);
 
@@ -42,5 +44,7 @@ void cpu_register_matmul_kernels(tp_registrar_t *registrar, tp_plugin_status_t *
 void cpu_register_reduction_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status);
 void cpu_register_layout_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status);
 void cpu_register_random_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status);
+void cpu_register_activation_grad_kernels(tp_registrar_t *registrar,
+                                          tp_plugin_status_t *status);
 
 #endif

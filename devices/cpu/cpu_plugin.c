@@ -199,11 +199,13 @@ static void cpu_init(const tp_host_api_t *host_api, tp_registrar_t *registrar,
     };
     host->register_device_type(registrar, &cpu, status);
     tp_cpu_host = host_api;
+    cpu_configure_threads();
     cpu_register_elementwise_kernels(registrar, status);
     cpu_register_matmul_kernels(registrar, status);
     cpu_register_reduction_kernels(registrar, status);
     cpu_register_layout_kernels(registrar, status);
     cpu_register_random_kernels(registrar, status);
+    cpu_register_activation_grad_kernels(registrar, status);
 }
 
 const tp_plugin_descriptor_t *tp_cpu_plugin_entry(void) {

@@ -22,6 +22,10 @@ static const tp_op_arg_def_t args_x_y[] = {ARG("x"), ARG("y")};
 static const tp_op_arg_def_t args_a_b[] = {ARG("a"), ARG("b")};
 static const tp_op_arg_def_t args_value_bias[] = {ARG("value"), ARG("bias")};
 static const tp_op_arg_def_t arg_value[] = {ARG("value")};
+static const tp_op_arg_def_t args_gradients_features[] = {ARG("gradients"), ARG("features")};
+static const tp_op_arg_def_t args_y_dy[] = {ARG("y"), ARG("dy")};
+static const tp_op_arg_def_t arg_backprops[] = {ARG("backprops")};
+static const tp_op_arg_def_t arg_z[] = {ARG("z")};
 static const tp_op_arg_def_t arg_n_inputs[] = {
     {sizeof(tp_op_arg_def_t), "inputs", TP_DTYPE_INVALID, "T", "N"}};
 static const tp_op_arg_def_t arg_cast_x[] = {
@@ -102,14 +106,17 @@ static const tp_op_def_t definitions[] = {
     RANDOM_OP("RandomStandardNormal"),
     RANDOM_OP("RandomUniform"),
     OP("Relu", arg_x, arg_y, number_type),
+    OP("ReluGrad", args_gradients_features, arg_backprops, number_type),
     OP("Reshape", arg_x, arg_y, shape_attrs),
     OP("Sigmoid", arg_x, arg_y, float_type),
+    OP("SigmoidGrad", args_y_dy, arg_z, float_type),
     OP("Softmax", arg_x, arg_y, float_type),
     OP("Sqrt", arg_x, arg_y, float_type),
     OP("Square", arg_x, arg_y, number_type),
     OP("Sub", args_x_y, arg_y, number_type),
     OP("Sum", arg_x, arg_y, reduce_attrs),
     OP("Tanh", arg_x, arg_y, float_type),
+    OP("TanhGrad", args_y_dy, arg_z, float_type),
     OP("Transpose", arg_x, arg_y, transpose_attrs),
     OP("ZerosLike", arg_x, arg_y, any_type),
 };
@@ -136,14 +143,17 @@ static const tp_shape_fn_t shape_functions[] = {
     tp_shape_from_attr,        /* RandomStandardNormal */
     tp_shape_from_attr,        /* RandomUniform */
     tp_shape_same_as_input,    /* Relu */
+    tp_shape_all_inputs_equal, /* ReluGrad */
     tp_shape_reshape,          /* Reshape */
     tp_shape_same_as_input,    /* Sigmoid */
+    tp_shape_all_inputs_equal, /* SigmoidGrad */
     tp_shape_softmax,          /* Softmax */
     tp_shape_same_as_input,    /* Sqrt */
     tp_shape_same_as_input,    /* Square */
     tp_shape_broadcast,        /* Sub */
     tp_shape_reduce,           /* Sum */
     tp_shape_same_as_input,    /* Tanh */
+    tp_shape_all_inputs_equal, /* TanhGrad */
     tp_shape_transpose,        /* Transpose */
     tp_shape_same_as_input,    /* ZerosLike */
 };
