@@ -47,6 +47,10 @@ static inline tp_status_t *tp_context_devices_ready(tp_context_t *context) {
     return tp_context_initialize_devices(context);
 }
 
+/* The logical device named `name` in any accepted form ("APU:1", "/device:CPU:0"); makes the
+ * logical devices if need be. "... unknown device." when there is none. */
+tp_status_t *tp_context_find_device(tp_context_t *context, const char *name, tp_device_t **out);
+
 void tp_context_retain(tp_context_t *context);
 void tp_context_release(tp_context_t *context);
 

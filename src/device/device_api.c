@@ -222,7 +222,7 @@ tp_status_t *tp_list_logical_devices(tp_context_t *context, const char *type, FI
 }
 
 /* The one logical device `name` names ("APU:1", "/device:CPU:0"). */
-static tp_status_t *find_logical(tp_context_t *context, const char *name, tp_device_t **out) {
+tp_status_t *tp_context_find_device(tp_context_t *context, const char *name, tp_device_t **out) {
     TP_REQUIRE_ARG(context);
     tp_device_spec_t spec;
     TP_RETURN_IF_ERROR(parse_one_device(name, "/device:APU:0", &spec));
@@ -245,7 +245,7 @@ tp_status_t *tp_context_memory_stats(tp_context_t *context, const char *device_n
         "tp_context_memory_stats", "out_stats", "tp_memory_stats_t", out_stats->struct_size,
         offsetof(tp_memory_stats_t, bytes_in_use) + sizeof(uint64_t)));
     tp_device_t *device;
-    TP_RETURN_IF_ERROR(tp_status_annotate(find_logical(context, device_name, &device),
+    TP_RETURN_IF_ERROR(tp_status_annotate(tp_context_find_device(context, device_name, &device),
                                           "tp_context_memory_stats"));
     tp_bfc_stats_t stats;
     tp_device_memory_stats(device, &stats);
@@ -265,7 +265,7 @@ tp_status_t *tp_context_memory_stats(tp_context_t *context, const char *device_n
 
 tp_status_t *tp_context_reset_peak_memory(tp_context_t *context, const char *device_name) {
     tp_device_t *device;
-    TP_RETURN_IF_ERROR(tp_status_annotate(find_logical(context, device_name, &device),
+    TP_RETURN_IF_ERROR(tp_status_annotate(tp_context_find_device(context, device_name, &device),
                                           "tp_context_reset_peak_memory"));
     tp_bfc_t *allocator;
     TP_RETURN_IF_ERROR(tp_device_allocator(device, &allocator));

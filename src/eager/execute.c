@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "autodiff/tape.h"
 #include "base/status.h"
 #include "context/context.h"
 #include "eager/execute.h"
@@ -94,6 +95,21 @@ tp_status_t *tp_execute_call(tp_context_t *context, tp_kernel_context_t *call,
     return error;
 }
 
+/* Lets the gradient tapes of this thread see the call; if one cannot keep it, the outputs are
+ * released, so that no gradient is silently missing. */
+static tp_status_t *record_on_tapes(tp_context_t *context, const tp_kernel_context_t *call,
+                                    tp_tensor_t *const *inputs, size_t num_inputs,
+                                    tp_tensor_t **outputs) {
+    if (!tp_tape_any_recording()) return NULL;
+    tp_status_t *error = tp_tape_record_op(context, call, inputs, num_inputs, outputs);
+    if (error != NULL)
+        for (int32_t o = 0; o < call->num_outputs; o++) {
+            tp_tensor_release(outputs[o]);
+            outputs[o] = NULL;
+        }
+    return error;
+}
+
 tp_status_t *tp_execute(tp_context_t *context, const char *op_name, tp_tensor_t *const *inputs,
                         size_t num_inputs, const tp_attr_t *attrs, size_t num_attrs,
                         tp_tensor_t **outputs, size_t num_outputs) {
@@ -114,7 +130,8 @@ tp_status_t *tp_execute(tp_context_t *context, const char *op_name, tp_tensor_t 
     tp_trace_t *trace = tp_trace_current(context);
     if (trace != NULL) {
         TP_RETURN_IF_ERROR(tp_kernel_context_infer_shapes(&call));
-        return tp_trace_record(trace, &call, inputs, num_inputs, outputs);
+        TP_RETURN_IF_ERROR(tp_trace_record(trace, &call, inputs, num_inputs, outputs));
+        return record_on_tapes(context, &call, inputs, num_inputs, outputs);
     }
     for (size_t i = 0; i < num_inputs; i++)
         TP_RETURN_IF_ERROR(tp_status_annotate(tp_tensor_require_values(inputs[i], op_name),
@@ -127,5 +144,5 @@ tp_status_t *tp_execute(tp_context_t *context, const char *op_name, tp_tensor_t 
     TP_RETURN_IF_ERROR(tp_execute_call(context, &call, placement.kernel, inputs, num_inputs));
     log_placement(context, &call);
     for (int32_t o = 0; o < call.num_outputs; o++) outputs[o] = call.outputs[o];
-    return NULL;
+    return record_on_tapes(context, &call, inputs, num_inputs, outputs);
 }

@@ -29,4 +29,10 @@ tp_status_t *tp_execute_call(tp_context_t *context, tp_kernel_context_t *call,
  * create, compute, destroy, with the plug-in's errors named by op and device. */
 tp_status_t *tp_kernel_launch(tp_kernel_context_t *call, const tp_kernel_def_t *kernel);
 
+/* tp_execute with the outputs on `device`: run there if it has a kernel for the op, else on
+ * CPU:0 and copied to it (execute_on.c). */
+tp_status_t *tp_execute_on(tp_context_t *context, tp_device_t *device, const char *op,
+                           tp_tensor_t *const *inputs, size_t num_inputs, const tp_attr_t *attrs,
+                           size_t num_attrs, tp_tensor_t **outputs, size_t num_outputs);
+
 #endif

@@ -18,7 +18,8 @@ for component in runtime dev; do
     cmake --install "$build" --prefix "$prefix" --component $component >>"$work/install.log" 2>&1
     check "cmake --install --component $component" $?
 done
-for file in include/tensorplug/tensorplug.h include/tensorplug/plugin.h bin/tensorplug; do
+for file in include/tensorplug/tensorplug.h include/tensorplug/plugin.h \
+            include/tensorplug/training.h bin/tensorplug; do
     [ -e "$prefix/$file" ]; check "installed $file" $?
 done
 libdir=$(dirname "$(find "$prefix" -name 'libtensorplug.so' | head -n 1)")

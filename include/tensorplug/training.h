@@ -1,0 +1,206 @@
+/*
+ * tensorplug training: variables, gradient tapes, a small sequential model of Dense layers with
+ * mean squared error and gradient descent, and mirrored data-parallel training over several
+ * devices. Built on tensorplug.h; the same error and thread conventions hold.
+ */
+#ifndef TENSORPLUG_TRAINING_H
+#define TENSORPLUG_TRAINING_H
+
+#include "tensorplug/tensorplug.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- Variables --------------------------------------------------------------------------------
+ *
+ * A variable holds a tensor on one device and can be given a new value; the values it held
+ * before stay valid for whoever still holds them (tensors are immutable). Reads and updates are
+ * thread-safe. */
+
+typedef struct tp_variable tp_variable_t;
+
+/* A trainable variable named `name` (copied) holding a copy of `initial` on `device` (any
+ * accepted device name; NULL: the device `initial` is on). */
+TP_API TP_MUST_USE tp_status_t *tp_variable_create(tp_context_t *context, const char *name,
+                                                  tp_tensor_t *initial, const char *device,
+                                                  tp_variable_t **out);
+/* NULL is fine. Tensors read from it stay valid. */
+TP_API void tp_variable_destroy(tp_variable_t *variable);
+TP_API const char *tp_variable_name(const tp_variable_t *variable);
+/* The canonical name of the device holding it. */
+TP_API const char *tp_variable_device(const tp_variable_t *variable);
+TP_API tp_dtype_t tp_variable_dtype(const tp_variable_t *variable);
+TP_API tp_shape_t tp_variable_shape(const tp_variable_t *variable);
+/* Its current value, a new reference. Every tape recording on this thread watches it, so
+ * tp_tape_gradient_variables finds it. Fails inside a traced function's body: a graph would
+ * keep the value read at trace time; pass the value as an argument instead. */
+TP_API TP_MUST_USE tp_status_t *tp_variable_read(tp_variable_t *variable, tp_tensor_t **out);
+/* Makes `value` (copied to the variable's device) its value; dtype and shape must match. */
+TP_API TP_MUST_USE tp_status_t *tp_variable_assign(tp_variable_t *variable, tp_tensor_t *value);
+/* value := value - delta, computed on the variable's device (delta broadcasts). */
+TP_API TP_MUST_USE tp_status_t *tp_variable_assign_sub(tp_variable_t *variable,
+                                                      tp_tensor_t *delta);
+
+/* ---- Gradient tapes ---------------------------------------------------------------------------
+ *
+ * A tape records the ops this thread runs on its context while it records, eagerly or inside a
+ * traced function's body, as TensorFlow's GradientTape does: an op is kept when one of its
+ * inputs is watched (tp_tape_watch, or a variable read) or was made by an op kept. Tapes nest;
+ * an outer tape records the ops an inner tape's gradient runs, so gradients of gradients work.
+ * A tape belongs to the thread that began it. */
+
+typedef struct tp_tape tp_tape_t;
+
+/* Starts a tape recording on this thread. */
+TP_API TP_MUST_USE tp_status_t *tp_tape_begin(tp_context_t *context, tp_tape_t **out);
+/* Watches `tensor` (kept alive by the tape) so that gradients with respect to it can be taken. */
+TP_API TP_MUST_USE tp_status_t *tp_tape_watch(tp_tape_t *tape, tp_tensor_t *tensor);
+/* Stops recording; the tape keeps what it recorded. Stopping twice is an error. */
+TP_API TP_MUST_USE tp_status_t *tp_tape_stop(tp_tape_t *tape);
+/* Stops recording if need be (on the thread that began it) and frees the tape. NULL is fine. */
+TP_API void tp_tape_destroy(tp_tape_t *tape);
+
+/*
+ * The gradients of `target`, which must be a floating-point scalar, with respect to each of
+ * `sources`: grads[i] has the shape of sources[i] and is a new tensor; a source the target does
+ * not depend on gets zeros. The gradient ops run as any op does (on the device the scope asks
+ * for, or placement picks), and inside a traced body they are traced too. May be called more
+ * than once. An op on the path without a gradient is an error naming it.
+ */
+TP_API TP_MUST_USE tp_status_t *tp_tape_gradient(tp_tape_t *tape, tp_tensor_t *target,
+                                                tp_tensor_t *const *sources, size_t num_sources,
+                                                tp_tensor_t **grads);
+/* The same with respect to variables: the sum over every value of each that the tape saw read. */
+TP_API TP_MUST_USE tp_status_t *tp_tape_gradient_variables(tp_tape_t *tape, tp_tensor_t *target,
+                                                          tp_variable_t *const *variables,
+                                                          size_t num_variables,
+                                                          tp_tensor_t **grads);
+
+/* ---- Losses and optimizers ------------------------------------------------------------------- */
+
+/* mean((y_true - y_pred)^2) over every element, a scalar. */
+TP_API TP_MUST_USE tp_status_t *tp_mean_squared_error(tp_context_t *context, tp_tensor_t *y_true,
+                                                     tp_tensor_t *y_pred, tp_tensor_t **out);
+/* Gradient descent: each variable -= learning_rate * its gradient, on the variable's device. */
+TP_API TP_MUST_USE tp_status_t *tp_sgd_apply(tp_variable_t *const *variables,
+                                            tp_tensor_t *const *grads, size_t count,
+                                            double learning_rate);
+
+/* ---- Mirrored strategy ------------------------------------------------------------------------
+ *
+ * Data parallelism over several devices of any types, as TensorFlow's MirroredStrategy: a
+ * replica per device, each running the same step on its share of the batch on its own host
+ * thread, the gradients all-reduced so that every replica applies the same update. */
+
+typedef struct tp_mirrored_strategy tp_mirrored_strategy_t;
+typedef struct tp_replica_context tp_replica_context_t;
+
+/* A strategy over `count` logical devices, named in any accepted form ("/cpu:1", "APU:0"); each
+ * may appear once. It keeps the context alive. */
+TP_API TP_MUST_USE tp_status_t *tp_mirrored_strategy_create(tp_context_t *context,
+                                                           const char *const *devices,
+                                                           size_t count,
+                                                           tp_mirrored_strategy_t **out);
+/* NULL is fine; not while a run is in progress. */
+TP_API void tp_mirrored_strategy_destroy(tp_mirrored_strategy_t *strategy);
+TP_API size_t tp_mirrored_strategy_num_replicas(const tp_mirrored_strategy_t *strategy);
+/* The canonical name of replica `replica`'s device; NULL out of range. */
+TP_API const char *tp_mirrored_strategy_device(const tp_mirrored_strategy_t *strategy,
+                                               size_t replica);
+
+/* Runs once per replica, on its own thread, with a device scope on the replica's device. */
+typedef tp_status_t *(*tp_replica_fn_t)(tp_replica_context_t *replica, void *user_data);
+
+/* Runs `fn` on every replica at once and waits for all. The first failure, by replica order, is
+ * returned with the replica's device named; the other replicas still run to their end. One run
+ * at a time per strategy. */
+TP_API TP_MUST_USE tp_status_t *tp_mirrored_strategy_run(tp_mirrored_strategy_t *strategy,
+                                                        tp_replica_fn_t fn, void *user_data);
+TP_API size_t tp_replica_index(const tp_replica_context_t *replica);
+TP_API tp_context_t *tp_replica_context(const tp_replica_context_t *replica);
+TP_API const char *tp_replica_device(const tp_replica_context_t *replica);
+
+typedef enum tp_reduce_op { TP_REDUCE_SUM = 0, TP_REDUCE_MEAN = 1 } tp_reduce_op_t;
+
+/* A collective inside tp_mirrored_strategy_run: every replica passes its `count` tensors (of
+ * the same dtypes and shapes on every replica) and receives in `out` their sum over replicas,
+ * divided by the number of replicas for TP_REDUCE_MEAN, on its own device. Every replica sums in
+ * replica order, so all receive the same values. A replica that returns without joining, or
+ * tensors that differ, fail the call on every replica. */
+TP_API TP_MUST_USE tp_status_t *tp_replica_all_reduce(tp_replica_context_t *replica,
+                                                     tp_reduce_op_t op,
+                                                     tp_tensor_t *const *values, size_t count,
+                                                     tp_tensor_t **out);
+/* The same from outside a run: per_replica[r] on any device; out[r] on replica r's device. */
+TP_API TP_MUST_USE tp_status_t *tp_mirrored_strategy_all_reduce(tp_mirrored_strategy_t *strategy,
+                                                                tp_reduce_op_t op,
+                                                                tp_tensor_t *const *per_replica,
+                                                                tp_tensor_t **out);
+
+/* ---- A sequential model of Dense layers ------------------------------------------------------ */
+
+typedef enum tp_activation {
+    TP_ACTIVATION_LINEAR = 0,
+    TP_ACTIVATION_RELU = 1,
+    TP_ACTIVATION_SIGMOID = 2,
+    TP_ACTIVATION_TANH = 3
+} tp_activation_t;
+
+/* How a Dense layer's kernel starts (its bias starts at zero), as Keras names them:
+ * Glorot uniform, U(-l, l) with l = sqrt(6 / (inputs + units)); zeros; ones; N(0, 0.05^2). */
+typedef enum tp_initializer {
+    TP_INITIALIZER_GLOROT_UNIFORM = 0,
+    TP_INITIALIZER_ZEROS = 1,
+    TP_INITIALIZER_ONES = 2,
+    TP_INITIALIZER_RANDOM_NORMAL = 3
+} tp_initializer_t;
+
+typedef struct tp_model tp_model_t;
+
+/* A model taking float32 rows of `input_features` values. Its variables live on every device of
+ * `strategy` (which must outlive the model), or, for NULL, on CPU:0. */
+TP_API TP_MUST_USE tp_status_t *tp_model_create(tp_context_t *context, int64_t input_features,
+                                               tp_mirrored_strategy_t *strategy,
+                                               tp_model_t **out);
+/* NULL is fine. */
+TP_API void tp_model_destroy(tp_model_t *model);
+/* Appends Dense(units, activation): y = activation(x @ kernel + bias), its kernel drawn by
+ * `initializer` from `seed`. */
+TP_API TP_MUST_USE tp_status_t *tp_model_add_dense(tp_model_t *model, int64_t units,
+                                                  tp_activation_t activation,
+                                                  tp_initializer_t initializer, int64_t seed);
+TP_API size_t tp_model_num_layers(const tp_model_t *model);
+/* Layer `layer`'s kernel (inputs x units) and bias (units), as replica 0 holds them: new
+ * references. */
+TP_API TP_MUST_USE tp_status_t *tp_model_get_weights(tp_model_t *model, size_t layer,
+                                                    tp_tensor_t **out_kernel,
+                                                    tp_tensor_t **out_bias);
+/* The model's output for rows `x`, computed on replica 0's device. */
+TP_API TP_MUST_USE tp_status_t *tp_model_predict(tp_model_t *model, tp_tensor_t *x,
+                                                tp_tensor_t **out);
+
+typedef struct tp_fit_options {
+    size_t struct_size;
+    int64_t epochs;       /* passes over the data; > 0 */
+    int64_t batch_size;   /* rows per step, split among the replicas; > 0 */
+    double learning_rate; /* of gradient descent on the mean squared error */
+    /* One line per epoch: "Epoch 3/20: 8 steps, loss 0.012345, 51200 samples/s". NULL: none. */
+    FILE *progress;
+} tp_fit_options_t;
+
+#define TP_FIT_OPTIONS_INIT {sizeof(tp_fit_options_t), 1, 32, 0.01, NULL}
+
+/* Trains on rows `x` (n x input_features) and targets `y` (n x units of the last layer), both
+ * float32, in order, by gradient descent on the mean squared error. Each step's batch is split
+ * along its first dimension among the replicas, which run concurrently; their gradients are
+ * all-reduced, weighted by their share of the batch, so the update is the one a single device
+ * would make. `out_loss` (may be NULL) receives the last epoch's mean loss. */
+TP_API TP_MUST_USE tp_status_t *tp_model_fit(tp_model_t *model, tp_tensor_t *x, tp_tensor_t *y,
+                                            const tp_fit_options_t *options, double *out_loss);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TENSORPLUG_TRAINING_H */

@@ -1,0 +1,66 @@
+/* Gradient functions: for one recorded op, the gradients of its inputs given those of its
+ * outputs, built from ordinary ops so that they run on any device and trace like any code. */
+#ifndef TP_AUTODIFF_GRADIENTS_H
+#define TP_AUTODIFF_GRADIENTS_H
+
+#include <stdbool.h>
+
+#include "op/op.h"
+#include "tensorplug/tensorplug.h"
+
+/* What a gradient function sees of the op it differentiates. */
+typedef struct tp_gradient_op {
+    tp_context_t *context;
+    const tp_op_def_t *def;
+    const tp_attr_t *attrs; /* resolved, in the order of def->attrs */
+    tp_tensor_t *const *inputs;
+    int32_t num_inputs;
+    tp_tensor_t *const *outputs;
+    int32_t num_outputs;
+} tp_gradient_op_t;
+
+/* Fills input_grads[i] with a new tensor of inputs[i]'s shape for each i where needed[i];
+ * output_grads has one tensor per output. On failure it leaves nothing allocated. */
+typedef tp_status_t *(*tp_gradient_fn_t)(const tp_gradient_op_t *op,
+                                         tp_tensor_t *const *output_grads, const bool *needed,
+                                         tp_tensor_t **input_grads);
+
+/* The gradient function of a built-in op, or NULL. */
+tp_gradient_fn_t tp_gradient_find(const char *op);
+
+/* The resolved attribute `name` of the op. */
+const tp_attr_t *tp_gradient_attr(const tp_gradient_op_t *op, const char *name);
+
+/* `grad` (of a broadcast result's shape) summed over the dimensions that broadcasting added to
+ * `input`, and reshaped to input's shape: what a broadcast input receives. */
+tp_status_t *tp_gradient_unbroadcast(tp_context_t *context, tp_tensor_t *grad,
+                                     const tp_tensor_t *input, tp_tensor_t **out);
+
+/* Releases the first `count` of `tensors` and sets them to NULL: a failed gradient's cleanup. */
+void tp_gradient_release(tp_tensor_t **tensors, int32_t count);
+
+#define TP_GRADIENT_FN(name)                                                                   \
+    tp_status_t *name(const tp_gradient_op_t *op, tp_tensor_t *const *output_grads,           \
+                      const bool *needed, tp_tensor_t **input_grads)
+
+/* gradients_math.c */
+TP_GRADIENT_FN(tp_gradient_add);
+TP_GRADIENT_FN(tp_gradient_sub);
+TP_GRADIENT_FN(tp_gradient_mul);
+TP_GRADIENT_FN(tp_gradient_neg);
+TP_GRADIENT_FN(tp_gradient_square);
+TP_GRADIENT_FN(tp_gradient_add_n);
+TP_GRADIENT_FN(tp_gradient_identity);
+/* gradients_nn.c */
+TP_GRADIENT_FN(tp_gradient_matmul);
+TP_GRADIENT_FN(tp_gradient_bias_add);
+TP_GRADIENT_FN(tp_gradient_relu);
+TP_GRADIENT_FN(tp_gradient_sigmoid);
+TP_GRADIENT_FN(tp_gradient_tanh);
+/* gradients_shape.c */
+TP_GRADIENT_FN(tp_gradient_sum);
+TP_GRADIENT_FN(tp_gradient_mean);
+TP_GRADIENT_FN(tp_gradient_reshape);
+TP_GRADIENT_FN(tp_gradient_transpose);
+
+#endif

@@ -1,0 +1,68 @@
+/* Gradients of element-wise arithmetic, broadcasting included. */
+#include "autodiff/gradients.h"
+#include "base/status.h"
+
+/* d(x + y) = (dz, dz) and d(x - y) = (dz, -dz), each summed back to its input's shape. */
+static tp_status_t *add_or_sub(const tp_gradient_op_t *op, tp_tensor_t *dz, const bool *needed,
+                               bool subtract, tp_tensor_t **grads) {
+    if (needed[0])
+        TP_RETURN_IF_ERROR(tp_gradient_unbroadcast(op->context, dz, op->inputs[0], &grads[0]));
+    if (!needed[1]) return NULL;
+    tp_tensor_t *dy = dz;
+    tp_status_t *error = subtract ? tp_neg(op->context, dz, &dy) : NULL;
+    if (error == NULL) error = tp_gradient_unbroadcast(op->context, dy, op->inputs[1], &grads[1]);
+    if (dy != dz) tp_tensor_release(dy);
+    if (error != NULL) tp_gradient_release(grads, 1);
+    return error;
+}
+
+TP_GRADIENT_FN(tp_gradient_add) { return add_or_sub(op, output_grads[0], needed, false, input_grads); }
+
+TP_GRADIENT_FN(tp_gradient_sub) { return add_or_sub(op, output_grads[0], needed, true, input_grads); }
+
+/* d(x * y) = (dz * y, dz * x), each summed back to its input's shape. */
+TP_GRADIENT_FN(tp_gradient_mul) {
+    for (int32_t i = 0; i < 2; i++) {
+        if (!needed[i]) continue;
+        tp_tensor_t *product;
+        tp_status_t *error = tp_mul(op->context, output_grads[0], op->inputs[1 - i], &product);
+        if (error == NULL) {
+            error = tp_gradient_unbroadcast(op->context, product, op->inputs[i], &input_grads[i]);
+            tp_tensor_release(product);
+        }
+        if (error != NULL) {
+            tp_gradient_release(input_grads, i);
+            return error;
+        }
+    }
+    return NULL;
+}
+
+TP_GRADIENT_FN(tp_gradient_neg) {
+    (void)needed;
+    return tp_neg(op->context, output_grads[0], &input_grads[0]);
+}
+
+/* d(x^2) = dz * 2x. */
+TP_GRADIENT_FN(tp_gradient_square) {
+    (void)needed;
+    tp_tensor_t *twice;
+    TP_RETURN_IF_ERROR(tp_add(op->context, op->inputs[0], op->inputs[0], &twice));
+    tp_status_t *error = tp_mul(op->context, output_grads[0], twice, &input_grads[0]);
+    tp_tensor_release(twice);
+    return error;
+}
+
+/* Every input of a sum receives the sum's gradient. */
+TP_GRADIENT_FN(tp_gradient_add_n) {
+    for (int32_t i = 0; i < op->num_inputs; i++)
+        if (needed[i]) input_grads[i] = tp_tensor_retain(output_grads[0]);
+    return NULL;
+}
+
+TP_GRADIENT_FN(tp_gradient_identity) {
+    (void)op;
+    (void)needed;
+    input_grads[0] = tp_tensor_retain(output_grads[0]);
+    return NULL;
+}

@@ -1,0 +1,92 @@
+/* Gradients of reductions and of ops that only move elements: Sum, Mean, Reshape, Transpose. */
+#include "autodiff/gradients.h"
+#include "base/status.h"
+
+/* The input's shape with the reduced axes kept as 1, and whether every axis was reduced. */
+static void kept_shape(const tp_gradient_op_t *op, tp_shape_t *out, bool *out_all) {
+    const tp_attr_t *axis = tp_gradient_attr(op, "axis");
+    tp_shape_t shape = tp_tensor_shape(op->inputs[0]);
+    bool reduced[TP_MAX_RANK] = {false};
+    for (int32_t i = 0; i < axis->count; i++) {
+        int64_t a = axis->list[i] < 0 ? axis->list[i] + shape.rank : axis->list[i];
+        reduced[a] = true;
+    }
+    bool all = true;
+    for (int32_t d = 0; d < shape.rank; d++) {
+        if (axis->count == 0 || reduced[d])
+            shape.dims[d] = 1;
+        else
+            all = false;
+    }
+    *out = shape;
+    *out_all = all;
+}
+
+/* dy, of the reduction's shape, repeated along the reduced axes to the input's shape. */
+static tp_status_t *spread(const tp_gradient_op_t *op, tp_tensor_t *dy, tp_tensor_t **out) {
+    tp_context_t *c = op->context;
+    tp_tensor_t *x = op->inputs[0];
+    tp_shape_t kept;
+    bool all;
+    kept_shape(op, &kept, &all);
+    tp_tensor_t *scalar = NULL, *zeros = NULL, *reshaped = NULL;
+    tp_status_t *error;
+    if (all) {
+        /* One pass: Fill from the single value. */
+        error = tp_reshape(c, dy, TP_SCALAR_SHAPE, &scalar);
+        if (error == NULL) error = tp_fill(c, tp_tensor_shape(x), scalar, out);
+        tp_tensor_release(scalar);
+        return error;
+    }
+    error = tp_reshape(c, dy, kept, &reshaped);
+    if (error == NULL) error = tp_zeros_like(c, x, &zeros);
+    if (error == NULL) error = tp_add(c, zeros, reshaped, out);
+    tp_tensor_release(reshaped);
+    tp_tensor_release(zeros);
+    return error;
+}
+
+TP_GRADIENT_FN(tp_gradient_sum) {
+    (void)needed;
+    return spread(op, output_grads[0], &input_grads[0]);
+}
+
+/* The sum's gradient divided by how many elements each mean averaged. */
+TP_GRADIENT_FN(tp_gradient_mean) {
+    (void)needed;
+    tp_context_t *c = op->context;
+    int64_t in = tp_tensor_num_elements(op->inputs[0]);
+    int64_t outs = tp_tensor_num_elements(op->outputs[0]);
+    double count = outs > 0 ? (double)in / (double)outs : 1.0;
+    tp_dtype_t dtype = tp_tensor_dtype(op->inputs[0]);
+    tp_tensor_t *spread_grad, *divisor;
+    TP_RETURN_IF_ERROR(spread(op, output_grads[0], &spread_grad));
+    float count32 = (float)count;
+    tp_status_t *error =
+        dtype == TP_FLOAT32
+            ? tp_constant(c, dtype, TP_SCALAR_SHAPE, &count32, sizeof count32, &divisor)
+            : tp_constant(c, dtype, TP_SCALAR_SHAPE, &count, sizeof count, &divisor);
+    if (error == NULL) {
+        error = tp_div(c, spread_grad, divisor, &input_grads[0]);
+        tp_tensor_release(divisor);
+    }
+    tp_tensor_release(spread_grad);
+    return error;
+}
+
+TP_GRADIENT_FN(tp_gradient_reshape) {
+    (void)needed;
+    return tp_reshape(op->context, output_grads[0], tp_tensor_shape(op->inputs[0]),
+                      &input_grads[0]);
+}
+
+/* Transposing back: the inverse permutation. */
+TP_GRADIENT_FN(tp_gradient_transpose) {
+    (void)needed;
+    const tp_attr_t *perm = tp_gradient_attr(op, "perm");
+    int32_t rank = tp_tensor_shape(op->inputs[0]).rank;
+    int64_t inverse[TP_MAX_RANK];
+    for (int32_t d = 0; d < rank; d++)
+        inverse[perm->count == 0 ? rank - 1 - d : perm->list[d]] = d;
+    return tp_transpose(op->context, output_grads[0], inverse, (size_t)rank, &input_grads[0]);
+}

@@ -1,0 +1,12 @@
+/* Variables as the rest of the core sees them. */
+#ifndef TP_AUTODIFF_VARIABLE_H
+#define TP_AUTODIFF_VARIABLE_H
+
+#include "device/device.h"
+#include "tensorplug/training.h"
+
+/* The current value, a new reference, without telling any tape. */
+tp_status_t *tp_variable_read_untaped(tp_variable_t *variable, tp_tensor_t **out);
+tp_device_t *tp_variable_device_handle(const tp_variable_t *variable);
+
+#endif
