@@ -1,0 +1,68 @@
+/* Gradient descent. An update is not part of what a tape differentiates. */
+#include "autodiff/tape.h"
+#include "autodiff/variable.h"
+#include "base/status.h"
+#include "eager/execute.h"
+#include "tensor/tensor.h"
+
+/* learning_rate as a scalar of the gradient's dtype, made on the host without an op. */
+static tp_status_t *rate_tensor(tp_context_t *context, tp_dtype_t dtype, double rate,
+                                tp_tensor_t **out) {
+    float rate32 = (float)rate;
+    if (dtype == TP_FLOAT32)
+        return tp_tensor_create(context, dtype, TP_SCALAR_SHAPE, &rate32, sizeof rate32, out);
+    if (dtype == TP_FLOAT64)
+        return tp_tensor_create(context, dtype, TP_SCALAR_SHAPE, &rate, sizeof rate, out);
+    return tp_status_make(TP_INVALID_ARGUMENT, "gradients must be float32 or float64, not %s",
+                          tp_dtype_name(dtype));
+}
+
+static tp_status_t *apply_one(tp_variable_t *variable, tp_tensor_t *grad, double rate) {
+    tp_context_t *context = grad->context;
+    tp_tensor_t *scale, *step;
+    TP_RETURN_IF_ERROR(rate_tensor(context, grad->dtype, rate, &scale));
+    tp_tensor_t *pair[2] = {grad, scale};
+    tp_status_t *error = tp_execute_on(context, tp_variable_device_handle(variable), "Mul", pair,
+                                       2, NULL, 0, &step, 1);
+    tp_tensor_release(scale);
+    if (error != NULL) return error;
+    error = tp_variable_assign_sub(variable, step);
+    tp_tensor_release(step);
+    return error;
+}
+
+tp_status_t *tp_sgd_apply(tp_variable_t *const *variables, tp_tensor_t *const *grads,
+                          size_t count, double learning_rate) {
+    if (count > 0) {
+        TP_REQUIRE_ARG(variables);
+        TP_REQUIRE_ARG(grads);
+    }
+    /* Checked first, so that a bad pair does not leave the variables before it updated. */
+    for (size_t i = 0; i < count; i++) {
+        if (variables[i] == NULL || grads[i] == NULL)
+            return tp_status_make(TP_INVALID_ARGUMENT, "tp_sgd_apply: %s %zu is NULL",
+                                  variables[i] == NULL ? "variable" : "gradient", i);
+        tp_shape_t shape = tp_variable_shape(variables[i]);
+        bool same = grads[i]->dtype == tp_variable_dtype(variables[i]) &&
+                    grads[i]->shape.rank == shape.rank;
+        for (int32_t d = 0; same && d < shape.rank; d++)
+            same = grads[i]->shape.dims[d] == shape.dims[d];
+        if (!same) {
+            char want[128], got[128];
+            tp_shape_format(&shape, want, sizeof want);
+            tp_shape_format(&grads[i]->shape, got, sizeof got);
+            return tp_status_make(TP_INVALID_ARGUMENT,
+                                  "tp_sgd_apply: variable '%s' is %s %s, its gradient %s %s",
+                                  tp_variable_name(variables[i]),
+                                  tp_dtype_name(tp_variable_dtype(variables[i])), want,
+                                  tp_dtype_name(grads[i]->dtype), got);
+        }
+    }
+    tp_status_t *error = NULL;
+    tp_tape_suspend();
+    for (size_t i = 0; i < count && error == NULL; i++)
+        error = tp_status_annotate(apply_one(variables[i], grads[i], learning_rate),
+                                   "tp_sgd_apply: variable '%s'", tp_variable_name(variables[i]));
+    tp_tape_resume();
+    return error;
+}
