@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs one example with no plug-in (or those in EXAMPLE_PLUGIN_PATH) and compares what it prints with the reference document's
 # lines, kept in EXAMPLE.expected. Usage: run_example.sh PROGRAM EXPECTED [STDERR_LINE]
+# EXAMPLE_SCRUB, a sed -E script, rewrites what varies from run to run (timings) first.
 set -u
 program=$1
 expected=$2
@@ -8,6 +9,7 @@ stderr_line=${3:-}
 out=$(TP_PLUGIN_PATH=${EXAMPLE_PLUGIN_PATH:-} TP_LOG_DEVICE_PLACEMENT= "$program" \
       2>"${TMPDIR:-/tmp}/example.$$.err")
 rc=$?
+if [ -n "${EXAMPLE_SCRUB:-}" ]; then out=$(sed -E "$EXAMPLE_SCRUB" <<<"$out"); fi
 err=$(cat "${TMPDIR:-/tmp}/example.$$.err"); rm -f "${TMPDIR:-/tmp}/example.$$.err"
 failures=0
 if [ $rc -ne 0 ]; then echo "FAIL: exit code $rc; stderr: $err"; failures=$((failures + 1)); fi
