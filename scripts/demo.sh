@@ -37,6 +37,9 @@ TP_PLUGIN_PATH="$build/plugins" TP_APU_DEVICES=2 TP_VISIBLE_DEVICES=APU:1 \
 step "6. examples/multi_device: replication by hand on two logical CPUs, then on two APUs"
 TP_PLUGIN_PATH="$build/plugins" TP_APU_DEVICES=2 "$build/examples/multi_device"
 
+step "7. examples/mirrored_training: MirroredStrategy, Dense(1), MSE, gradient descent 0.2"
+"$build/examples/mirrored_training"
+
 for example in log_placement manual_placement unknown_device soft_placement; do
     step "examples/$example: the \"Using GPUs\" snippet in C"
     "$build/examples/$example"
