@@ -15,11 +15,14 @@ static const gradient_entry_t entries[] = {
     {"Add", tp_gradient_add},
     {"AddN", tp_gradient_add_n},
     {"BiasAdd", tp_gradient_bias_add},
+    {"Div", tp_gradient_div},
+    {"Fill", tp_gradient_fill},
     {"Identity", tp_gradient_identity},
     {"MatMul", tp_gradient_matmul},
     {"Mean", tp_gradient_mean},
     {"Mul", tp_gradient_mul},
     {"Neg", tp_gradient_neg},
+    {"OnesLike", tp_gradient_none},
     {"Relu", tp_gradient_relu},
     {"Reshape", tp_gradient_reshape},
     {"Sigmoid", tp_gradient_sigmoid},
@@ -28,6 +31,7 @@ static const gradient_entry_t entries[] = {
     {"Sum", tp_gradient_sum},
     {"Tanh", tp_gradient_tanh},
     {"Transpose", tp_gradient_transpose},
+    {"ZerosLike", tp_gradient_none},
 };
 
 static int compare_op(const void *key, const void *element) {

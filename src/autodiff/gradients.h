@@ -51,6 +51,8 @@ TP_GRADIENT_FN(tp_gradient_neg);
 TP_GRADIENT_FN(tp_gradient_square);
 TP_GRADIENT_FN(tp_gradient_add_n);
 TP_GRADIENT_FN(tp_gradient_identity);
+TP_GRADIENT_FN(tp_gradient_div);
+TP_GRADIENT_FN(tp_gradient_none);
 /* gradients_nn.c */
 TP_GRADIENT_FN(tp_gradient_matmul);
 TP_GRADIENT_FN(tp_gradient_bias_add);
@@ -62,5 +64,6 @@ TP_GRADIENT_FN(tp_gradient_sum);
 TP_GRADIENT_FN(tp_gradient_mean);
 TP_GRADIENT_FN(tp_gradient_reshape);
 TP_GRADIENT_FN(tp_gradient_transpose);
+TP_GRADIENT_FN(tp_gradient_fill);
 
 #endif

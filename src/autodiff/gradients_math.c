@@ -16,9 +16,13 @@ static tp_status_t *add_or_sub(const tp_gradient_op_t *op, tp_tensor_t *dz, cons
     return error;
 }
 
-TP_GRADIENT_FN(tp_gradient_add) { return add_or_sub(op, output_grads[0], needed, false, input_grads); }
+TP_GRADIENT_FN(tp_gradient_add) {
+    return add_or_sub(op, output_grads[0], needed, false, input_grads);
+}
 
-TP_GRADIENT_FN(tp_gradient_sub) { return add_or_sub(op, output_grads[0], needed, true, input_grads); }
+TP_GRADIENT_FN(tp_gradient_sub) {
+    return add_or_sub(op, output_grads[0], needed, true, input_grads);
+}
 
 /* d(x * y) = (dz * y, dz * x), each summed back to its input's shape. */
 TP_GRADIENT_FN(tp_gradient_mul) {
@@ -64,5 +68,39 @@ TP_GRADIENT_FN(tp_gradient_identity) {
     (void)op;
     (void)needed;
     input_grads[0] = tp_tensor_retain(output_grads[0]);
+    return NULL;
+}
+
+/* d(x / y) = (dz / y, -dz * x / y^2), each summed back to its input's shape. */
+TP_GRADIENT_FN(tp_gradient_div) {
+    tp_context_t *c = op->context;
+    tp_tensor_t *x = op->inputs[0], *y = op->inputs[1], *dz = output_grads[0];
+    tp_tensor_t *quotient = NULL, *scaled = NULL, *negated = NULL;
+    tp_status_t *error = tp_div(c, dz, y, &quotient);
+    if (error == NULL && needed[0])
+        error = tp_gradient_unbroadcast(c, quotient, x, &input_grads[0]);
+    /* dz * x / y^2 = (dz / y) * (x / y), kept in range where y^2 would overflow. */
+    if (error == NULL && needed[1]) {
+        tp_tensor_t *ratio = NULL;
+        error = tp_div(c, x, y, &ratio);
+        if (error == NULL) error = tp_mul(c, quotient, ratio, &scaled);
+        if (error == NULL) error = tp_neg(c, scaled, &negated);
+        if (error == NULL) error = tp_gradient_unbroadcast(c, negated, y, &input_grads[1]);
+        tp_tensor_release(ratio);
+        if (error != NULL && needed[0]) tp_gradient_release(input_grads, 1);
+    }
+    tp_tensor_release(quotient);
+    tp_tensor_release(scaled);
+    tp_tensor_release(negated);
+    return error;
+}
+
+/* Their values do not depend on their input's: nothing flows back (TensorFlow's
+ * non-differentiable ops). */
+TP_GRADIENT_FN(tp_gradient_none) {
+    (void)op;
+    (void)output_grads;
+    (void)needed;
+    (void)input_grads;
     return NULL;
 }

@@ -90,3 +90,14 @@ TP_GRADIENT_FN(tp_gradient_transpose) {
         inverse[perm->count == 0 ? rank - 1 - d : perm->list[d]] = d;
     return tp_transpose(op->context, output_grads[0], inverse, (size_t)rank, &input_grads[0]);
 }
+
+/* Every element is the one value: it receives the sum of their gradients. */
+TP_GRADIENT_FN(tp_gradient_fill) {
+    (void)needed;
+    tp_tensor_t *sum;
+    TP_RETURN_IF_ERROR(tp_sum(op->context, output_grads[0], NULL, 0, false, &sum));
+    tp_status_t *error =
+        tp_reshape(op->context, sum, tp_tensor_shape(op->inputs[0]), &input_grads[0]);
+    tp_tensor_release(sum);
+    return error;
+}

@@ -2,11 +2,13 @@
  * applying each op's gradient function (reverse-mode differentiation). */
 #include "autodiff/tape.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "autodiff/gradients.h"
 #include "autodiff/variable.h"
+#include "base/log.h"
 #include "base/pointer_map.h"
 #include "base/status.h"
 #include "context/context.h"
@@ -34,6 +36,7 @@ typedef struct variable_read {
 struct tp_tape {
     tp_context_t *context;
     tp_trace_t *trace; /* the trace it began in: it records only that trace's ops */
+    pthread_t owner;   /* the thread whose list holds it while it records */
     bool recording, paused;
     /* Tensors the tape follows (watched or made by kept ops), by slot; retained. */
     tp_tensor_t **slots;
@@ -107,6 +110,7 @@ tp_status_t *tp_tape_begin(tp_context_t *context, tp_tape_t **out) {
     tape->context = context;
     tape->trace = tp_trace_current(context);
     tape->recording = true;
+    tape->owner = pthread_self();
     tp_context_retain(context);
     recording[num_recording++] = tape;
     *out = tape;
@@ -127,7 +131,8 @@ tp_status_t *tp_tape_watch(tp_tape_t *tape, tp_tensor_t *tensor) {
 static bool unlist(tp_tape_t *tape) {
     for (int i = num_recording - 1; i >= 0; i--) {
         if (recording[i] != tape) continue;
-        memmove(&recording[i], &recording[i + 1], (size_t)(num_recording - 1 - i) * sizeof *recording);
+        memmove(&recording[i], &recording[i + 1],
+                (size_t)(num_recording - 1 - i) * sizeof *recording);
         num_recording--;
         return true;
     }
@@ -156,6 +161,13 @@ static void free_record(tape_record_t *record) {
 
 void tp_tape_destroy(tp_tape_t *tape) {
     if (tape == NULL) return;
+    if (tape->recording && !pthread_equal(tape->owner, pthread_self())) {
+        /* Its thread's list still points to it: freeing it would let that thread's next op
+         * write into freed memory. Keeping it is the lesser harm. */
+        tp_log_message(TP_LOG_ERROR, "tp_tape_destroy: the tape still records on the thread "
+                                     "that began it; stop it there first (it is not freed)");
+        return;
+    }
     if (tape->recording) unlist(tape);
     for (size_t r = 0; r < tape->num_records; r++) free_record(&tape->records[r]);
     for (int32_t s = 0; s < tape->num_slots; s++) tp_tensor_release(tape->slots[s]);
