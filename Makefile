@@ -46,6 +46,7 @@ bench: build
 	$(BUILD)/bin/bench_eager
 	$(BUILD)/bin/bench_memory
 	$(BUILD)/bin/bench_graph
+	$(BUILD)/bin/bench_distribute
 
 # The Debian packages tensorplug, tensorplug-dev and tensorplug-apu, in build/.
 package: build
