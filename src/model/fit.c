@@ -23,11 +23,15 @@ static void release_all(tp_tensor_t **tensors, size_t count) {
     }
 }
 
-/* The replica's loss, weighted by its share of the batch so that the mean over replicas of the
- * gradients is the gradient of the whole batch's mean loss, whatever the shares. */
+/* The replica's loss, weighted by its share of the batch, rows / batch, so that the sum over
+ * replicas of the gradients is the gradient of the whole batch's mean loss, whatever the
+ * shares (TensorFlow scales by the global batch the same way). The division by the replica
+ * count of a mean all-reduce, and gradient descent's learning rate, are folded into this
+ * weight: the summed gradients are the update itself, and each pass over every gradient that
+ * a division and a scaling would take is saved. */
 static tp_status_t *weighted_loss(tp_context_t *context, tp_tensor_t *loss, int64_t rows,
-                                  size_t replicas, int64_t batch, tp_tensor_t **out) {
-    float weight = (float)((double)rows * (double)replicas / (double)batch);
+                                  int64_t batch, double learning_rate, tp_tensor_t **out) {
+    float weight = (float)((double)rows / (double)batch * learning_rate);
     tp_tensor_t *scale;
     TP_RETURN_IF_ERROR(
         tp_tensor_create(context, TP_FLOAT32, TP_SCALAR_SHAPE, &weight, sizeof weight, &scale));
@@ -37,25 +41,26 @@ static tp_status_t *weighted_loss(tp_context_t *context, tp_tensor_t *loss, int6
 }
 
 /* The gradients of this replica's share of the batch, and its squared error. */
-static tp_status_t *share_gradients(const fit_step_t *step, size_t replica, size_t replicas,
-                                    int64_t first, int64_t rows, tp_variable_t **variables,
+static tp_status_t *share_gradients(const fit_step_t *step, size_t replica, int64_t first,
+                                    int64_t rows, tp_variable_t **variables,
                                     size_t num_variables, tp_tensor_t **grads) {
     tp_context_t *context = step->model->context;
     tp_tensor_t *x = NULL, *y = NULL, *prediction = NULL, *loss = NULL, *weighted = NULL;
     tp_tape_t *tape = NULL;
+    /* Const, in the replica's scope: the share is copied once, straight to its device. */
     tp_status_t *error =
-        tp_tensor_create(context, TP_FLOAT32, TP_SHAPE(rows, step->features),
-                         step->x + first * step->features,
-                         (size_t)(rows * step->features) * sizeof(float), &x);
+        tp_constant(context, TP_FLOAT32, TP_SHAPE(rows, step->features),
+                    step->x + first * step->features,
+                    (size_t)(rows * step->features) * sizeof(float), &x);
     if (error == NULL)
-        error = tp_tensor_create(context, TP_FLOAT32, TP_SHAPE(rows, step->units),
-                                 step->y + first * step->units,
-                                 (size_t)(rows * step->units) * sizeof(float), &y);
+        error = tp_constant(context, TP_FLOAT32, TP_SHAPE(rows, step->units),
+                            step->y + first * step->units,
+                            (size_t)(rows * step->units) * sizeof(float), &y);
     if (error == NULL) error = tp_tape_begin(context, &tape);
     if (error == NULL) error = tp_model_forward(step->model, replica, x, &prediction);
     if (error == NULL) error = tp_mean_squared_error(context, y, prediction, &loss);
     if (error == NULL)
-        error = weighted_loss(context, loss, rows, replicas, step->count, &weighted);
+        error = weighted_loss(context, loss, rows, step->count, step->learning_rate, &weighted);
     if (error == NULL) error = tp_tape_stop(tape);
     if (error == NULL)
         error = tp_tape_gradient_variables(tape, weighted, variables, num_variables, grads);
@@ -106,13 +111,16 @@ static tp_status_t *replica_step(tp_replica_context_t *replica_context, void *ar
     step->squared_error[replica] = 0;
     if (error == NULL) {
         tp_model_replica_variables(model, replica, variables);
-        error = end > first ? share_gradients(step, replica, replicas, first, end - first,
-                                              variables, count, grads)
+        error = end > first ? share_gradients(step, replica, first, end - first, variables,
+                                              count, grads)
                             : zero_gradients(model->context, variables, count, grads);
     }
     if (error == NULL)
-        error = tp_replica_all_reduce(replica_context, TP_REDUCE_MEAN, grads, count, reduced);
-    if (error == NULL) error = tp_sgd_apply(variables, reduced, count, step->learning_rate);
+        error = tp_replica_all_reduce(replica_context, TP_REDUCE_SUM, grads, count, reduced);
+    /* The reduced gradients already carry the learning rate: gradient descent is a
+     * subtraction. */
+    for (size_t v = 0; v < count && error == NULL; v++)
+        error = tp_variable_assign_sub(variables[v], reduced[v]);
     if (grads != NULL) release_all(grads, count);
     if (reduced != NULL) release_all(reduced, count);
     free(variables);
