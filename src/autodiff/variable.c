@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "autodiff/tape.h"
+#include "base/shape.h"
 #include "base/status.h"
 #include "context/context.h"
 #include "eager/execute.h"
@@ -24,15 +25,6 @@ struct tp_variable {
     pthread_mutex_t mutex;
     tp_tensor_t *value;
 };
-
-/* `value` on the variable's device: itself (tensors are immutable) or a copy. */
-static tp_status_t *on_device(tp_device_t *device, tp_tensor_t *value, tp_tensor_t **out) {
-    if (value->device == device) {
-        *out = tp_tensor_retain(value);
-        return NULL;
-    }
-    return tp_tensor_copy_to_device(value, device, out);
-}
 
 tp_status_t *tp_variable_create(tp_context_t *context, const char *name, tp_tensor_t *initial,
                                 const char *device_name, tp_variable_t **out) {
@@ -59,7 +51,7 @@ tp_status_t *tp_variable_create(tp_context_t *context, const char *name, tp_tens
         free(copy);
         return tp_status_make(TP_RESOURCE_EXHAUSTED, "tp_variable_create: out of host memory");
     }
-    tp_status_t *error = on_device(device, initial, &variable->value);
+    tp_status_t *error = tp_tensor_to_device(initial, device, &variable->value);
     if (error != NULL) {
         pthread_mutex_destroy(&variable->mutex);
         free(variable);
@@ -146,13 +138,6 @@ static tp_status_t *check_like(const tp_variable_t *variable, const tp_tensor_t 
     return NULL;
 }
 
-static bool same_shape(const tp_shape_t *a, const tp_shape_t *b) {
-    if (a->rank != b->rank) return false;
-    for (int32_t d = 0; d < a->rank; d++)
-        if (a->dims[d] != b->dims[d]) return false;
-    return true;
-}
-
 /* Swaps in `value` (a reference the variable takes) under the held mutex. */
 static void swap_locked(tp_variable_t *variable, tp_tensor_t *value) {
     tp_tensor_t *old = variable->value;
@@ -164,7 +149,7 @@ tp_status_t *tp_variable_assign(tp_variable_t *variable, tp_tensor_t *value) {
     TP_REQUIRE_ARG(variable);
     TP_REQUIRE_ARG(value);
     TP_RETURN_IF_ERROR(check_like(variable, value, "tp_variable_assign"));
-    if (!same_shape(&value->shape, &variable->shape)) {
+    if (!tp_shape_equal(&value->shape, &variable->shape)) {
         char want[128], got[128];
         tp_shape_format(&variable->shape, want, sizeof want);
         tp_shape_format(&value->shape, got, sizeof got);
@@ -173,7 +158,7 @@ tp_status_t *tp_variable_assign(tp_variable_t *variable, tp_tensor_t *value) {
                               variable->name, want, got);
     }
     tp_tensor_t *placed;
-    TP_RETURN_IF_ERROR(on_device(variable->device, value, &placed));
+    TP_RETURN_IF_ERROR(tp_tensor_to_device(value, variable->device, &placed));
     pthread_mutex_lock(&variable->mutex);
     swap_locked(variable, placed);
     pthread_mutex_unlock(&variable->mutex);
@@ -190,7 +175,7 @@ tp_status_t *tp_variable_assign_sub(tp_variable_t *variable, tp_tensor_t *delta)
     tp_status_t *error = tp_execute_on(variable->context, variable->device, "Sub", inputs, 2,
                                        NULL, 0, &result, 1);
     tp_tape_resume();
-    if (error == NULL && !same_shape(&result->shape, &variable->shape)) {
+    if (error == NULL && !tp_shape_equal(&result->shape, &variable->shape)) {
         char want[128], got[128];
         tp_shape_format(&variable->shape, want, sizeof want);
         tp_shape_format(&delta->shape, got, sizeof got);

@@ -1,6 +1,15 @@
+#include "base/shape.h"
+
 #include <stdio.h>
 
 #include "base/status.h"
+
+bool tp_shape_equal(const tp_shape_t *a, const tp_shape_t *b) {
+    if (a->rank != b->rank) return false;
+    for (int32_t d = 0; d < a->rank; d++)
+        if (a->dims[d] != b->dims[d]) return false;
+    return true;
+}
 
 tp_status_t *tp_shape_num_elements(const tp_shape_t *shape, int64_t *out_count) {
     TP_REQUIRE_ARG(shape);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "autodiff/tape.h"
+#include "base/shape.h"
 #include "base/status.h"
 #include "distribute/strategy.h"
 #include "eager/execute.h"
@@ -25,10 +26,7 @@ static tp_status_t *check_offers(const tp_replica_group_t *group, size_t self) {
                                   other->count, self, mine->count);
         for (size_t t = 0; t < mine->count; t++) {
             const tp_tensor_t *a = mine->values[t], *b = other->values[t];
-            bool same = a->dtype == b->dtype && a->shape.rank == b->shape.rank;
-            for (int32_t d = 0; same && d < a->shape.rank; d++)
-                same = a->shape.dims[d] == b->shape.dims[d];
-            if (!same) {
+            if (a->dtype != b->dtype || !tp_shape_equal(&a->shape, &b->shape)) {
                 char sa[128], sb[128];
                 tp_shape_format(&a->shape, sa, sizeof sa);
                 tp_shape_format(&b->shape, sb, sizeof sb);
@@ -55,9 +53,7 @@ static tp_status_t *reduce_one(tp_context_t *context, tp_device_t *device,
     tp_tensor_t *sum = NULL;
     tp_status_t *error = NULL;
     if (n == 1) {
-        error = inputs[0]->device == device ? NULL
-                                            : tp_tensor_copy_to_device(inputs[0], device, &sum);
-        if (error == NULL && sum == NULL) sum = tp_tensor_retain(inputs[0]);
+        error = tp_tensor_to_device(inputs[0], device, &sum);
     } else {
         error = tp_execute_on(context, device, "AddN", inputs, n, NULL, 0, &sum, 1);
     }
@@ -66,16 +62,9 @@ static tp_status_t *reduce_one(tp_context_t *context, tp_device_t *device,
         *out = sum;
         return error;
     }
-    /* The divisor is made on the host without an op, which a replica's scope could misplace. */
     tp_tensor_t *divisor;
-    float n32 = (float)n;
-    double n64 = (double)n;
-    error = sum->dtype == TP_FLOAT32
-                ? tp_tensor_create(context, TP_FLOAT32, TP_SCALAR_SHAPE, &n32, sizeof n32,
-                                   &divisor)
-            : sum->dtype == TP_FLOAT64
-                ? tp_tensor_create(context, TP_FLOAT64, TP_SCALAR_SHAPE, &n64, sizeof n64,
-                                   &divisor)
+    error = sum->dtype == TP_FLOAT32 || sum->dtype == TP_FLOAT64
+                ? tp_tensor_float_scalar(context, sum->dtype, (double)n, &divisor)
                 : tp_status_make(TP_INVALID_ARGUMENT, "a mean of %s tensors is not defined; "
                                  "use TP_REDUCE_SUM", tp_dtype_name(sum->dtype));
     if (error == NULL) {

@@ -20,7 +20,7 @@ static tp_status_t *execute_in_scope(tp_context_t *context, const char *device_n
 tp_status_t *tp_execute_on(tp_context_t *context, tp_device_t *device, const char *op,
                            tp_tensor_t *const *inputs, size_t num_inputs, const tp_attr_t *attrs,
                            size_t num_attrs, tp_tensor_t **outputs, size_t num_outputs) {
-    if (tp_device_can_run(context, device, op, inputs, num_inputs))
+    if (tp_device_can_run(context, device, op, inputs, num_inputs, attrs, num_attrs))
         return execute_in_scope(context, device->full_name, op, inputs, num_inputs, attrs,
                                 num_attrs, outputs, num_outputs);
     tp_tensor_t *on_host[TP_MAX_OP_OUTPUTS] = {NULL};
@@ -31,12 +31,8 @@ tp_status_t *tp_execute_on(tp_context_t *context, tp_device_t *device, const cha
                                         num_attrs, on_host, num_outputs));
     tp_status_t *error = NULL;
     size_t copied = 0;
-    for (; copied < num_outputs && error == NULL; copied++) {
-        if (on_host[copied]->device == device)
-            outputs[copied] = tp_tensor_retain(on_host[copied]);
-        else
-            error = tp_tensor_copy_to_device(on_host[copied], device, &outputs[copied]);
-    }
+    for (; copied < num_outputs && error == NULL; copied++)
+        error = tp_tensor_to_device(on_host[copied], device, &outputs[copied]);
     if (error != NULL)
         for (size_t o = 0; o + 1 < copied; o++) tp_tensor_release(outputs[o]);
     for (size_t o = 0; o < num_outputs; o++) tp_tensor_release(on_host[o]);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/shape.h"
 #include "base/status.h"
 #include "context/context.h"
 #include "graph/executor.h"
@@ -87,9 +88,7 @@ static bool same_signature(const concrete_t *concrete, tp_tensor_t *const *input
     if (concrete->num_inputs != count) return false;
     for (size_t i = 0; i < count; i++) {
         if (concrete->dtypes[i] != inputs[i]->dtype) return false;
-        const tp_shape_t *a = &concrete->shapes[i], *b = &inputs[i]->shape;
-        if (a->rank != b->rank || memcmp(a->dims, b->dims, (size_t)a->rank * sizeof *a->dims))
-            return false;
+        if (!tp_shape_equal(&concrete->shapes[i], &inputs[i]->shape)) return false;
     }
     return true;
 }

@@ -31,10 +31,9 @@ static void release_all(tp_tensor_t **tensors, size_t count) {
  * a division and a scaling would take is saved. */
 static tp_status_t *weighted_loss(tp_context_t *context, tp_tensor_t *loss, int64_t rows,
                                   int64_t batch, double learning_rate, tp_tensor_t **out) {
-    float weight = (float)((double)rows / (double)batch * learning_rate);
     tp_tensor_t *scale;
-    TP_RETURN_IF_ERROR(
-        tp_tensor_create(context, TP_FLOAT32, TP_SCALAR_SHAPE, &weight, sizeof weight, &scale));
+    TP_RETURN_IF_ERROR(tp_tensor_float_scalar(
+        context, TP_FLOAT32, (double)rows / (double)batch * learning_rate, &scale));
     tp_status_t *error = tp_mul(context, loss, scale, out);
     tp_tensor_release(scale);
     return error;

@@ -1,4 +1,5 @@
 /* Losses: what training minimises, built from ordinary ops so that tapes differentiate them. */
+#include "base/shape.h"
 #include "base/status.h"
 #include "tensor/tensor.h"
 #include "tensorplug/training.h"
@@ -9,10 +10,7 @@ tp_status_t *tp_mean_squared_error(tp_context_t *context, tp_tensor_t *y_true,
     TP_REQUIRE_ARG(y_true);
     TP_REQUIRE_ARG(y_pred);
     TP_REQUIRE_ARG(out);
-    bool same = y_true->shape.rank == y_pred->shape.rank;
-    for (int32_t d = 0; same && d < y_true->shape.rank; d++)
-        same = y_true->shape.dims[d] == y_pred->shape.dims[d];
-    if (!same) {
+    if (!tp_shape_equal(&y_true->shape, &y_pred->shape)) {
         char a[128], b[128];
         tp_shape_format(&y_true->shape, a, sizeof a);
         tp_shape_format(&y_pred->shape, b, sizeof b);

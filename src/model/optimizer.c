@@ -1,26 +1,16 @@
 /* Gradient descent. An update is not part of what a tape differentiates. */
 #include "autodiff/tape.h"
 #include "autodiff/variable.h"
+#include "base/shape.h"
 #include "base/status.h"
 #include "eager/execute.h"
 #include "tensor/tensor.h"
 
-/* learning_rate as a scalar of the gradient's dtype, made on the host without an op. */
-static tp_status_t *rate_tensor(tp_context_t *context, tp_dtype_t dtype, double rate,
-                                tp_tensor_t **out) {
-    float rate32 = (float)rate;
-    if (dtype == TP_FLOAT32)
-        return tp_tensor_create(context, dtype, TP_SCALAR_SHAPE, &rate32, sizeof rate32, out);
-    if (dtype == TP_FLOAT64)
-        return tp_tensor_create(context, dtype, TP_SCALAR_SHAPE, &rate, sizeof rate, out);
-    return tp_status_make(TP_INVALID_ARGUMENT, "gradients must be float32 or float64, not %s",
-                          tp_dtype_name(dtype));
-}
-
 static tp_status_t *apply_one(tp_variable_t *variable, tp_tensor_t *grad, double rate) {
     tp_context_t *context = grad->context;
     tp_tensor_t *scale, *step;
-    TP_RETURN_IF_ERROR(rate_tensor(context, grad->dtype, rate, &scale));
+    TP_RETURN_IF_ERROR(tp_status_annotate(
+        tp_tensor_float_scalar(context, grad->dtype, rate, &scale), "the learning rate"));
     tp_tensor_t *pair[2] = {grad, scale};
     tp_status_t *error = tp_execute_on(context, tp_variable_device_handle(variable), "Mul", pair,
                                        2, NULL, 0, &step, 1);
@@ -43,11 +33,8 @@ tp_status_t *tp_sgd_apply(tp_variable_t *const *variables, tp_tensor_t *const *g
             return tp_status_make(TP_INVALID_ARGUMENT, "tp_sgd_apply: %s %zu is NULL",
                                   variables[i] == NULL ? "variable" : "gradient", i);
         tp_shape_t shape = tp_variable_shape(variables[i]);
-        bool same = grads[i]->dtype == tp_variable_dtype(variables[i]) &&
-                    grads[i]->shape.rank == shape.rank;
-        for (int32_t d = 0; same && d < shape.rank; d++)
-            same = grads[i]->shape.dims[d] == shape.dims[d];
-        if (!same) {
+        if (grads[i]->dtype != tp_variable_dtype(variables[i]) ||
+            !tp_shape_equal(&grads[i]->shape, &shape)) {
             char want[128], got[128];
             tp_shape_format(&shape, want, sizeof want);
             tp_shape_format(&grads[i]->shape, got, sizeof got);

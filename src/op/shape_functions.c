@@ -2,6 +2,7 @@
 
 #include <stdio.h>
 
+#include "base/shape.h"
 #include "base/status.h"
 #include "kernel/kernel_context.h"
 #include "tensor/tensor.h"
@@ -58,16 +59,9 @@ tp_status_t *tp_shape_broadcast(tp_kernel_context_t *call) {
     return NULL;
 }
 
-static bool same_shape(const tp_shape_t *a, const tp_shape_t *b) {
-    if (a->rank != b->rank) return false;
-    for (int32_t d = 0; d < a->rank; d++)
-        if (a->dims[d] != b->dims[d]) return false;
-    return true;
-}
-
 tp_status_t *tp_shape_all_inputs_equal(tp_kernel_context_t *call) {
     for (int32_t i = 1; i < call->num_inputs; i++) {
-        if (!same_shape(input_shape(call, 0), input_shape(call, i))) {
+        if (!tp_shape_equal(input_shape(call, 0), input_shape(call, i))) {
             char ta[256], tb[256];
             return tp_status_make(TP_INVALID_ARGUMENT,
                                   "%s: all inputs must have one shape; input 0 is %s, input %d is "

@@ -95,6 +95,25 @@ tp_status_t *tp_tensor_copy_to_device(tp_tensor_t *source, tp_device_t *device,
     return NULL;
 }
 
+tp_status_t *tp_tensor_to_device(tp_tensor_t *source, tp_device_t *device, tp_tensor_t **out) {
+    if (source->device == device) {
+        *out = tp_tensor_retain(source);
+        return NULL;
+    }
+    return tp_tensor_copy_to_device(source, device, out);
+}
+
+tp_status_t *tp_tensor_float_scalar(tp_context_t *context, tp_dtype_t dtype, double value,
+                                    tp_tensor_t **out) {
+    float value32 = (float)value;
+    if (dtype == TP_FLOAT32)
+        return tp_tensor_create(context, dtype, TP_SCALAR_SHAPE, &value32, sizeof value32, out);
+    if (dtype == TP_FLOAT64)
+        return tp_tensor_create(context, dtype, TP_SCALAR_SHAPE, &value, sizeof value, out);
+    return tp_status_make(TP_INVALID_ARGUMENT, "a float32 or float64 scalar was asked for, not "
+                          "%s", tp_dtype_name(dtype));
+}
+
 tp_status_t *tp_tensor_create(tp_context_t *context, tp_dtype_t dtype, tp_shape_t shape,
                               const void *data, size_t size, tp_tensor_t **out_tensor) {
     TP_REQUIRE_ARG(context);
