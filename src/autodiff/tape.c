@@ -270,6 +270,11 @@ tp_status_t *tp_tape_watch_variable(tp_context_t *context, const tp_variable_t *
         if (!records_here(tape, context)) continue;
         int32_t slot;
         TP_RETURN_IF_ERROR(slot_for(tape, value, &slot));
+        /* A value read twice is one read: its gradient must count once. */
+        bool seen = false;
+        for (size_t r = 0; r < tape->num_reads && !seen; r++)
+            seen = tape->reads[r].variable == variable && tape->reads[r].slot == slot;
+        if (seen) continue;
         if (!grow((void **)&tape->reads, &tape->reads_capacity, tape->num_reads + 1,
                   sizeof *tape->reads))
             return out_of_memory();
@@ -516,17 +521,10 @@ tp_status_t *tp_tape_gradient_variables(tp_tape_t *tape, tp_tensor_t *target,
         error = backprop(tape, target, slots, n, per_read);
         for (size_t r = 0; r < n && error == NULL; r++) {
             if (per_read[r] == NULL) continue;
-            for (size_t v = 0; v < num_variables && error == NULL; v++) {
-                if (tape->reads[r].variable != variables[v]) continue;
-                /* A value read twice is one slot: count its gradient once. */
-                bool seen = false;
-                for (size_t k = 0; k < r && !seen; k++)
-                    seen = tape->reads[k].slot == tape->reads[r].slot &&
-                           tape->reads[k].variable == variables[v];
-                if (seen) continue;
-                error = accumulate(tape->context, results, (int32_t)v,
-                                   tp_tensor_retain(per_read[r]));
-            }
+            for (size_t v = 0; v < num_variables && error == NULL; v++)
+                if (tape->reads[r].variable == variables[v])
+                    error = accumulate(tape->context, results, (int32_t)v,
+                                       tp_tensor_retain(per_read[r]));
         }
         if (error == NULL) error = fill_zeros(tape->context, like, num_variables, results);
         tape->paused = was_paused;

@@ -179,12 +179,14 @@ tp_status_t *tp_place_op_in_scope(tp_context_t *context, const tp_kernel_context
 }
 
 bool tp_device_can_run(tp_context_t *context, const tp_device_t *device, const char *op_name,
-                       tp_tensor_t *const *inputs, size_t num_inputs) {
+                       tp_tensor_t *const *inputs, size_t num_inputs, const tp_attr_t *attrs,
+                       size_t num_attrs) {
     tp_op_t op;
     if (!tp_kernel_registry_find_op(&context->registry, op_name, &op)) return false;
     tp_kernel_context_t call;
     tp_status_t *error =
-        tp_kernel_context_resolve(&call, &op, inputs, num_inputs, NULL, 0, op.def->num_outputs);
+        tp_kernel_context_resolve(&call, &op, inputs, num_inputs, attrs, num_attrs,
+                                  op.def->num_outputs);
     if (error != NULL) {
         tp_status_free(error);
         return false;

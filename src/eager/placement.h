@@ -20,10 +20,11 @@ tp_status_t *tp_place_op(tp_context_t *context, const tp_kernel_context_t *call,
 /* The same with a given scope (NULL: none) instead of this thread's: a graph node's. */
 tp_status_t *tp_place_op_in_scope(tp_context_t *context, const tp_kernel_context_t *call,
                                   const tp_device_scope_t *scope, tp_placement_t *out);
-/* Whether `device` has a kernel for op `op_name` on these inputs, attributes at their
- * defaults: for library code that runs an op on a given device when it can. */
+/* Whether `device` has a kernel for op `op_name` called with these inputs and attributes: for
+ * library code that runs an op on a given device when it can. */
 bool tp_device_can_run(tp_context_t *context, const tp_device_t *device, const char *op_name,
-                       tp_tensor_t *const *inputs, size_t num_inputs);
+                       tp_tensor_t *const *inputs, size_t num_inputs, const tp_attr_t *attrs,
+                       size_t num_attrs);
 /* Whether any logical device matches `spec`. */
 bool tp_placement_any_device_matches(const tp_device_registry_t *registry,
                                      const tp_device_spec_t *spec);
