@@ -1,5 +1,5 @@
-/* The `tensorplug` command: what a context sees of the installed plug-ins and devices, and how
- * it places a traced function on them. */
+/* The `tensorplug` command: what a context sees of the installed plug-ins and devices, how it
+ * places a traced function on them, and the conformance check of one plug-in. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -289,6 +289,48 @@ static int run_graph(int argc, char **argv) {
     return status != NULL ? fail(status) : EXIT_SUCCESS;
 }
 
+/* A whole number in [minimum, maximum], or false after naming the option. */
+static bool parse_number(const char *option, const char *text, long long minimum,
+                         long long maximum, long long *out) {
+    char *end;
+    errno = 0;
+    long long value = strtoll(text, &end, 10);
+    if (errno != 0 || end == text || *end != '\0' || value < minimum || value > maximum) {
+        fprintf(stderr, "tensorplug plugin-check: %s wants a number from %lld to %lld, not '%s'\n",
+                option, minimum, maximum, text);
+        return false;
+    }
+    *out = value;
+    return true;
+}
+
+static int run_plugin_check(int argc, char **argv) {
+    if (argc < 1 || argv[0][0] == '-') {
+        fprintf(stderr, "tensorplug plugin-check: which plug-in? (see --help)\n");
+        return EXIT_USAGE;
+    }
+    const char *device = NULL, *seed_text = NULL, *timeout_text = NULL;
+    const option_t options[] = {{"--device", NULL, &device},
+                                {"--seed", NULL, &seed_text},
+                                {"--timeout", NULL, &timeout_text}};
+    if (parse_options("plugin-check", argc - 1, argv + 1, options, 3) != 0) return EXIT_USAGE;
+    tp_plugin_check_options_t check = TP_PLUGIN_CHECK_OPTIONS_INIT;
+    check.device_type = device;
+    long long number;
+    if (seed_text != NULL) {
+        if (!parse_number("--seed", seed_text, 0, INT64_MAX, &number)) return EXIT_USAGE;
+        check.seed = (uint64_t)number;
+    }
+    if (timeout_text != NULL) {
+        if (!parse_number("--timeout", timeout_text, 1, 3600, &number)) return EXIT_USAGE;
+        check.timeout_seconds = (int32_t)number;
+    }
+    int32_t failed = 0;
+    tp_status_t *status = tp_plugin_check(argv[0], &check, stdout, NULL, &failed);
+    if (status != NULL) return fail(status);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
 static const command_t commands[] = {
     {"devices", "list the physical devices, or the logical ones with their memory",
      "usage: tensorplug devices [--memory] [--json] [--type TYPE]\n"
@@ -322,6 +364,26 @@ static const command_t commands[] = {
      "  --text         one line per node (op, inputs, attributes, type, device) instead\n"
      "  --output FILE  write to FILE instead of standard output\n",
      run_graph},
+    {"plugin-check", "check one plug-in's devices and kernels against the ABI and the CPU",
+     "usage: tensorplug plugin-check PATH.so [--device TYPE] [--seed N] [--timeout SECONDS]\n"
+     "\n"
+     "Loads the plug-in file PATH.so alone (beside the built-in CPU) and checks it: its\n"
+     "descriptor and registrations; allocations of many sizes, an empty tensor, and more\n"
+     "memory than the device has; host<->device round trips of random bytes at random sizes\n"
+     "and offsets; copies within a device and between two; stream order, events and host\n"
+     "waits, with the stream held so that early completion is caught; each kernel against\n"
+     "the CPU's kernel of the same op on random inputs of every dtype it claims, run twice;\n"
+     "kernel errors returned as statuses; two threads at once. One line per check (pass,\n"
+     "FAIL with the reason, or n/a with why), then 'N passed, N failed'. Each check runs in a\n"
+     "process of its own, so a crash or a hang fails that check alone.\n"
+     "\n"
+     "  --device TYPE      only the devices and kernels of this device type\n"
+     "  --seed N           another seed for the random sizes, offsets and values (default 0)\n"
+     "  --timeout SECONDS  a check still running after this fails as hung (default 120)\n"
+     "\n"
+     "Exits 0 when no check failed, 1 otherwise. The plug-in's own settings come from the\n"
+     "environment as usual (TP_APU_DEVICES=2 gives the APU's peer copies two devices).\n",
+     run_plugin_check},
     {"version", "print the runtime and plug-in ABI versions",
      "usage: tensorplug version\n", run_version},
 };
@@ -329,7 +391,7 @@ static const command_t commands[] = {
 static void print_usage(FILE *out) {
     fprintf(out, "usage: tensorplug <command> [arguments]\n\ncommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+        fprintf(out, "  %-12s %s\n", commands[i].name, commands[i].summary);
     fprintf(out, "\n'tensorplug <command> --help' describes a command.\n"
                  "Environment: TP_PLUGIN_PATH (plug-in folders), TP_LOG_LEVEL,\n"
                  "TP_VISIBLE_DEVICES, TP_FORCE_ALLOW_GROWTH.\n");

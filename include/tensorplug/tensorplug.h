@@ -140,8 +140,8 @@ typedef struct tp_context tp_context_t;
 /* Options of a context. Start from TP_CONTEXT_OPTIONS_INIT; zero fields mean the default. */
 typedef struct tp_context_options {
     size_t struct_size;
-    /* Folders searched for plug-ins, separated by ':'. NULL: the environment variable
-     * TP_PLUGIN_PATH. */
+    /* Folders searched for plug-ins, separated by ':'; an entry that names a file loads that
+     * plug-in alone. NULL: the environment variable TP_PLUGIN_PATH. */
     const char *plugin_path;
     /* Do not search the installed plug-in folder (<prefix>/lib/tensorplug/plugins). */
     bool skip_installed_plugins;
@@ -200,6 +200,36 @@ TP_API size_t tp_plugin_count(const tp_context_t *context);
 /* Set out_info->struct_size first; the fields it covers are filled. */
 TP_API TP_MUST_USE tp_status_t *tp_plugin_get(const tp_context_t *context, size_t index,
                                              tp_plugin_info_t *out_info);
+
+/* Options of tp_plugin_check. Start from TP_PLUGIN_CHECK_OPTIONS_INIT. */
+typedef struct tp_plugin_check_options {
+    size_t struct_size;
+    /* Check only the devices and kernels of this device type (case-insensitive); NULL: every
+     * type the plug-in registers. */
+    const char *device_type;
+    /* Seeds the random sizes, offsets and values, so that a failure can be repeated; 0: a
+     * fixed default. */
+    uint64_t seed;
+    /* A check that has not ended after this many seconds fails as hung; 0: 120. */
+    int32_t timeout_seconds;
+} tp_plugin_check_options_t;
+
+#define TP_PLUGIN_CHECK_OPTIONS_INIT {sizeof(tp_plugin_check_options_t), NULL, 0, 0}
+
+/*
+ * The conformance check for plug-in authors: loads the plug-in file at `path` alone (beside the
+ * built-in CPU) and checks its descriptor and registrations, its devices' memory, copies,
+ * stream order, events and host waits, each kernel against the CPU's kernel of the same op on
+ * random inputs of every dtype it claims, the errors its kernels pass on, and two threads at
+ * once. Prints one line per check to `out` ("pass", "FAIL" with the reason, or "n/a" with why)
+ * and ends with "N passed, N failed". Each check runs in a child process of its own, so one
+ * that crashes or hangs fails alone; call it from a program that has not started threads.
+ * Returns an error only when the check cannot run at all; the counts may be NULL.
+ */
+TP_API TP_MUST_USE tp_status_t *tp_plugin_check(const char *path,
+                                               const tp_plugin_check_options_t *options,
+                                               FILE *out, int32_t *out_passed,
+                                               int32_t *out_failed);
 
 /* ---- Physical devices ------------------------------------------------------------------------ */
 

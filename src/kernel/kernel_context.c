@@ -197,6 +197,7 @@ tp_status_t *tp_kernel_context_resolve(tp_kernel_context_t *call, const tp_op_t 
     call->device = NULL;
     call->stream = NULL;
     call->inferring = false;
+    call->refused_views = NULL;
     for (int32_t o = 0; o < TP_MAX_OP_OUTPUTS; o++) {
         call->output_shape_set[o] = false;
         call->outputs[o] = NULL;
@@ -303,6 +304,10 @@ static bool check_view(const tp_kernel_context_t *call, tp_tensor_view_t *out, i
     if (index < 0 || index >= count) {
         tp_plugin_status_set(status, TP_OUT_OF_RANGE, "%s: %s %d, but there are %d",
                              call->op->def->name, what, (int)index, (int)count);
+        return false;
+    }
+    if (call->refused_views != NULL) {
+        tp_plugin_status_set(status, TP_UNAVAILABLE, "%s", call->refused_views);
         return false;
     }
     return true;

@@ -21,6 +21,9 @@ struct tp_kernel_context {
     tp_device_t *device;
     void *stream;
     bool inferring; /* in shape inference: no memory, output shapes may be set */
+    /* Set by plugin-check to prove that a kernel passes host errors on: kernel_input and
+     * kernel_output then fail with this message. NULL otherwise. */
+    const char *refused_views;
 };
 
 /* Checks and completes a call of `op`: attribute names and types, type attributes taken from

@@ -57,8 +57,16 @@ static bool append(tp_path_list_t *list, size_t *capacity, char *path) {
     return true;
 }
 
-/* Adds the plug-in files of one folder, sorted. */
+/* Adds the plug-in files of one folder, sorted; an entry that names a file is that plug-in
+ * alone, so that one plug-in can be loaded without its neighbours (plugin-check does). */
 static bool scan_folder(const char *folder, tp_path_list_t *list, size_t *capacity) {
+    struct stat entry_info;
+    if (stat(folder, &entry_info) == 0 && S_ISREG(entry_info.st_mode)) {
+        char *path = strdup(folder);
+        if (path != NULL && append(list, capacity, path)) return true;
+        free(path);
+        return false;
+    }
     DIR *directory = opendir(folder);
     if (directory == NULL) return true;
     size_t first = list->count;

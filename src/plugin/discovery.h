@@ -1,5 +1,6 @@
 /* Finding plug-in files: every "*.so" in each folder of a search path, sorted by name within a
- * folder, folders in the order given, then the installed plug-in folder. */
+ * folder, folders in the order given, then the installed plug-in folder. An entry of the path
+ * that names a file rather than a folder is that one plug-in. */
 #ifndef TP_PLUGIN_DISCOVERY_H
 #define TP_PLUGIN_DISCOVERY_H
 

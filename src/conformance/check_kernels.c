@@ -1,0 +1,502 @@
+/* The kernel checks. A plug-in's kernel runs on random inputs of several shapes, built from its
+ * op's schema alone, and is compared with the CPU's kernel of the same op: within a tolerance
+ * per dtype, and to the bit between two runs of its own. Then it is made to meet a failing host
+ * function, and must pass the error on as a status. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/shape.h"
+#include "base/status.h"
+#include "conformance/check.h"
+#include "eager/execute.h"
+#include "kernel/kernel_registry.h"
+#include "tensor/tensor.h"
+
+enum { MAX_INPUTS = 8, NUM_SHAPE_SETS = 8 };
+
+/* The shapes tried, each for every input of the op: same-shape elementwise calls of several
+ * ranks, an empty one and an odd length, then the two-input forms a matrix product and a
+ * broadcast take. */
+typedef struct shape_set {
+    tp_shape_t first, second, rest;
+} shape_set_t;
+
+static shape_set_t shape_set(int index) {
+    const tp_shape_t matrix = TP_SHAPE(2, 3);
+    switch (index) {
+    case 0: return (shape_set_t){matrix, matrix, matrix};
+    case 1: return (shape_set_t){TP_SHAPE(4099), TP_SHAPE(4099), TP_SHAPE(4099)};
+    case 2: return (shape_set_t){TP_SCALAR_SHAPE, TP_SCALAR_SHAPE, TP_SCALAR_SHAPE};
+    case 3: return (shape_set_t){TP_SHAPE(0, 3), TP_SHAPE(0, 3), TP_SHAPE(0, 3)};
+    case 4: return (shape_set_t){TP_SHAPE(2, 3, 4), TP_SHAPE(2, 3, 4), TP_SHAPE(2, 3, 4)};
+    case 5: return (shape_set_t){TP_SHAPE(3, 4), TP_SHAPE(4, 5), matrix};
+    case 6: return (shape_set_t){matrix, TP_SHAPE(3), matrix};
+    default: return (shape_set_t){TP_SHAPE(1, 7), TP_SHAPE(1, 7), TP_SHAPE(1, 7)};
+    }
+}
+
+/* One formed call: host inputs and the attributes the op needs beyond its defaults. */
+typedef struct formed_call {
+    tp_op_t op;
+    tp_tensor_t *inputs[MAX_INPUTS];
+    size_t num_inputs;
+    tp_attr_t attrs[TP_MAX_OP_ATTRS];
+    size_t num_attrs;
+    int64_t dims[TP_MAX_RANK];
+    tp_shape_t shape; /* of the first input, for the message */
+} formed_call_t;
+
+static void formed_call_free(formed_call_t *call) {
+    for (size_t i = 0; i < call->num_inputs; i++) tp_tensor_release(call->inputs[i]);
+    call->num_inputs = 0;
+}
+
+/* Random values that every op can take: floats in [-2, 2], integers in 1..9 (no division by
+ * zero), booleans 0 or 1. */
+static void random_values(tp_check_t *check, tp_dtype_t dtype, void *data, int64_t count) {
+    for (int64_t i = 0; i < count; i++) {
+        double value = (double)tp_check_random(check, 1u << 20) / (double)(1u << 18) - 2.0;
+        int64_t integer = 1 + (int64_t)tp_check_random(check, 9);
+        switch (dtype) {
+        case TP_FLOAT32: ((float *)data)[i] = (float)value; break;
+        case TP_FLOAT64: ((double *)data)[i] = value; break;
+        case TP_INT32: ((int32_t *)data)[i] = (int32_t)integer; break;
+        case TP_INT64: ((int64_t *)data)[i] = integer; break;
+        case TP_UINT8: ((uint8_t *)data)[i] = (uint8_t)integer; break;
+        default: ((uint8_t *)data)[i] = (uint8_t)(integer & 1); break;
+        }
+    }
+}
+
+static tp_status_t *random_tensor(tp_check_t *check, tp_dtype_t dtype, tp_shape_t shape,
+                                  tp_tensor_t **out) {
+    int64_t count;
+    size_t bytes;
+    TP_RETURN_IF_ERROR(tp_tensor_check_layout(dtype, &shape, &count, &bytes));
+    void *data = bytes > 0 ? malloc(bytes) : NULL;
+    if (bytes > 0 && data == NULL) return tp_status_make(TP_RESOURCE_EXHAUSTED, "out of memory");
+    random_values(check, dtype, data, count);
+    tp_status_t *error = tp_tensor_create(check->context, dtype, shape, data, bytes, out);
+    free(data);
+    return error;
+}
+
+/* Values for the attributes the op requires without a default, guessed from their kind: a
+ * shape is the first input's, a dtype the one under test. Fails for kinds no guess fits. */
+static tp_status_t *guess_attributes(formed_call_t *call, tp_dtype_t dtype) {
+    const tp_op_def_t *def = call->op.def;
+    call->num_attrs = 0;
+    for (int32_t d = 0; d < call->shape.rank; d++) call->dims[d] = call->shape.dims[d];
+    for (size_t a = 0; a < def->num_attrs; a++) {
+        const tp_op_attr_def_t *attr = &def->attrs[a];
+        if (attr->has_default) continue;
+        bool bound_by_input = false;
+        for (size_t i = 0; i < def->num_inputs; i++)
+            bound_by_input |= (def->inputs[i].type_attr != NULL &&
+                               strcmp(def->inputs[i].type_attr, attr->name) == 0) ||
+                              (def->inputs[i].number_attr != NULL &&
+                               strcmp(def->inputs[i].number_attr, attr->name) == 0);
+        if (bound_by_input) continue;
+        tp_attr_t *value = &call->attrs[call->num_attrs++];
+        *value = (tp_attr_t){.name = attr->name, .type = attr->type};
+        switch (attr->type) {
+        case TP_ATTR_DTYPE: value->i = dtype; break;
+        case TP_ATTR_SHAPE:
+        case TP_ATTR_INT_LIST: value->list = call->dims; value->count = call->shape.rank; break;
+        case TP_ATTR_INT: value->i = 1; break;
+        case TP_ATTR_FLOAT: value->f = 0.5; break;
+        case TP_ATTR_BOOL: value->i = 0; break;
+        default:
+            return tp_check_failure("%s needs attribute '%s' without a default, of a kind the "
+                                    "check cannot make up", def->name, attr->name);
+        }
+    }
+    return NULL;
+}
+
+/* Inputs of set `index` for the op: tensors of the dtype under test where the op's type
+ * attribute decides, of the fixed dtype elsewhere; a list takes two tensors. */
+static tp_status_t *form_call(tp_check_t *check, const tp_op_t *op, tp_dtype_t dtype, int index,
+                              formed_call_t *call) {
+    call->op = *op;
+    call->num_inputs = 0;
+    shape_set_t shapes = shape_set(index);
+    call->shape = shapes.first;
+    for (size_t a = 0; a < op->def->num_inputs; a++) {
+        const tp_op_arg_def_t *arg = &op->def->inputs[a];
+        tp_dtype_t arg_dtype = arg->type_attr != NULL ? dtype : arg->dtype;
+        for (int k = 0; k < (arg->number_attr != NULL ? 2 : 1); k++) {
+            if (call->num_inputs == MAX_INPUTS) {
+                formed_call_free(call);
+                return tp_check_failure("%s takes more than %d inputs", op->def->name,
+                                        MAX_INPUTS);
+            }
+            tp_shape_t shape = call->num_inputs == 0   ? shapes.first
+                               : call->num_inputs == 1 ? shapes.second
+                                                       : shapes.rest;
+            tp_status_t *error = random_tensor(check, arg_dtype, shape,
+                                               &call->inputs[call->num_inputs]);
+            if (error != NULL) {
+                formed_call_free(call);
+                return error;
+            }
+            call->num_inputs++;
+        }
+    }
+    tp_status_t *error = guess_attributes(call, dtype);
+    if (error != NULL) formed_call_free(call);
+    return error;
+}
+
+/* Runs the call with `kernel` on `device`; the outputs are the caller's. `refusal`, when not
+ * NULL, makes the kernel's views fail with it. */
+static tp_status_t *run_kernel(tp_check_t *check, formed_call_t *formed, tp_device_t *device,
+                               const tp_kernel_def_t *kernel, const char *refusal,
+                               tp_tensor_t **outputs, int32_t *out_count) {
+    tp_kernel_context_t call;
+    TP_RETURN_IF_ERROR(tp_kernel_context_resolve(&call, &formed->op, formed->inputs,
+                                                 formed->num_inputs, formed->attrs,
+                                                 formed->num_attrs,
+                                                 formed->op.def->num_outputs));
+    call.device = device;
+    TP_RETURN_IF_ERROR(tp_kernel_context_infer_shapes(&call));
+    if (kernel == NULL) kernel = tp_kernel_registry_find(&check->context->registry, &call,
+                                                         device->def);
+    if (kernel == NULL)
+        return tp_status_make(TP_NOT_FOUND, "no CPU kernel of %s for these dtypes",
+                              formed->op.def->name);
+    call.refused_views = refusal;
+    TP_RETURN_IF_ERROR(
+        tp_execute_call(check->context, &call, kernel, formed->inputs, formed->num_inputs));
+    for (int32_t o = 0; o < call.num_outputs; o++) outputs[o] = call.outputs[o];
+    *out_count = call.num_outputs;
+    return NULL;
+}
+
+static void release_all(tp_tensor_t **tensors, int32_t count) {
+    for (int32_t i = 0; i < count; i++) tp_tensor_release(tensors[i]);
+}
+
+/* The largest difference between two outputs' values beyond the dtype's tolerance, in units of
+ * that tolerance (<= 1 passes), and whether the bits are the same. */
+typedef struct difference {
+    double worst;       /* |a - b| / (atol + rtol |b|) at its largest */
+    int64_t worst_at;
+    double a, b;
+    bool identical;
+} difference_t;
+
+static double element(const void *data, tp_dtype_t dtype, int64_t i) {
+    switch (dtype) {
+    case TP_FLOAT32: return ((const float *)data)[i];
+    case TP_FLOAT64: return ((const double *)data)[i];
+    case TP_INT32: return ((const int32_t *)data)[i];
+    case TP_INT64: return (double)((const int64_t *)data)[i];
+    default: return ((const uint8_t *)data)[i];
+    }
+}
+
+static void tolerance(tp_dtype_t dtype, double *atol, double *rtol) {
+    *atol = dtype == TP_FLOAT32 ? 1e-5 : dtype == TP_FLOAT64 ? 1e-12 : 0;
+    *rtol = dtype == TP_FLOAT32 ? 1e-4 : dtype == TP_FLOAT64 ? 1e-10 : 0;
+}
+
+static difference_t compare_values(const void *a, const void *b, tp_dtype_t dtype, int64_t count,
+                                   size_t bytes) {
+    difference_t result = {0, -1, 0, 0, memcmp(a, b, bytes) == 0};
+    double atol, rtol;
+    tolerance(dtype, &atol, &rtol);
+    for (int64_t i = 0; i < count; i++) {
+        double x = element(a, dtype, i), y = element(b, dtype, i);
+        if (isnan(x) && isnan(y)) continue;
+        double gap = fabs(x - y), allowed = atol + rtol * fabs(y);
+        double ratio = gap == 0 ? 0 : allowed == 0 || isnan(gap) ? INFINITY : gap / allowed;
+        if (ratio > result.worst || (isnan(x) != isnan(y) && result.worst_at < 0)) {
+            result.worst = isnan(x) != isnan(y) ? INFINITY : ratio;
+            result.worst_at = i;
+            result.a = x;
+            result.b = y;
+        }
+    }
+    return result;
+}
+
+/* Reads outputs to host memory: a failure the device deferred surfaces here. */
+static tp_status_t *read_outputs(tp_tensor_t **outputs, int32_t count, void **out_data) {
+    for (int32_t o = 0; o < count; o++) out_data[o] = NULL;
+    for (int32_t o = 0; o < count; o++) {
+        out_data[o] = malloc(outputs[o]->byte_size > 0 ? outputs[o]->byte_size : 1);
+        if (out_data[o] == NULL) return tp_status_make(TP_RESOURCE_EXHAUSTED, "out of memory");
+        TP_RETURN_IF_ERROR(tp_tensor_read(outputs[o], out_data[o], outputs[o]->byte_size));
+    }
+    return NULL;
+}
+
+static void free_data(void **data, int32_t count) {
+    for (int32_t o = 0; o < count; o++) free(data[o]);
+}
+
+/* What comparing one formed call found. */
+typedef struct comparison {
+    double worst;
+    int64_t calls;
+} comparison_t;
+
+/* Runs the plug-in's kernel twice and the CPU's once on the formed call and compares. When the
+ * CPU cannot run the call (a shape the op refuses, no CPU kernel), *skipped is set with the
+ * error: the call is not one to compare on. */
+static tp_status_t *compare_call(tp_check_t *check, const tp_kernel_entry_t *entry,
+                                 tp_device_t *device, formed_call_t *formed,
+                                 comparison_t *found, bool *skipped) {
+    tp_device_t *host = check->context->registry.host_device;
+    tp_tensor_t *expected[TP_MAX_OP_OUTPUTS], *runs[2][TP_MAX_OP_OUTPUTS];
+    int32_t count = 0, run_counts[2] = {0, 0};
+    void *expected_data[TP_MAX_OP_OUTPUTS], *run_data[2][TP_MAX_OP_OUTPUTS];
+    *skipped = true;
+    TP_RETURN_IF_ERROR(run_kernel(check, formed, host, NULL, NULL, expected, &count));
+    tp_status_t *error = read_outputs(expected, count, expected_data);
+    if (error == NULL) *skipped = false;
+    for (int r = 0; r < 2; r++) {
+        if (error == NULL)
+            error = run_kernel(check, formed, device, entry->kernel, NULL, runs[r],
+                               &run_counts[r]);
+        if (error == NULL) error = read_outputs(runs[r], run_counts[r], run_data[r]);
+    }
+    char shape[64];
+    tp_shape_format(&formed->shape, shape, sizeof shape);
+    for (int32_t o = 0; o < count && error == NULL; o++) {
+        const tp_tensor_t *want = expected[o], *got = runs[0][o];
+        if (got->dtype != want->dtype || !tp_shape_equal(&got->shape, &want->shape)) {
+            error = tp_check_failure("output %d of the call on %s inputs has another dtype or "
+                                     "shape than the CPU's", (int)o, shape);
+            break;
+        }
+        difference_t against_cpu = compare_values(run_data[0][o], expected_data[o], want->dtype,
+                                                  want->num_elements, want->byte_size);
+        difference_t between_runs = compare_values(run_data[0][o], run_data[1][o], want->dtype,
+                                                   want->num_elements, want->byte_size);
+        if (against_cpu.worst > 1)
+            error = tp_check_failure("on %s inputs, output %d element %lld is %.9g; the CPU "
+                                     "gives %.9g", shape, (int)o, (long long)against_cpu.worst_at,
+                                     against_cpu.a, against_cpu.b);
+        else if (!between_runs.identical)
+            error = tp_check_failure("on %s inputs, two runs gave different bits (element %lld: "
+                                     "%.9g, then %.9g): the kernel is not deterministic", shape,
+                                     (long long)between_runs.worst_at, between_runs.a,
+                                     between_runs.b);
+        else if (against_cpu.worst > found->worst)
+            found->worst = against_cpu.worst;
+    }
+    if (error == NULL) found->calls++;
+    free_data(expected_data, count);
+    release_all(expected, count);
+    for (int r = 0; r < 2; r++) {
+        free_data(run_data[r], run_counts[r]);
+        release_all(runs[r], run_counts[r]);
+    }
+    return error;
+}
+
+/* The kernel and dtype a kernel check's argument names ("0 float32"), set up; false when the
+ * check ends here, with *error saying why (NULL: not applicable). */
+static bool kernel_argument(tp_check_t *check, const char *argument, const char *what,
+                            const tp_kernel_entry_t **entry, tp_op_t *op, tp_device_t **device,
+                            tp_dtype_t *dtype, tp_status_t **error) {
+    const char *dtype_name = strchr(argument, ' ');
+    *dtype = TP_DTYPE_INVALID;
+    tp_status_t *bad = dtype_name != NULL ? tp_dtype_from_name(dtype_name + 1, dtype) : NULL;
+    if (dtype_name == NULL || bad != NULL) {
+        tp_status_free(bad);
+        tp_check_name(check, "kernel %s", argument);
+        *error = tp_check_failure("bad kernel check '%s'", argument);
+        return false;
+    }
+    size_t index = (size_t)strtoul(argument, NULL, 10);
+    *entry = tp_check_kernel_entry(check, index);
+    if (*entry == NULL) {
+        tp_check_name(check, "kernel %s", argument);
+        *error = tp_check_failure("the plug-in has no kernel %zu", index);
+        return false;
+    }
+    tp_check_name(check, "kernel %s on %s, %s%s", (*entry)->op->name,
+                  (*entry)->device_type->type, tp_dtype_name(*dtype), what);
+    if (!tp_kernel_registry_find_op(&check->context->registry, (*entry)->op->name, op)) {
+        *error = tp_check_failure("no op %s", (*entry)->op->name);
+        return false;
+    }
+    if (!tp_check_devices(check, (*entry)->device_type->type, error)) return false;
+    char name[64];
+    snprintf(name, sizeof name, "%s:0", (*entry)->device_type->type);
+    *error = tp_context_find_device(check->context, name, device);
+    return *error == NULL;
+}
+
+tp_status_t *tp_check_kernel(tp_check_t *check, const char *argument) {
+    const tp_kernel_entry_t *entry;
+    tp_op_t op;
+    tp_device_t *device;
+    tp_dtype_t dtype;
+    tp_status_t *error;
+    if (!kernel_argument(check, argument, "", &entry, &op, &device, &dtype, &error)) return error;
+    if (op.def->is_stateful) {
+        tp_check_not_applicable(check, "%s is stateful (random, for one): its results are not "
+                                       "the CPU's to compare", op.def->name);
+        return NULL;
+    }
+    comparison_t found = {0, 0};
+    char last_reason[256] = "";
+    for (int set = 0; set < NUM_SHAPE_SETS; set++) {
+        formed_call_t formed;
+        bool skipped = true;
+        error = form_call(check, &op, dtype, set, &formed);
+        if (error == NULL) {
+            error = compare_call(check, entry, device, &formed, &found, &skipped);
+            formed_call_free(&formed);
+        }
+        if (error == NULL) continue;
+        if (!skipped) return tp_status_annotate(error, "%s", op.def->name);
+        snprintf(last_reason, sizeof last_reason, "%s", tp_status_message(error));
+        tp_status_free(error);
+    }
+    if (found.calls == 0) {
+        tp_check_not_applicable(check, "no call of %s for %s could be compared with the CPU (%s)",
+                                op.def->name, tp_dtype_name(dtype), last_reason);
+        return NULL;
+    }
+    double atol, rtol;
+    tolerance(dtype, &atol, &rtol);
+    tp_check_detail(check, "%lld input shapes against the CPU: within %.2g of the tolerance "
+                    "%g + %g|x|; two runs gave the same bits",
+                    (long long)found.calls, found.worst, atol, rtol);
+    return NULL;
+}
+
+
+/* ---- Samples: one call of a kernel, for the checks that run it again ------------------------ */
+
+struct tp_check_sample {
+    formed_call_t formed;
+    tp_device_t *device;
+    const tp_kernel_def_t *kernel;
+    void *data[TP_MAX_OP_OUTPUTS];
+    size_t bytes[TP_MAX_OP_OUTPUTS];
+    int32_t count;
+};
+
+void tp_check_sample_free(tp_check_sample_t *sample) {
+    if (sample == NULL) return;
+    formed_call_free(&sample->formed);
+    free_data(sample->data, sample->count);
+    free(sample);
+}
+
+/* Runs the sample's call on the plug-in and reads every output into `data`. */
+static tp_status_t *run_sample(tp_check_t *check, tp_check_sample_t *sample, void **data,
+                               size_t *bytes, int32_t *count) {
+    tp_tensor_t *outputs[TP_MAX_OP_OUTPUTS];
+    *count = 0;
+    TP_RETURN_IF_ERROR(run_kernel(check, &sample->formed, sample->device, sample->kernel, NULL,
+                                  outputs, count));
+    tp_status_t *error = read_outputs(outputs, *count, data);
+    for (int32_t o = 0; o < *count; o++) bytes[o] = outputs[o]->byte_size;
+    release_all(outputs, *count);
+    if (error != NULL) {
+        free_data(data, *count);
+        *count = 0;
+    }
+    return error;
+}
+
+tp_status_t *tp_check_sample_create(tp_check_t *check, const tp_kernel_entry_t *entry,
+                                    tp_device_t *device, tp_dtype_t dtype,
+                                    tp_check_sample_t **out) {
+    *out = NULL;
+    tp_op_t op;
+    if (!tp_kernel_registry_find_op(&check->context->registry, entry->op->name, &op))
+        return tp_check_failure("no op %s", entry->op->name);
+    tp_check_sample_t *sample = calloc(1, sizeof *sample);
+    if (sample == NULL) return tp_status_make(TP_RESOURCE_EXHAUSTED, "out of memory");
+    sample->device = device;
+    sample->kernel = entry->kernel;
+    comparison_t found = {0, 0};
+    for (int set = 0; set < NUM_SHAPE_SETS; set++) {
+        bool skipped = true;
+        tp_status_t *error = form_call(check, &op, dtype, set, &sample->formed);
+        if (error == NULL)
+            error = compare_call(check, entry, device, &sample->formed, &found, &skipped);
+        if (error == NULL) error = run_sample(check, sample, sample->data, sample->bytes,
+                                                &sample->count);
+        if (error == NULL) {
+            *out = sample;
+            return NULL;
+        }
+        formed_call_free(&sample->formed);
+        if (!skipped) {
+            tp_check_sample_free(sample);
+            return error;
+        }
+        tp_status_free(error);
+    }
+    free(sample);
+    return NULL;
+}
+
+tp_status_t *tp_check_sample_run(tp_check_t *check, tp_check_sample_t *sample) {
+    void *data[TP_MAX_OP_OUTPUTS];
+    size_t bytes[TP_MAX_OP_OUTPUTS];
+    int32_t count;
+    TP_RETURN_IF_ERROR(run_sample(check, sample, data, bytes, &count));
+    tp_status_t *error = NULL;
+    for (int32_t o = 0; o < count && error == NULL; o++)
+        if (bytes[o] != sample->bytes[o] || memcmp(data[o], sample->data[o], bytes[o]) != 0)
+            error = tp_check_failure("%s on %s gave other bits than its first run",
+                                     sample->formed.op.def->name, sample->device->full_name);
+    free_data(data, count);
+    return error;
+}
+
+/* ---- Errors ---------------------------------------------------------------------------------- */
+
+static const char refusal[] =
+    "plugin-check refused the kernel's inputs and outputs to see that it passes the error on";
+
+tp_status_t *tp_check_kernel_errors(tp_check_t *check, const char *argument) {
+    const tp_kernel_entry_t *entry;
+    tp_op_t op;
+    tp_device_t *device;
+    tp_dtype_t dtype;
+    tp_status_t *error;
+    if (!kernel_argument(check, argument, ", errors", &entry, &op, &device, &dtype, &error))
+        return error;
+    tp_check_sample_t *sample;
+    TP_RETURN_IF_ERROR(tp_check_sample_create(check, entry, device, dtype, &sample));
+    if (sample == NULL) {
+        tp_check_not_applicable(check, "no call of %s for %s could be formed", op.def->name,
+                                tp_dtype_name(dtype));
+        return NULL;
+    }
+    tp_tensor_t *outputs[TP_MAX_OP_OUTPUTS];
+    int32_t count = 0;
+    tp_status_t *refused =
+        run_kernel(check, &sample->formed, device, entry->kernel, refusal, outputs, &count);
+    char message[512] = "";
+    if (refused == NULL) {
+        release_all(outputs, count);
+        error = tp_check_failure("%s returned success although kernel_input and kernel_output "
+                                 "failed: a kernel must return the host's errors",
+                                 op.def->name);
+    } else {
+        snprintf(message, sizeof message, "%s", tp_status_message(refused));
+        tp_status_free(refused);
+        error = tp_status_annotate(tp_context_synchronize(check->context),
+                                   "after the refused call, a synchronize");
+    }
+    if (error == NULL)
+        error = tp_status_annotate(tp_check_sample_run(check, sample), "after the refused call");
+    tp_check_sample_free(sample);
+    TP_RETURN_IF_ERROR(error);
+    tp_check_detail(check, "a failing host function became the status \"%s\"; the next call "
+                    "gave the same bits as before", message);
+    return NULL;
+}
