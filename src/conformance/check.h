@@ -110,8 +110,8 @@ const tp_kernel_entry_t *tp_check_kernel_entry(const tp_check_t *check, size_t i
 size_t tp_check_claimed_dtypes(const tp_kernel_entry_t *entry, tp_dtype_t *out);
 
 /* One call of a kernel, for the checks that run it again: the first of the kernel check's input
- * shapes that the op and the CPU take and the plug-in's kernel matched the CPU on, with what
- * that kernel gave. */
+ * shapes that the op and the CPU take, with what the plug-in's kernel gave on it (whether
+ * that is right is the kernel check's to say). */
 typedef struct tp_check_sample tp_check_sample_t;
 /* *out is NULL when no call could be formed; an error is a failure of the kernel. */
 tp_status_t *tp_check_sample_create(tp_check_t *check, const tp_kernel_entry_t *entry,

@@ -222,9 +222,12 @@ static difference_t compare_values(const void *a, const void *b, tp_dtype_t dtyp
     return result;
 }
 
-/* Reads outputs to host memory: a failure the device deferred surfaces here. */
+/* Reads outputs to host memory: a failure the device deferred surfaces here. The device is
+ * synchronized first, so that the read judges the kernel's values alone and a copy that does
+ * not keep stream order fails the stream checks, not this one. */
 static tp_status_t *read_outputs(tp_tensor_t **outputs, int32_t count, void **out_data) {
     for (int32_t o = 0; o < count; o++) out_data[o] = NULL;
+    if (count > 0) TP_RETURN_IF_ERROR(tp_device_synchronize(outputs[0]->device));
     for (int32_t o = 0; o < count; o++) {
         out_data[o] = malloc(outputs[o]->byte_size > 0 ? outputs[o]->byte_size : 1);
         if (out_data[o] == NULL) return tp_status_make(TP_RESOURCE_EXHAUSTED, "out of memory");
@@ -391,6 +394,16 @@ void tp_check_sample_free(tp_check_sample_t *sample) {
     free(sample);
 }
 
+/* Whether the call is one the op takes: the CPU runs it. */
+static tp_status_t *cpu_takes(tp_check_t *check, formed_call_t *formed) {
+    tp_tensor_t *outputs[TP_MAX_OP_OUTPUTS];
+    int32_t count = 0;
+    TP_RETURN_IF_ERROR(run_kernel(check, formed, check->context->registry.host_device, NULL,
+                                  NULL, outputs, &count));
+    release_all(outputs, count);
+    return NULL;
+}
+
 /* Runs the sample's call on the plug-in and reads every output into `data`. */
 static tp_status_t *run_sample(tp_check_t *check, tp_check_sample_t *sample, void **data,
                                size_t *bytes, int32_t *count) {
@@ -419,12 +432,11 @@ tp_status_t *tp_check_sample_create(tp_check_t *check, const tp_kernel_entry_t *
     if (sample == NULL) return tp_status_make(TP_RESOURCE_EXHAUSTED, "out of memory");
     sample->device = device;
     sample->kernel = entry->kernel;
-    comparison_t found = {0, 0};
     for (int set = 0; set < NUM_SHAPE_SETS; set++) {
         bool skipped = true;
         tp_status_t *error = form_call(check, &op, dtype, set, &sample->formed);
-        if (error == NULL)
-            error = compare_call(check, entry, device, &sample->formed, &found, &skipped);
+        if (error == NULL) error = cpu_takes(check, &sample->formed);
+        if (error == NULL) skipped = false;
         if (error == NULL) error = run_sample(check, sample, sample->data, sample->bytes,
                                                 &sample->count);
         if (error == NULL) {

@@ -21,7 +21,9 @@ static tp_status_t *copy_round(tp_check_t *check, void *stream, void *mem, unsig
     uint64_t size = 1 + tp_check_random(check, COPY_BYTES);
     tp_check_random_bytes(check, sent, size);
     memset(back, 0, size);
+    /* Synchronized between the two: stream order is the stream checks' to judge. */
     TP_RETURN_IF_ERROR(tp_check_to_device(check, 0, stream, mem, 0, sent, size));
+    TP_RETURN_IF_ERROR(tp_check_synchronize(check, 0, stream));
     TP_RETURN_IF_ERROR(tp_check_to_host(check, 0, stream, back, mem, 0, size));
     TP_RETURN_IF_ERROR(tp_check_synchronize(check, 0, stream));
     if (memcmp(sent, back, size) != 0)

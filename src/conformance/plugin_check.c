@@ -114,7 +114,7 @@ static tp_status_t *run_in_child(tp_check_t *check, const tp_check_kind_t *kind,
     if (error != NULL) return tp_status_annotate(error, "creating a context");
     check->plugin = plugin_under_test(check->context);
     if (check->plugin == NULL)
-        error = tp_check_failure("%s is not a plug-in file (no such file, or not named *.so)",
+        error = tp_check_failure("the runtime found no plug-in at %s",
                                  check->path);
     else
         error = kind->run(check, argument);
@@ -130,7 +130,8 @@ static void child_main(int fd, const char *path, const tp_plugin_check_options_t
     tp_log_set_level(TP_LOG_ERROR);
     tp_check_t check = {.options = options, .path = path, .channel = channel};
     check.random_state = hash_text(hash_text(0xCBF29CE484222325u ^ options->seed, key), argument);
-    snprintf(check.name, sizeof check.name, "%s %s", key, argument);
+    snprintf(check.name, sizeof check.name, "%s%s%s", key, argument[0] != '\0' ? " " : "",
+             argument);
     const tp_check_kind_t *kind = NULL;
     for (size_t k = 0; k < sizeof check_kinds / sizeof *check_kinds; k++)
         if (strcmp(check_kinds[k].key, key) == 0) kind = &check_kinds[k];
@@ -309,8 +310,9 @@ static tp_status_t *run_one(tally_t *tally, const char *path,
     }
     close(fds[1]);
     verdict_t verdict = {0, "", ""};
-    snprintf(verdict.name, sizeof verdict.name, "%s %s", plan->checks[index].key,
-             plan->checks[index].argument);
+    const planned_check_t *planned = &plan->checks[index];
+    snprintf(verdict.name, sizeof verdict.name, "%s%s%s", planned->key,
+             planned->argument[0] != '\0' ? " " : "", planned->argument);
     bool finished = read_child(fds[0], options->timeout_seconds, &verdict, plan);
     close(fds[0]);
     if (!finished) kill(child, SIGKILL);
@@ -325,6 +327,9 @@ tp_status_t *tp_plugin_check(const char *path, const tp_plugin_check_options_t *
                              FILE *out, int32_t *out_passed, int32_t *out_failed) {
     TP_REQUIRE_ARG(path);
     TP_REQUIRE_ARG(out);
+    if (access(path, R_OK) != 0)
+        return tp_status_make(TP_NOT_FOUND, "plugin-check: cannot read '%s': %s", path,
+                              strerror(errno));
     tp_plugin_check_options_t effective = TP_PLUGIN_CHECK_OPTIONS_INIT;
     if (options != NULL)
         memcpy(&effective, options,
