@@ -24,7 +24,10 @@ static tp_status_t *mirrored_create(tp_check_t *check, int32_t device, void *str
     if (out->mirror == NULL) return tp_status_make(TP_RESOURCE_EXHAUSTED, "out of host memory");
     tp_check_random_bytes(check, out->mirror, BUFFER_BYTES);
     TP_RETURN_IF_ERROR(tp_check_allocate(check, device, BUFFER_BYTES, &out->mem));
-    return tp_check_to_device(check, device, stream, out->mem, 0, out->mirror, BUFFER_BYTES);
+    TP_RETURN_IF_ERROR(
+        tp_check_to_device(check, device, stream, out->mem, 0, out->mirror, BUFFER_BYTES));
+    /* The mirror changes from now on; the device may read it until the copy is done. */
+    return tp_check_synchronize(check, device, stream);
 }
 
 static void mirrored_free(tp_check_t *check, mirrored_t *buffer) {
@@ -189,7 +192,6 @@ tp_status_t *tp_check_peer_copy(tp_check_t *check, const char *type) {
     mirrored_t from = {0, NULL, NULL}, to = {1, NULL, NULL};
     if (error == NULL) error = mirrored_create(check, 0, stream, &from);
     if (error == NULL) error = mirrored_create(check, 1, target_stream, &to);
-    if (error == NULL) error = tp_check_synchronize(check, 1, target_stream);
     if (error == NULL) error = random_copies(check, copy_peer, stream, target_stream, &to, &from);
     close_stream(check, 0, stream);
     close_stream(check, 1, target_stream);

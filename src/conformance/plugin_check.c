@@ -58,6 +58,8 @@ void tp_check_plan(tp_check_t *check, const char *key, const char *argument) {
     write_line(check->channel, 'C', key, argument);
 }
 
+static void format_into(char *buffer, size_t capacity, const char *format, va_list args)
+    TP_PRINTF_LIKE(3, 0);
 static void format_into(char *buffer, size_t capacity, const char *format, va_list args) {
     vsnprintf(buffer, capacity, format, args);
 }
