@@ -247,6 +247,24 @@ static void plugin_path_comes_from_the_environment(void **state) {
     unsetenv("TP_PLUGIN_PATH");
 }
 
+/* An entry of the search path that names a file loads that plug-in alone, beside folders. */
+static void a_path_entry_may_name_one_plugin_file(void **state) {
+    (void)state;
+    tp_context_options_t options = TP_CONTEXT_OPTIONS_INIT;
+    options.plugin_path = TP_TEST_PLUGIN_DIR "/libtp_test_good.so:" TP_KERNEL_PLUGIN_DIR;
+    options.skip_installed_plugins = true;
+    tp_context_t *context;
+    assert_ok(tp_context_create(&options, &context));
+    assert_int_equal(tp_plugin_count(context), 3);
+    tp_plugin_info_t info = {.struct_size = sizeof info};
+    assert_ok(tp_plugin_get(context, 1, &info));
+    assert_string_equal(info.path, TP_TEST_PLUGIN_DIR "/libtp_test_good.so");
+    assert_true(info.loaded);
+    assert_ok(tp_plugin_get(context, 2, &info));
+    assert_string_equal(info.path, TP_KERNEL_PLUGIN_DIR "/libtp_test_accelerator.so");
+    tp_context_destroy(context);
+}
+
 /* The 1.0 plug-in's device works through its shorter function table. */
 static void an_older_minor_plugin_device_works(void **state) {
     (void)state;
@@ -358,6 +376,7 @@ int main(void) {
         cmocka_unit_test(plugin_path_comes_from_the_environment),
         cmocka_unit_test(an_older_minor_plugin_device_works),
         cmocka_unit_test(devices_are_found_by_any_name_form),
+        cmocka_unit_test(a_path_entry_may_name_one_plugin_file),
         cmocka_unit_test(bad_arguments_get_statuses),
         cmocka_unit_test(plugin_info_respects_the_callers_struct_size),
     };
