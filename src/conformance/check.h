@@ -22,6 +22,7 @@ typedef struct tp_check {
     const tp_device_type_def_t *def;
     tp_physical_device_t *devices[2];
     int32_t num_devices;
+    tp_device_t *logical; /* the runtime's device <type>:0, for checks through it */
     /* Set by the check: its name, and the detail of a pass or why it does not apply. */
     char name[128];
     char detail[512];
@@ -53,7 +54,8 @@ void tp_check_plan(tp_check_t *check, const char *key, const char *argument);
 uint64_t tp_check_random(tp_check_t *check, uint64_t bound);
 void tp_check_random_bytes(tp_check_t *check, void *buffer, size_t size);
 
-/* Finds the plug-in's devices of `type` into check->def and check->devices; a type the
+/* Finds the plug-in's devices of `type` into check->def, check->devices and check->logical; a
+ * type the
  * plug-in did not register fails, a type with no device present makes the check not
  * applicable (and returns false with *out NULL). */
 bool tp_check_devices(tp_check_t *check, const char *type, tp_status_t **out);

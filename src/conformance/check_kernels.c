@@ -329,10 +329,8 @@ static bool kernel_argument(tp_check_t *check, const char *argument, const char 
         return false;
     }
     if (!tp_check_devices(check, (*entry)->device_type->type, error)) return false;
-    char name[64];
-    snprintf(name, sizeof name, "%s:0", (*entry)->device_type->type);
-    *error = tp_context_find_device(check->context, name, device);
-    return *error == NULL;
+    *device = check->logical;
+    return true;
 }
 
 tp_status_t *tp_check_kernel(tp_check_t *check, const char *argument) {

@@ -106,10 +106,7 @@ tp_status_t *tp_check_empty_tensor(tp_check_t *check, const char *type) {
     tp_check_name(check, "%s:0 empty tensor", type);
     tp_status_t *error;
     if (!tp_check_devices(check, type, &error)) return error;
-    char name[64];
-    snprintf(name, sizeof name, "%s:0", type);
-    tp_device_t *device;
-    TP_RETURN_IF_ERROR(tp_context_find_device(check->context, name, &device));
+    tp_device_t *device = check->logical;
     tp_tensor_t *on_host = NULL, *on_device = NULL, *back = NULL;
     error = tp_tensor_create(check->context, TP_FLOAT32, TP_SHAPE(0, 3), NULL, 0, &on_host);
     if (error == NULL) error = tp_tensor_to_device(on_host, device, &on_device);
@@ -125,9 +122,9 @@ tp_status_t *tp_check_empty_tensor(tp_check_t *check, const char *type) {
     tp_tensor_release(on_device);
     tp_tensor_release(back);
     if (error == NULL) error = tp_context_synchronize(check->context);
-    TP_RETURN_IF_ERROR(tp_status_annotate(error, "a tensor of shape (0, 3) on %s", name));
-    tp_check_detail(check, "a (0, 3) tensor went to %s and back, asking the device for no memory",
-                    name);
+    TP_RETURN_IF_ERROR(tp_status_annotate(error, "a tensor of shape (0, 3) on %s:0", type));
+    tp_check_detail(check, "a (0, 3) tensor went to %s:0 and back, asking the device for no memory",
+                    type);
     return NULL;
 }
 

@@ -40,7 +40,10 @@ bool tp_check_devices(tp_check_t *check, const char *type, tp_status_t **out) {
         tp_check_not_applicable(check, "no %s device is present", check->def->type);
         return false;
     }
-    return true;
+    char name[64];
+    snprintf(name, sizeof name, "%s:0", check->def->type);
+    *out = tp_context_find_device(check->context, name, &check->logical);
+    return *out == NULL;
 }
 
 static tp_status_t *plugin_error(tp_check_t *check, const tp_plugin_status_t *status,

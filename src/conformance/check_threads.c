@@ -83,10 +83,7 @@ tp_status_t *tp_check_two_threads(tp_check_t *check, const char *type) {
     tp_check_name(check, "%s:0 two threads", type);
     tp_status_t *error;
     if (!tp_check_devices(check, type, &error)) return error;
-    char name[64];
-    snprintf(name, sizeof name, "%s:0", type);
-    tp_device_t *device;
-    TP_RETURN_IF_ERROR(tp_context_find_device(check->context, name, &device));
+    tp_device_t *device = check->logical;
     tp_check_sample_t *samples[MAX_SAMPLES];
     size_t num_samples = 0;
     error = take_samples(check, device, samples, &num_samples);
