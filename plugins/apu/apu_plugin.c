@@ -248,14 +248,20 @@ typedef struct {
 } event_mark_t;
 
 static bool complete_event(apu_stream_t *stream, void *payload, char *error, size_t capacity) {
-    (void)stream;
     (void)error;
     (void)capacity;
     const event_mark_t *mark = payload;
+    char failure[sizeof mark->event->error] = "";
+    pthread_mutex_lock(&stream->mutex);
+    if (stream->error[0] != '\0')
+        snprintf(failure, sizeof failure, "APU:%d, whose work failed: %.200s",
+                 (int)stream->device->ordinal, stream->error);
+    pthread_mutex_unlock(&stream->mutex);
     pthread_mutex_lock(&mark->event->mutex);
     /* A later record supersedes this one: only its own generation completes the event. */
     if (mark->event->generation == mark->generation) {
-        mark->event->state = TP_EVENT_COMPLETE;
+        mark->event->state = failure[0] != '\0' ? TP_EVENT_ERROR : TP_EVENT_COMPLETE;
+        memcpy(mark->event->error, failure, sizeof failure);
         pthread_cond_broadcast(&mark->event->done);
     }
     pthread_mutex_unlock(&mark->event->mutex);
@@ -269,22 +275,28 @@ static void apu_event_record(void *device, void *stream, void *handle,
     pthread_mutex_lock(&event->mutex);
     event_mark_t mark = {event, ++event->generation};
     event->state = TP_EVENT_PENDING;
+    event->error[0] = '\0';
     pthread_mutex_unlock(&event->mutex);
     apu_stream_enqueue(stream, complete_event, &mark, sizeof mark, status);
 }
 
-static void wait_for(apu_event_t *event) {
+/* Waits for the event; false, with the failure in `error`, if the work before it failed. */
+static bool wait_for(apu_event_t *event, char *error, size_t capacity) {
     pthread_mutex_lock(&event->mutex);
     while (event->state == TP_EVENT_PENDING) pthread_cond_wait(&event->done, &event->mutex);
+    bool failed = event->state == TP_EVENT_ERROR;
+    if (failed) snprintf(error, capacity, "%s", event->error);
     pthread_mutex_unlock(&event->mutex);
+    return !failed;
 }
 
 static bool wait_event(apu_stream_t *stream, void *payload, char *error, size_t capacity) {
-    (void)stream;
-    (void)error;
-    (void)capacity;
-    wait_for(*(apu_event_t **)payload);
-    return true;
+    apu_event_t *event = *(apu_event_t **)payload;
+    char failure[sizeof event->error];
+    if (wait_for(event, failure, sizeof failure)) return true;
+    snprintf(error, capacity, "APU:%d waited for %s",
+             (int)stream->device->ordinal, failure);
+    return false;
 }
 
 static void apu_stream_wait_event(void *device, void *stream, void *event,
@@ -302,10 +314,12 @@ static tp_event_state_t apu_event_query(void *device, void *handle) {
     return state;
 }
 
-static void apu_event_synchronize(void *device, void *event, tp_plugin_status_t *status) {
+static void apu_event_synchronize(void *device, void *handle, tp_plugin_status_t *status) {
     (void)device;
-    (void)status;
-    wait_for(event);
+    apu_event_t *event = handle;
+    char failure[sizeof event->error];
+    if (!wait_for(event, failure, sizeof failure))
+        apu_host->status_set(status, TP_INTERNAL, "waited for %s", failure);
 }
 
 /* ---- Host callbacks -------------------------------------------------------------------------- */

@@ -12,6 +12,9 @@ typedef struct apu_event {
     pthread_cond_t done;
     tp_event_state_t state;
     uint64_t generation; /* each record starts a new generation */
+    /* TP_EVENT_ERROR: the recording stream's unreported error, which a stream that waits for
+     * the event takes on, since its work may read what the failed work should have written. */
+    char error[256];
 } apu_event_t;
 
 typedef struct apu_command apu_command_t;
