@@ -210,10 +210,11 @@ static difference_t compare_values(const void *a, const void *b, tp_dtype_t dtyp
     for (int64_t i = 0; i < count; i++) {
         double x = element(a, dtype, i), y = element(b, dtype, i);
         if (isnan(x) && isnan(y)) continue;
+        /* One NaN against a number makes the gap NaN: as far off as can be. */
         double gap = fabs(x - y), allowed = atol + rtol * fabs(y);
         double ratio = gap == 0 ? 0 : allowed == 0 || isnan(gap) ? INFINITY : gap / allowed;
-        if (ratio > result.worst || (isnan(x) != isnan(y) && result.worst_at < 0)) {
-            result.worst = isnan(x) != isnan(y) ? INFINITY : ratio;
+        if (ratio > result.worst) {
+            result.worst = ratio;
             result.worst_at = i;
             result.a = x;
             result.b = y;
@@ -372,7 +373,6 @@ tp_status_t *tp_check_kernel(tp_check_t *check, const char *argument) {
                     (long long)found.calls, found.worst, atol, rtol);
     return NULL;
 }
-
 
 /* ---- Samples: one call of a kernel, for the checks that run it again ------------------------ */
 
