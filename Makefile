@@ -6,8 +6,11 @@ PREFIX ?= /usr/local
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 MAKEFLAGS += --no-print-directory
+# The settings of every ASan run: a leak fails it, an allocation that fails returns NULL.
+ASAN_ENV = ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1
 
-.PHONY: all deps build check check-fast check-asan check-tsan demo bench install package clean
+.PHONY: all deps build check check-fast asan check-asan check-tsan fuzz demo bench install package \
+        clean
 
 all: build
 
@@ -19,24 +22,48 @@ build: deps
 	cmake --build $(BUILD) -j $(JOBS)
 
 # Every test with gcc; every test again built by clang under AddressSanitizer and
-# UndefinedBehaviorSanitizer; the concurrency tests under ThreadSanitizer.
+# UndefinedBehaviorSanitizer, with each fuzz target run briefly; the concurrency tests under
+# ThreadSanitizer.
 check: check-fast check-asan check-tsan
 
 check-fast: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
-check-asan: deps
+# The clang build under ASan and UBSan, which also builds the libFuzzer targets (TP_FUZZ).
+asan: deps
 	cmake -S . -B $(ASAN_BUILD) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug \
-	      -DTP_SANITIZE=address,undefined $(CMAKE_FLAGS)
+	      -DTP_SANITIZE=address,undefined -DTP_FUZZ=ON $(CMAKE_FLAGS)
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
-	ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1 \
-	    ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS)
+
+check-asan: asan
+	$(ASAN_ENV) ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS)
 
 check-tsan: deps
 	cmake -S . -B $(TSAN_BUILD) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug \
 	      -DTP_SANITIZE=thread $(CMAKE_FLAGS)
 	cmake --build $(TSAN_BUILD) -j $(JOBS)
 	TSAN_OPTIONS=halt_on_error=1 ctest --test-dir $(TSAN_BUILD) --output-on-failure -L concurrency
+
+# Each fuzz target (tests/fuzz/) for FUZZ_SECONDS on the corpus kept in the tree. New inputs
+# go to $(ASAN_BUILD)/fuzz/<target>/ and are kept between runs; a crash leaves its input
+# beside them. To keep new inputs worth keeping in the tree:
+#   $(ASAN_BUILD)/bin/fuzz_<target> -merge=1 tests/fuzz/corpus/<target> $(ASAN_BUILD)/fuzz/<target>
+FUZZ_SECONDS ?= 300
+FUZZ_FLAGS ?= -use_value_profile=1
+FUZZ_TARGETS = $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+
+fuzz: asan
+	@mkdir -p $(ASAN_BUILD)/fuzz
+	@for target in $(FUZZ_TARGETS); do \
+	    log=$(ASAN_BUILD)/fuzz/$$target.log; \
+	    echo "fuzz: $$target for $(FUZZ_SECONDS) s; new inputs in $(ASAN_BUILD)/fuzz/$$target"; \
+	    if $(ASAN_ENV) sh tests/fuzz/run_fuzz.sh $(ASAN_BUILD)/bin/fuzz_$$target tests/fuzz \
+	        $(ASAN_BUILD)/fuzz $(FUZZ_SECONDS) $(FUZZ_FLAGS) >$$log 2>&1; then \
+	        grep -a -E 'DONE|^stat::(number_of_executed_units|average_exec_per_sec)' $$log; \
+	    else \
+	        tail -n 40 $$log; echo "fuzz: $$target failed; the whole run is in $$log"; exit 1; \
+	    fi; \
+	done
 
 demo: build
 	@sh scripts/demo.sh $(BUILD)

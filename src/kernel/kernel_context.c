@@ -36,6 +36,12 @@ static bool same_attr_kind(tp_attr_type_t declared, tp_attr_type_t given) {
     return declared == given || (is_list(declared) && is_list(given));
 }
 
+/* Whether an attribute's value is a dtype exactly: a cast to tp_dtype_t alone would take
+ * 0x100000001 for float32. */
+static bool is_dtype_value(int64_t value) {
+    return value >= 0 && value <= INT32_MAX && tp_dtype_size((tp_dtype_t)value) != 0;
+}
+
 static tp_status_t *take_given_attrs(tp_kernel_context_t *call, bool *set, const tp_attr_t *attrs,
                                      size_t num_attrs) {
     const tp_op_def_t *def = call->op->def;
@@ -70,6 +76,10 @@ static tp_status_t *take_given_attrs(tp_kernel_context_t *call, bool *set, const
         if (given->type == TP_ATTR_STRING && given->s == NULL)
             return tp_status_make(TP_INVALID_ARGUMENT, "%s: attribute '%s' is a NULL string",
                                   def->name, given->name);
+        /* Checked here, not only with the defaults: binding an input's dtype names it. */
+        if (given->type == TP_ATTR_DTYPE && !is_dtype_value(given->i))
+            return tp_status_make(TP_INVALID_ARGUMENT, "%s: attribute '%s' is not a dtype "
+                                  "(%lld)", def->name, given->name, (long long)given->i);
         call->attrs[index] = *given;
         call->attrs[index].name = declared->name;
         call->attrs[index].type = declared->type;
@@ -133,8 +143,10 @@ static tp_status_t *bind_inputs(tp_kernel_context_t *call, bool *set, size_t num
     size_t expected = 0;
     for (size_t a = 0; a < def->num_inputs; a++) {
         const char *number = def->inputs[a].number_attr;
-        expected += number == NULL ? 1
-                                   : (size_t)call->attrs[tp_op_attr_index(def, number)].i;
+        size_t count = number == NULL ? 1 : (size_t)call->attrs[tp_op_attr_index(def, number)].i;
+        /* Saturated: the lengths of two lists can add up past SIZE_MAX, and a sum that wrapped
+         * round to num_inputs would send the loop below past the inputs. */
+        expected = count > SIZE_MAX - expected ? SIZE_MAX : expected + count;
     }
     if (expected != num_inputs)
         return tp_status_make(TP_INVALID_ARGUMENT, "%s takes %zu inputs, but %zu were given",
@@ -169,7 +181,7 @@ static tp_status_t *apply_defaults_and_check(tp_kernel_context_t *call, bool *se
         }
         if (declared->type == TP_ATTR_DTYPE) {
             tp_dtype_t dtype = (tp_dtype_t)call->attrs[i].i;
-            if (tp_dtype_size(dtype) == 0)
+            if (!is_dtype_value(call->attrs[i].i))
                 return tp_status_make(TP_INVALID_ARGUMENT, "%s: attribute '%s' is not a dtype "
                                       "(%lld)", def->name, declared->name,
                                       (long long)call->attrs[i].i);

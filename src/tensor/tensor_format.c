@@ -35,7 +35,9 @@ static int64_t integer_at(const elements_t *e, int64_t i) {
     case TP_INT32: return ((const int32_t *)e->values)[i];
     case TP_INT64: return ((const int64_t *)e->values)[i];
     case TP_UINT8: return ((const uint8_t *)e->values)[i];
-    default: return ((const bool *)e->values)[i];
+    /* A bool tensor holds the bytes its maker gave; reading one other than 0 or 1 as a bool
+     * is undefined, so any nonzero byte is read as true. */
+    default: return ((const uint8_t *)e->values)[i] != 0;
     }
 }
 

@@ -116,6 +116,17 @@ static void bools_take_five_columns(void **state) {
     check(TP_BOOL, TP_SHAPE(2), all_true, "[ True  True]");
 }
 
+/* A bool tensor holds whatever bytes it was made from (tp_tensor_create copies them as they
+ * are); any nonzero byte prints as True, and none is read as a bool it is not (UBSan's check,
+ * which the fuzz target tensor_format tripped). */
+static void bool_bytes_other_than_0_and_1_are_true(void **state) {
+    (void)state;
+    const uint8_t bytes[] = {0, 1, 2, 255};
+    check(TP_BOOL, TP_SHAPE(4), bytes, "[False  True  True  True]");
+    const uint8_t seven = 7;
+    check(TP_BOOL, TP_SCALAR_SHAPE, &seven, "True");
+}
+
 /* ---- Scalars ------------------------------------------------------------------------------ */
 
 static void scalar_floats_print_like_python(void **state) {
@@ -304,6 +315,7 @@ int main(void) {
         cmocka_unit_test(nan_and_infinities),
         cmocka_unit_test(integers_right_align),
         cmocka_unit_test(bools_take_five_columns),
+        cmocka_unit_test(bool_bytes_other_than_0_and_1_are_true),
         cmocka_unit_test(scalar_floats_print_like_python),
         cmocka_unit_test(scalar_integers_and_bools),
         cmocka_unit_test(empty_arrays),

@@ -1238,6 +1238,24 @@ static void unknown_ops_and_attributes_are_refused(void **state) {
     tp_tensor_release(m);
 }
 
+/* A dtype attribute must be a dtype exactly: not one whose binding message would print
+ * "(null)" for its name, nor one that a cast to tp_dtype_t would cut down to float32 (both
+ * found by the fuzz targets shape_inference and attributes). */
+static void dtype_attributes_that_are_not_dtypes_are_refused(void **state) {
+    tp_context_t *c = *state;
+    tp_tensor_t *x = F32(c, TP_SHAPE(2), 1, 2), *y;
+    tp_attr_t unknown = TP_ATTR_DTYPE_VALUE("T", 99);
+    assert_op_fails(y, tp_execute(c, "Relu", &x, 1, &unknown, 1, &y, 1), TP_INVALID_ARGUMENT,
+                    "Relu: attribute 'T' is not a dtype (99)");
+    tp_attr_t wide = TP_ATTR_DTYPE_VALUE("T", ((int64_t)1 << 32) + TP_FLOAT32);
+    assert_op_fails(y, tp_execute(c, "Relu", &x, 1, &wide, 1, &y, 1), TP_INVALID_ARGUMENT,
+                    "Relu: attribute 'T' is not a dtype (4294967297)");
+    tp_attr_t cast_to[] = {TP_ATTR_DTYPE_VALUE("DstT", ((int64_t)1 << 32) + TP_INT32)};
+    assert_op_fails(y, tp_execute(c, "Cast", &x, 1, cast_to, 1, &y, 1), TP_INVALID_ARGUMENT,
+                    "Cast: attribute 'DstT' is not a dtype");
+    tp_tensor_release(x);
+}
+
 static void mismatched_and_unsupported_dtypes_are_refused(void **state) {
     tp_context_t *c = *state;
     tp_tensor_t *f = F32(c, TP_SHAPE(2), 1, 2), *i = I32(c, TP_SHAPE(2), 1, 2), *z;
@@ -1468,6 +1486,7 @@ int main(void) {
         TEST(random_normal_has_mean_zero_and_unit_deviation),
         TEST(random_ops_make_only_floats),
         TEST(unknown_ops_and_attributes_are_refused),
+        TEST(dtype_attributes_that_are_not_dtypes_are_refused),
         TEST(mismatched_and_unsupported_dtypes_are_refused),
         TEST(wrong_input_and_output_counts_and_null_inputs_are_refused),
         TEST(inputs_from_another_context_are_refused),

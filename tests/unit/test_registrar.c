@@ -4,8 +4,10 @@
 
 #include <stdlib.h>
 
+#include "kernel/kernel_context.h"
 #include "plugin/plugin_record.h"
 #include "plugin/plugin_status.h"
+#include "tensor/tensor.h"
 
 /* ---- A fake plug-in whose init runs whatever the test puts in `current_init` ---------------- */
 
@@ -356,6 +358,38 @@ static void ops_are_checked_and_copied(void **state) {
     assert_refusal(load_op(def), "2 input declared but the array is NULL");
 }
 
+/* A registered op whose inputs are several lists: the lengths a call gives them may add up
+ * past SIZE_MAX, and a sum that wrapped round to the number of inputs sent resolution reading
+ * far past the inputs (found by the fuzz target attributes). */
+static void list_lengths_that_overflow_are_refused(void **state) {
+    (void)state;
+    static const tp_op_attr_def_t lengths[] = {
+        {.struct_size = sizeof(tp_op_attr_def_t), .name = "N", .type = TP_ATTR_INT},
+        {.struct_size = sizeof(tp_op_attr_def_t), .name = "M", .type = TP_ATTR_INT}};
+    static const tp_op_arg_def_t lists[] = {
+        {sizeof(tp_op_arg_def_t), "a", TP_FLOAT32, NULL, "N"},
+        {sizeof(tp_op_arg_def_t), "b", TP_FLOAT32, NULL, "N"},
+        {sizeof(tp_op_arg_def_t), "c", TP_FLOAT32, NULL, "M"}};
+    tp_op_def_t def = scale_op();
+    def.name = "Lists";
+    def.inputs = lists;
+    def.num_inputs = 3;
+    def.outputs = &lists[0];
+    def.attrs = lengths;
+    def.num_attrs = 2;
+    tp_plugin_record_t *record = load_op(def);
+    assert_null(record->refusal);
+    tp_op_t op = {&record->ops[0], NULL, record};
+    tp_tensor_t x = {.dtype = TP_FLOAT32, .num_elements = 1, .byte_size = 4};
+    tp_tensor_t *inputs[] = {&x};
+    /* 2 * (2^63 - 1) + 3 is 1 modulo 2^64: one input, as many as were given. */
+    tp_attr_t given[] = {TP_ATTR_INT_VALUE("N", INT64_MAX), TP_ATTR_INT_VALUE("M", 3)};
+    tp_kernel_context_t call;
+    assert_error(tp_kernel_context_resolve(&call, &op, inputs, 1, given, 2, 1),
+                 TP_INVALID_ARGUMENT, "Lists takes");
+    unload(record);
+}
+
 /* ---- Graph passes and the end of init -------------------------------------------------------- */
 
 static void register_two_passes(const tp_host_api_t *host, tp_registrar_t *registrar,
@@ -433,6 +467,7 @@ int main(void) {
         cmocka_unit_test(a_type_registered_twice_is_refused),
         cmocka_unit_test(kernels_are_checked_and_copied),
         cmocka_unit_test(ops_are_checked_and_copied),
+        cmocka_unit_test(list_lengths_that_overflow_are_refused),
         cmocka_unit_test(one_graph_pass_per_plugin),
         cmocka_unit_test(registration_after_init_is_refused),
     };
