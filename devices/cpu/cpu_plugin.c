@@ -1,7 +1,7 @@
-/* The CPU device, registered through the plug-in ABI like any other device. Its stream is
- * synchronous: every command has finished when the call that enqueues it returns, so its
- * events are complete as soon as they are recorded, and it leaves host callbacks to the
- * host's default (wait, then call). */
+/* The CPU device, registered through the plug-in ABI like any other device. It declares
+ * itself synchronous (TP_DEVICE_SYNCHRONOUS): every command has finished when the call that
+ * enqueues it returns and reports its own failure, so its events are complete as soon as they
+ * are recorded, and it leaves host callbacks to the host's default (wait, then call). */
 #include "cpu_plugin.h"
 
 #include "cpu_kernels.h"
@@ -196,6 +196,7 @@ static void cpu_init(const tp_host_api_t *host_api, tp_registrar_t *registrar,
         .event_record = cpu_event_record,
         .stream_wait_event = cpu_stream_wait_event,
         .event_query = cpu_event_query,
+        .flags = TP_DEVICE_SYNCHRONOUS,
     };
     host->register_device_type(registrar, &cpu, status);
     tp_cpu_host = host_api;

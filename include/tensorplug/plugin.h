@@ -31,7 +31,7 @@ extern "C" {
 #endif
 
 #define TP_ABI_MAJOR 1
-#define TP_ABI_MINOR 3
+#define TP_ABI_MINOR 4
 
 #if defined(__GNUC__)
 #define TP_PRINTF_LIKE(fmt_index, first_arg) __attribute__((format(printf, fmt_index, first_arg)))
@@ -105,6 +105,16 @@ typedef struct tp_device_info {
     uint64_t memory_bytes;     /* total device memory */
 } tp_device_info_t;
 
+/* What a device type declares about itself: bits of tp_device_type_def_t.flags (1.4). */
+enum {
+    /* Every function that takes a stream has finished the work when it returns, and reports
+     * the work's failure on its own status: a kernel's outputs are ready, or its failure
+     * known, when compute returns. The host records no events to learn outcomes, and
+     * tensorplug plugin-check skips the stream-ordering checks for such a device, saying so.
+     * The CPU device is synchronous. */
+    TP_DEVICE_SYNCHRONOUS = 1u << 0
+};
+
 /* Event states, as reported by tp_device_type_def_t.event_query. */
 typedef enum tp_event_state {
     TP_EVENT_PENDING = 0,
@@ -120,8 +130,22 @@ typedef enum tp_event_state {
  * those whose memory is). The host never dereferences device memory.
  *
  * Every function that takes a stream enqueues in stream order and may return before the work
- * is done; errors found later are reported by the next synchronize or event query of that
- * stream.
+ * is done. A failure found while queueing is reported on that call's `status`. A failure found
+ * later, when the device runs the work (a kernel or a copy that fails on the device), belongs
+ * to that work alone, and the plug-in reports it through events (1.4):
+ *   - the first event recorded on the stream after the failed work ends in TP_EVENT_ERROR,
+ *     and event_synchronize on it reports the failure's code and message. The host records an
+ *     event right after every launch and copy it queues, with no other work of that stream in
+ *     between, so the event names exactly the work that failed. Events recorded later on the
+ *     stream are not affected: they complete normally unless later work fails too;
+ *   - a stream that waits for an event in TP_EVENT_ERROR does not fail: the host knows which
+ *     tensors were computed from the failed work and reports the failure on each of them;
+ *   - stream_synchronize reports only failures that no event has reported, each once;
+ *   - the stream, and the device, stay usable after a failure.
+ * An asynchronous device without events cannot say which work failed: the host then
+ * synchronizes its stream after every launch and copy, which is correct but gives up overlap.
+ * A device whose work is done when the call that queues it returns declares itself
+ * TP_DEVICE_SYNCHRONOUS, and the host then records no events for outcomes.
  */
 typedef struct tp_device_type_def {
     size_t struct_size;
@@ -184,8 +208,9 @@ typedef struct tp_device_type_def {
     void (*stream_wait_event)(void *device, void *stream, void *event,
                               tp_plugin_status_t *status);
     tp_event_state_t (*event_query)(void *device, void *event);
-    /* Optional even when events exist. Blocks the host until `event` completes; default: poll
-     * event_query. */
+    /* Optional even when events exist. Blocks the host until `event` completes, and reports on
+     * `status` the failure it carries when it ends in TP_EVENT_ERROR (see "failure" above);
+     * default: poll event_query, and report a failure without the plug-in's message. */
     void (*event_synchronize)(void *device, void *event, tp_plugin_status_t *status);
 
     /* Added in 1.1. Optional. Blocks until all work on every stream of the device is done;
@@ -195,6 +220,9 @@ typedef struct tp_device_type_def {
      * done; default: the host synchronizes the stream and calls fn itself. */
     void (*host_callback)(void *device, void *stream, void (*fn)(void *arg), void *arg,
                           tp_plugin_status_t *status);
+
+    /* Added in 1.4. TP_DEVICE_* bits; 0 for an asynchronous device. */
+    uint32_t flags;
 } tp_device_type_def_t;
 
 /* ---- Ops and kernels ------------------------------------------------------------------------ */
