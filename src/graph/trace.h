@@ -9,6 +9,11 @@
 typedef struct tp_trace {
     tp_context_t *context;
     tp_graph_t graph;
+    /* Every symbolic tensor the trace made, each with a reference the trace holds until it
+     * ends: a body that drops one reference too many leaves a count to check, not freed
+     * memory. */
+    tp_tensor_t **made;
+    size_t num_made, made_capacity;
 } tp_trace_t;
 
 /* The trace this thread runs for `context`, or NULL. */
@@ -25,7 +30,11 @@ tp_status_t *tp_trace_begin(tp_trace_t *trace, tp_context_t *context, const char
 tp_status_t *tp_trace_record(tp_trace_t *trace, tp_kernel_context_t *call,
                              tp_tensor_t *const *inputs, size_t num_inputs,
                              tp_tensor_t **outputs);
-/* Stops tracing on this thread and sets the graph's outputs; on failure the graph is freed. */
-tp_status_t *tp_trace_end(tp_trace_t *trace, tp_tensor_t *const *outputs, size_t num_outputs);
+/* Stops tracing on this thread, sets the graph's outputs and lets go of the trace's symbolic
+ * tensors; on failure the graph is freed. Each output must hand over a reference of its own:
+ * one of the trace's tensors returned without one (an argument or another output returned as
+ * is, or a value the body released) is an error, and its entry is set to NULL so that the
+ * caller releases only references that exist. */
+tp_status_t *tp_trace_end(tp_trace_t *trace, tp_tensor_t **outputs, size_t num_outputs);
 
 #endif

@@ -222,6 +222,198 @@ static void a_device_without_the_kernel_is_a_graph_error(void **state) {
     tp_context_destroy(context);
 }
 
+/* ---- What a body may return --------------------------------------------------------------
+ * A body hands over one reference per output. Each way of producing an output is traced, run
+ * twice (the trace, then the kept graph) and its memory must come back (the fixture checks). */
+
+/* Returns its argument itself, and relu of it. */
+static tp_status_t *returns_argument(tp_context_t *context, tp_tensor_t *const *inputs,
+                                     size_t num_inputs, tp_tensor_t **outputs,
+                                     size_t num_outputs, void *user_data) {
+    (void)num_inputs;
+    (void)num_outputs;
+    (void)user_data;
+    outputs[0] = tp_tensor_retain(inputs[0]);
+    return tp_relu(context, inputs[0], &outputs[1]);
+}
+
+/* Returns one value twice, with a reference for each. */
+static tp_status_t *returns_one_value_twice(tp_context_t *context, tp_tensor_t *const *inputs,
+                                            size_t num_inputs, tp_tensor_t **outputs,
+                                            size_t num_outputs, void *user_data) {
+    (void)num_inputs;
+    (void)num_outputs;
+    (void)user_data;
+    tp_status_t *error = tp_neg(context, inputs[0], &outputs[0]);
+    if (error == NULL) outputs[1] = tp_tensor_retain(outputs[0]);
+    return error;
+}
+
+/* Returns the captured tensor `user_data` unchanged. */
+static tp_status_t *returns_capture(tp_context_t *context, tp_tensor_t *const *inputs,
+                                    size_t num_inputs, tp_tensor_t **outputs,
+                                    size_t num_outputs, void *user_data) {
+    (void)context;
+    (void)inputs;
+    (void)num_inputs;
+    (void)num_outputs;
+    outputs[0] = tp_tensor_retain(user_data);
+    return NULL;
+}
+
+/* Returns a constant made in the body. */
+static tp_status_t *returns_constant(tp_context_t *context, tp_tensor_t *const *inputs,
+                                     size_t num_inputs, tp_tensor_t **outputs,
+                                     size_t num_outputs, void *user_data) {
+    (void)inputs;
+    (void)num_inputs;
+    (void)num_outputs;
+    (void)user_data;
+    const float seven[2] = {7, -7};
+    return tp_constant(context, TP_FLOAT32, TP_SHAPE(2), seven, sizeof seven, &outputs[0]);
+}
+
+/* Returns its argument without a reference of its own, a hand-over of nothing. */
+static tp_status_t *returns_argument_unretained(tp_context_t *context,
+                                                tp_tensor_t *const *inputs, size_t num_inputs,
+                                                tp_tensor_t **outputs, size_t num_outputs,
+                                                void *user_data) {
+    (void)context;
+    (void)num_inputs;
+    (void)num_outputs;
+    (void)user_data;
+    outputs[0] = inputs[0];
+    return NULL;
+}
+
+/* Returns one value twice with a single reference. */
+static tp_status_t *returns_one_reference_twice(tp_context_t *context,
+                                                tp_tensor_t *const *inputs, size_t num_inputs,
+                                                tp_tensor_t **outputs, size_t num_outputs,
+                                                void *user_data) {
+    (void)num_inputs;
+    (void)num_outputs;
+    (void)user_data;
+    tp_status_t *error = tp_neg(context, inputs[0], &outputs[0]);
+    outputs[1] = outputs[0];
+    return error;
+}
+
+/* Releases its result before returning it. */
+static tp_status_t *returns_a_released_value(tp_context_t *context, tp_tensor_t *const *inputs,
+                                             size_t num_inputs, tp_tensor_t **outputs,
+                                             size_t num_outputs, void *user_data) {
+    (void)num_inputs;
+    (void)num_outputs;
+    (void)user_data;
+    tp_status_t *error = tp_relu(context, inputs[0], &outputs[0]);
+    tp_tensor_release(outputs[0]);
+    return error;
+}
+
+/* Calls `function` on x twice and checks its outputs hold `expected` (count floats each). */
+static void call_twice_expecting(tp_function_t *function, tp_tensor_t *x, size_t num_outputs,
+                                 const float *expected, size_t count) {
+    for (int call = 0; call < 2; call++) {
+        tp_tensor_t *outputs[2] = {NULL, NULL};
+        assert_ok(tp_function_call(function, &x, 1, outputs, num_outputs));
+        for (size_t o = 0; o < num_outputs; o++) {
+            float got[4];
+            read_floats(outputs[o], got, count);
+            for (size_t i = 0; i < count; i++) assert_true(got[i] == expected[o * count + i]);
+        }
+        for (size_t o = 0; o < num_outputs; o++) tp_tensor_release(outputs[o]);
+    }
+    assert_int_equal(tp_function_trace_count(function), 1);
+}
+
+static void a_body_returns_its_argument(void **state) {
+    tp_context_t *context = *state;
+    const float a[2] = {-1, 2};
+    tp_tensor_t *x = vector(context, a, 2);
+    tp_function_t *function;
+    assert_ok(tp_function_create(context, "same", returns_argument, 2, NULL, &function));
+    call_twice_expecting(function, x, 2, (const float[]){-1, 2, 0, 2}, 2);
+    tp_function_destroy(function);
+    float still[2];
+    read_floats(x, still, 2); /* the caller's tensor is intact after the function is gone */
+    assert_true(still[0] == -1 && still[1] == 2);
+    tp_tensor_release(x);
+}
+
+static void a_body_returns_one_value_twice(void **state) {
+    tp_context_t *context = *state;
+    const float a[2] = {-1, 2};
+    tp_tensor_t *x = vector(context, a, 2);
+    tp_function_t *function;
+    assert_ok(tp_function_create(context, "twice", returns_one_value_twice, 2, NULL, &function));
+    call_twice_expecting(function, x, 2, (const float[]){1, -2, 1, -2}, 2);
+    tp_function_destroy(function);
+    tp_tensor_release(x);
+}
+
+static void a_body_returns_a_captured_tensor(void **state) {
+    tp_context_t *context = *state;
+    const float a[2] = {-1, 2}, b[2] = {5, 6};
+    tp_tensor_t *x = vector(context, a, 2), *captured = vector(context, b, 2);
+    tp_function_t *function;
+    assert_ok(tp_function_create(context, "captures", returns_capture, 1, captured, &function));
+    call_twice_expecting(function, x, 1, b, 2);
+    tp_function_destroy(function);
+    float still[2];
+    read_floats(captured, still, 2);
+    assert_true(still[0] == 5 && still[1] == 6);
+    tp_tensor_release(captured);
+    tp_tensor_release(x);
+}
+
+static void a_body_returns_a_constant(void **state) {
+    tp_context_t *context = *state;
+    const float a[2] = {-1, 2};
+    tp_tensor_t *x = vector(context, a, 2);
+    tp_function_t *function;
+    assert_ok(tp_function_create(context, "constant", returns_constant, 1, NULL, &function));
+    call_twice_expecting(function, x, 1, (const float[]){7, -7}, 2);
+    tp_function_destroy(function);
+    tp_tensor_release(x);
+}
+
+static void a_body_that_hands_over_no_reference_is_refused(void **state) {
+    tp_context_t *context = *state;
+    const float a[2] = {-1, 2};
+    tp_tensor_t *x = vector(context, a, 2), *y = NULL;
+    tp_function_t *function;
+    assert_ok(tp_function_create(context, "borrows", returns_argument_unretained, 1, NULL,
+                                 &function));
+    assert_error(tp_function_call(function, &x, 1, &y, 1), TP_INVALID_ARGUMENT,
+                 "tracing function 'borrows': output 0 is argument 0 returned without a "
+                 "reference of its own; return tp_tensor_retain(argument)");
+    assert_null(y);
+    assert_int_equal(tp_function_trace_count(function), 0);
+    tp_function_destroy(function);
+    float still[2];
+    read_floats(x, still, 2);
+    assert_true(still[0] == -1 && still[1] == 2);
+
+    tp_tensor_t *pair[2] = {NULL, NULL};
+    assert_ok(tp_function_create(context, "twice", returns_one_reference_twice, 2, NULL,
+                                 &function));
+    assert_error(tp_function_call(function, &x, 1, pair, 2), TP_INVALID_ARGUMENT,
+                 "tracing function 'twice': output 1 is output 0 again without a reference of "
+                 "its own; return tp_tensor_retain(output 0)");
+    assert_null(pair[0]);
+    tp_function_destroy(function);
+
+    assert_ok(tp_function_create(context, "released", returns_a_released_value, 1, NULL,
+                                 &function));
+    assert_error(tp_function_call(function, &x, 1, &y, 1), TP_INVALID_ARGUMENT,
+                 "tracing function 'released': output 0 (relu:0) was released by the body "
+                 "before it was returned");
+    assert_null(y);
+    tp_function_destroy(function);
+    tp_tensor_release(x);
+}
+
 int main(void) {
 #define TEST(name) cmocka_unit_test_setup_teardown(name, cpu_context_setup, cpu_context_teardown)
     const struct CMUnitTest tests[] = {
@@ -230,6 +422,11 @@ int main(void) {
         TEST(scopes_in_the_body_place_nodes),
         TEST(errors_name_the_node_and_the_function),
         cmocka_unit_test(a_device_without_the_kernel_is_a_graph_error),
+        TEST(a_body_returns_its_argument),
+        TEST(a_body_returns_one_value_twice),
+        TEST(a_body_returns_a_captured_tensor),
+        TEST(a_body_returns_a_constant),
+        TEST(a_body_that_hands_over_no_reference_is_refused),
     };
 #undef TEST
     return cmocka_run_group_tests(tests, NULL, NULL);
