@@ -13,6 +13,8 @@
 #include <tensorplug/tensorplug.h>
 
 static void print_memory(tp_context_t *context, const char *when) {
+    /* Memory goes back in stream order, once the device is past the work that used it. */
+    TP_CHECK(tp_context_synchronize(context));
     tp_memory_stats_t stats = {.struct_size = sizeof stats};
     TP_CHECK(tp_context_memory_stats(context, "/device:APU:0", &stats));
     printf("%s\n  in use %.1f MiB, reserved %.1f MiB, limit %.1f MiB, largest free block "

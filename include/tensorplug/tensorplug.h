@@ -172,8 +172,9 @@ TP_API TP_MUST_USE tp_status_t *tp_context_create(const tp_context_options_t *op
 /* Waits for the context's work, releases its devices; tensors must have been released first.
  * NULL is fine. */
 TP_API void tp_context_destroy(tp_context_t *context);
-/* Waits for all work queued on every device of the context, tensors' deferred frees included,
- * and reports the first error a device found. */
+/* Waits for all work queued on every device of the context, tensors' deferred frees included.
+ * A failure of work that computes a tensor is that tensor's (tp_tensor_wait) and is not
+ * reported here; this reports only a failure a device raised outside any tensor's work. */
 TP_API TP_MUST_USE tp_status_t *tp_context_synchronize(tp_context_t *context);
 
 /* ---- Plug-ins -------------------------------------------------------------------------------- */
@@ -384,12 +385,20 @@ TP_API size_t tp_tensor_byte_size(const tp_tensor_t *tensor);
 /* The canonical name of the device that holds the tensor. */
 TP_API const char *tp_tensor_device(const tp_tensor_t *tensor);
 
-/* Waits until the work that produces the tensor's values is done, and reports an error that
- * work raised. */
+/* Waits until the work that produces the tensor's values is done. A tensor whose values could
+ * not be computed (a kernel, copy or allocation failed, on this op or on any op it was
+ * computed from) is poisoned: this and every other read of it (tp_tensor_read, printing, use
+ * as an op's input) return the original failure, which names the op and the device where it
+ * happened. A failure reaches only the tensors computed from the failed work. */
 TP_API TP_MUST_USE tp_status_t *tp_tensor_wait(tp_tensor_t *tensor);
 
+/* Without waiting: *out_ready is true once the values are computed or known to be poisoned,
+ * and the failure is then returned as tp_tensor_wait would. Ops are queued on asynchronous
+ * devices, so an op's output may still be pending when the op returns. */
+TP_API TP_MUST_USE tp_status_t *tp_tensor_query(tp_tensor_t *tensor, bool *out_ready);
+
 /* Copies the values to `data` (exactly tp_tensor_byte_size bytes), waiting for the work that
- * produces them. */
+ * produces them; a poisoned tensor returns its failure (see tp_tensor_wait). */
 TP_API TP_MUST_USE tp_status_t *tp_tensor_read(tp_tensor_t *tensor, void *data, size_t size);
 
 /* Formats the tensor as NumPy and TensorFlow users know it:

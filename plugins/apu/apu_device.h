@@ -18,6 +18,7 @@ typedef struct {
     int64_t fail_allocation;     /* TP_APU_FAIL_ALLOCATION=N: the Nth allocation fails (0: never) */
     int64_t fail_kernel;         /* TP_APU_FAIL_KERNEL=N: the Nth kernel launch fails */
     uint64_t latency_us;         /* TP_APU_LATENCY_US: added to every queued command */
+    int64_t fail_kernel_every;   /* TP_APU_FAIL_KERNEL_EVERY=N: every Nth kernel launch fails */
 } apu_config_t;
 
 extern apu_config_t apu_config;
@@ -25,8 +26,9 @@ extern apu_config_t apu_config;
 /* Registers the APU's graph pass (apu_graph_pass.c) where the runtime can run it. */
 void apu_register_graph_pass(tp_registrar_t *registrar, tp_plugin_status_t *status);
 
-/* Reads the environment; a malformed value is an error naming the variable. */
-bool apu_read_config(tp_plugin_status_t *status);
+/* Reads the environment; a malformed value is logged as a warning naming the variable and the
+ * value, and its default is used. */
+void apu_read_config(tp_registrar_t *registrar);
 
 /* One APU: an arena of memory that the host sees only through handles. */
 typedef struct apu_device {

@@ -1,6 +1,7 @@
 /* The APU plug-in: device type "APU", its memory, streams, events and copies, and one kernel,
  * Relu for float32, run on the stream's queue thread. It includes tensorplug/plugin.h alone
  * and links nothing of the core: the reference for device vendors. */
+#define _GNU_SOURCE /* secure_getenv */
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -18,47 +19,52 @@ static int64_t kernel_launches;
 
 /* ---- Configuration --------------------------------------------------------------------------- */
 
-/* A decimal count, with an optional K, M or G (powers of 1024) for sizes. */
-static bool parse_number(const char *name, bool sizes, uint64_t *out,
-                         tp_plugin_status_t *status) {
-    const char *text = getenv(name);
-    if (text == NULL || text[0] == '\0') return true;
+/* A decimal count, with an optional K, M or G (powers of 1024) for sizes, from 1 to `max`.
+ * A malformed or out-of-range value is one warning naming the variable and the value, and
+ * the default stays: a typo must not take the device away, nor pass unnoticed. Read with
+ * secure_getenv, so that a setuid program ignores it. */
+static void read_number(tp_registrar_t *registrar, const char *name, bool sizes, uint64_t min,
+                        uint64_t max, uint64_t *value) {
+    const char *text = secure_getenv(name);
+    if (text == NULL || text[0] == '\0') return;
     char *end;
     errno = 0;
-    unsigned long long value = strtoull(text, &end, 10);
+    unsigned long long parsed = strtoull(text, &end, 10);
     uint64_t scale = 1;
     if (sizes && (*end == 'K' || *end == 'k')) scale = UINT64_C(1) << 10;
     if (sizes && (*end == 'M' || *end == 'm')) scale = UINT64_C(1) << 20;
     if (sizes && (*end == 'G' || *end == 'g')) scale = UINT64_C(1) << 30;
     if (scale != 1) end++;
-    if (errno != 0 || end == text || *end != '\0' || text[0] == '-' ||
-        value > UINT64_MAX / scale) {
-        apu_host->status_set(status, TP_INVALID_ARGUMENT,
-                             "%s='%s' is not a %s", name, text,
-                             sizes ? "size such as 268435456, 256M or 1G" : "non-negative count");
-        return false;
+    bool well_formed = errno == 0 && end != text && *end == '\0' && text[0] != '-' &&
+                       parsed <= UINT64_MAX / scale;
+    if (well_formed && parsed * scale >= min && parsed * scale <= max) {
+        *value = parsed * scale;
+        return;
     }
-    *out = value * scale;
-    return true;
+    char shown[64];
+    size_t n = 0; /* the value as typed, control bytes escaped, cut short if long */
+    for (const char *c = text; *c != '\0' && n + 5 < sizeof shown; c++)
+        n += (size_t)snprintf(shown + n, sizeof shown - n,
+                              (unsigned char)*c < 0x20 || *c == 0x7f ? "\\x%02x" : "%c",
+                              (unsigned char)*c);
+    apu_host->log(registrar, TP_LOG_WARNING,
+                  "%s='%s' is not a %s from %llu to %llu; using the default %llu", name, shown,
+                  sizes ? "size (bytes, or with K, M or G)" : "count",
+                  (unsigned long long)min, (unsigned long long)max,
+                  (unsigned long long)*value);
 }
 
-bool apu_read_config(tp_plugin_status_t *status) {
+void apu_read_config(tp_registrar_t *registrar) {
     uint64_t devices = 1, memory = UINT64_C(1) << 30, fail_allocation = 0, fail_kernel = 0,
-             latency = 0;
-    if (!parse_number("TP_APU_DEVICES", false, &devices, status) ||
-        !parse_number("TP_APU_MEMORY", true, &memory, status) ||
-        !parse_number("TP_APU_FAIL_ALLOCATION", false, &fail_allocation, status) ||
-        !parse_number("TP_APU_FAIL_KERNEL", false, &fail_kernel, status) ||
-        !parse_number("TP_APU_LATENCY_US", false, &latency, status))
-        return false;
-    if (devices > 64 || memory < 4096 || memory > (UINT64_C(1) << 40)) {
-        apu_host->status_set(status, TP_INVALID_ARGUMENT,
-                             "TP_APU_DEVICES must be 0..64 and TP_APU_MEMORY 4K..1T");
-        return false;
-    }
-    apu_config = (apu_config_t){(int32_t)devices, memory, (int64_t)fail_allocation,
-                                (int64_t)fail_kernel, latency};
-    return true;
+             fail_kernel_every = 0, latency = 0;
+    read_number(registrar, "TP_APU_DEVICES", false, 0, 64, &devices);
+    read_number(registrar, "TP_APU_MEMORY", true, 4096, UINT64_C(1) << 40, &memory);
+    read_number(registrar, "TP_APU_FAIL_ALLOCATION", false, 0, INT64_MAX, &fail_allocation);
+    read_number(registrar, "TP_APU_FAIL_KERNEL", false, 0, INT64_MAX, &fail_kernel);
+    read_number(registrar, "TP_APU_FAIL_KERNEL_EVERY", false, 0, INT64_MAX, &fail_kernel_every);
+    read_number(registrar, "TP_APU_LATENCY_US", false, 0, 10 * 1000 * 1000, &latency);
+    apu_config = (apu_config_t){(int32_t)devices,       memory, (int64_t)fail_allocation,
+                                (int64_t)fail_kernel,   latency, (int64_t)fail_kernel_every};
 }
 
 /* ---- Devices --------------------------------------------------------------------------------- */
@@ -247,15 +253,16 @@ typedef struct {
     uint64_t generation;
 } event_mark_t;
 
+/* Runs after the work queued before the record: a failure of that work since the previous
+ * event is this event's to report, and no longer the stream's. */
 static bool complete_event(apu_stream_t *stream, void *payload, char *error, size_t capacity) {
     (void)error;
     (void)capacity;
     const event_mark_t *mark = payload;
-    char failure[sizeof mark->event->error] = "";
+    char failure[sizeof mark->event->error];
     pthread_mutex_lock(&stream->mutex);
-    if (stream->error[0] != '\0')
-        snprintf(failure, sizeof failure, "APU:%d, whose work failed: %.200s",
-                 (int)stream->device->ordinal, stream->error);
+    memcpy(failure, stream->error, sizeof failure);
+    stream->error[0] = '\0';
     pthread_mutex_unlock(&stream->mutex);
     pthread_mutex_lock(&mark->event->mutex);
     /* A later record supersedes this one: only its own generation completes the event. */
@@ -290,13 +297,16 @@ static bool wait_for(apu_event_t *event, char *error, size_t capacity) {
     return !failed;
 }
 
+/* A wait holds the stream until the event is past, failed or not: the failure belongs to the
+ * work the event followed, and the runtime reports it on the values computed from it. */
 static bool wait_event(apu_stream_t *stream, void *payload, char *error, size_t capacity) {
+    (void)stream;
+    (void)error;
+    (void)capacity;
     apu_event_t *event = *(apu_event_t **)payload;
     char failure[sizeof event->error];
-    if (wait_for(event, failure, sizeof failure)) return true;
-    snprintf(error, capacity, "APU:%d waited for %s",
-             (int)stream->device->ordinal, failure);
-    return false;
+    wait_for(event, failure, sizeof failure);
+    return true;
 }
 
 static void apu_stream_wait_event(void *device, void *stream, void *event,
@@ -319,7 +329,7 @@ static void apu_event_synchronize(void *device, void *handle, tp_plugin_status_t
     apu_event_t *event = handle;
     char failure[sizeof event->error];
     if (!wait_for(event, failure, sizeof failure))
-        apu_host->status_set(status, TP_INTERNAL, "waited for %s", failure);
+        apu_host->status_set(status, TP_INTERNAL, "%s", failure);
 }
 
 /* ---- Host callbacks -------------------------------------------------------------------------- */
@@ -359,8 +369,10 @@ static bool run_relu(apu_stream_t *stream, void *payload, char *error, size_t ca
     const relu_t *relu = payload;
     if (relu->injected_failure) {
         snprintf(error, capacity,
-                 "Relu on APU:%d: injected failure of kernel launch %lld (TP_APU_FAIL_KERNEL)",
-                 (int)stream->device->ordinal, (long long)relu->launch);
+                 "Relu on APU:%d: injected failure of kernel launch %lld (%s)",
+                 (int)stream->device->ordinal, (long long)relu->launch,
+                 apu_config.fail_kernel_every > 0 ? "TP_APU_FAIL_KERNEL_EVERY"
+                                                  : "TP_APU_FAIL_KERNEL");
         return false;
     }
     uint64_t bytes = (uint64_t)relu->count * sizeof(float);
@@ -387,7 +399,9 @@ static void relu_compute(void *kernel, tp_kernel_context_t *context, tp_plugin_s
     pthread_mutex_lock(&kernel_fault_mutex);
     relu.launch = ++kernel_launches;
     pthread_mutex_unlock(&kernel_fault_mutex);
-    relu.injected_failure = apu_config.fail_kernel > 0 && relu.launch == apu_config.fail_kernel;
+    relu.injected_failure =
+        (apu_config.fail_kernel > 0 && relu.launch == apu_config.fail_kernel) ||
+        (apu_config.fail_kernel_every > 0 && relu.launch % apu_config.fail_kernel_every == 0);
     apu_stream_enqueue(apu_host->kernel_stream(context), run_relu, &relu, sizeof relu, status);
 }
 
@@ -401,7 +415,7 @@ static void apu_init(const tp_host_api_t *host, tp_registrar_t *registrar,
                          "the APU needs a runtime with plug-in ABI 1.2 or later");
         return;
     }
-    if (!apu_read_config(status)) return;
+    apu_read_config(registrar);
     const tp_device_type_def_t apu = {
         .struct_size = sizeof(tp_device_type_def_t),
         .type = "APU",
@@ -426,6 +440,7 @@ static void apu_init(const tp_host_api_t *host, tp_registrar_t *registrar,
         .event_query = apu_event_query,
         .event_synchronize = apu_event_synchronize,
         .host_callback = apu_host_callback,
+        .flags = 0, /* asynchronous: every command runs on the stream's queue thread */
     };
     host->register_device_type(registrar, &apu, status);
     static const tp_dtype_t float32_only[] = {TP_FLOAT32};

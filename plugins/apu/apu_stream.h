@@ -12,8 +12,9 @@ typedef struct apu_event {
     pthread_cond_t done;
     tp_event_state_t state;
     uint64_t generation; /* each record starts a new generation */
-    /* TP_EVENT_ERROR: the recording stream's unreported error, which a stream that waits for
-     * the event takes on, since its work may read what the failed work should have written. */
+    /* TP_EVENT_ERROR: the failure of work queued on the recording stream since its previous
+     * event, which this event reports (plugin.h, 1.4). A stream that waits for the event does
+     * not take it on: the runtime knows which values depend on it. */
     char error[256];
 } apu_event_t;
 
@@ -28,7 +29,9 @@ typedef struct apu_stream {
     apu_command_t *head, *tail;
     bool running;            /* a command is being executed */
     bool shutting_down;
-    char error[256];         /* the first error since the last synchronize */
+    /* The first failure of work queued since the last event record, not yet reported: the
+     * next event recorded reports it, or else the next synchronize. */
+    char error[256];
 } apu_stream_t;
 
 /* A command's work, run on the worker thread; returns false and fills `error` on failure. */
@@ -41,7 +44,7 @@ void apu_stream_stop(apu_stream_t *stream);
 bool apu_stream_enqueue(apu_stream_t *stream, apu_work_fn work, const void *payload,
                         size_t payload_size, tp_plugin_status_t *status);
 
-/* Waits until the queue is empty; reports and clears the first error. */
+/* Waits until the queue is empty; reports and clears a failure no event has reported. */
 void apu_stream_synchronize(apu_stream_t *stream, tp_plugin_status_t *status);
 
 #endif

@@ -43,6 +43,11 @@ tp_status_t *tp_status_make(tp_code_t code, const char *format, ...) {
     return status;
 }
 
+tp_status_t *tp_status_copy(const tp_status_t *status) {
+    if (status == NULL) return NULL;
+    return tp_status_make(status->code, "%s", status->message);
+}
+
 tp_status_t *tp_status_annotate(tp_status_t *status, const char *format, ...) {
     if (status == NULL || status == &out_of_memory_status) return status;
     va_list args;

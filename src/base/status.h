@@ -8,6 +8,9 @@
  * when memory for the message runs out, a static RESOURCE_EXHAUSTED status stands in. */
 tp_status_t *tp_status_make(tp_code_t code, const char *format, ...) TP_PRINTF_LIKE(2, 3);
 
+/* A new status with the code and message of `status`; NULL stays NULL. */
+tp_status_t *tp_status_copy(const tp_status_t *status);
+
 /* Prefixes the message of `status` with "<prefix>: " and returns it; NULL stays NULL. */
 tp_status_t *tp_status_annotate(tp_status_t *status, const char *format, ...)
     TP_PRINTF_LIKE(2, 3);

@@ -5,6 +5,7 @@
 
 #include "base/log.h"
 #include "base/status.h"
+#include "device/completion.h"
 #include "plugin/plugin_status.h"
 
 void tp_device_park_error(tp_device_t *device, tp_status_t *error) {
@@ -31,6 +32,13 @@ tp_status_t *tp_device_create(tp_physical_device_t *physical, int32_t ordinal,
     tp_device_t *device = calloc(1, sizeof *device);
     if (device == NULL || pthread_mutex_init(&device->mutex, NULL) != 0) {
         free(device);
+        device = NULL;
+    } else if (pthread_mutex_init(&device->queue_mutex, NULL) != 0) {
+        pthread_mutex_destroy(&device->mutex);
+        free(device);
+        device = NULL;
+    }
+    if (device == NULL) {
         return tp_status_make(TP_RESOURCE_EXHAUSTED, "out of host memory opening %s:%d",
                               physical->def->type, (int)ordinal);
     }
@@ -38,6 +46,7 @@ tp_status_t *tp_device_create(tp_physical_device_t *physical, int32_t ordinal,
     device->def = physical->def;
     device->handle = physical->handle;
     device->ordinal = ordinal;
+    device->synchronous = (physical->def->flags & TP_DEVICE_SYNCHRONOUS) != 0;
     snprintf(device->full_name, sizeof device->full_name,
              "/job:localhost/replica:0/task:0/device:%s:%d", physical->def->type, (int)ordinal);
     device->allocator_options = *allocator_options;
@@ -56,6 +65,9 @@ void tp_device_destroy(tp_device_t *device) {
         }
         device->def->stream_destroy(device->handle, device->stream);
     }
+    for (size_t i = 0; i < device->num_spare_events; i++)
+        device->def->event_destroy(device->handle, device->spare_events[i]);
+    free(device->spare_events);
     tp_bfc_destroy(device->allocator); /* its regions go back before the device does */
     tp_status_t *parked = take_parked_error(device);
     if (parked != NULL) {
@@ -63,8 +75,58 @@ void tp_device_destroy(tp_device_t *device) {
                        device->full_name, tp_status_message(parked));
         tp_status_free(parked);
     }
+    pthread_mutex_destroy(&device->queue_mutex);
     pthread_mutex_destroy(&device->mutex);
     free(device);
+}
+
+void tp_device_lock_queue(tp_device_t *device) {
+    if (!device->synchronous) pthread_mutex_lock(&device->queue_mutex);
+}
+
+void tp_device_unlock_queue(tp_device_t *device) {
+    if (!device->synchronous) pthread_mutex_unlock(&device->queue_mutex);
+}
+
+tp_status_t *tp_device_take_event(tp_device_t *device, void **out_event) {
+    pthread_mutex_lock(&device->mutex);
+    void *event = device->num_spare_events > 0
+                      ? device->spare_events[--device->num_spare_events]
+                      : NULL;
+    pthread_mutex_unlock(&device->mutex);
+    if (event != NULL) {
+        *out_event = event;
+        return NULL;
+    }
+    tp_plugin_status_t status = TP_PLUGIN_STATUS_INIT;
+    device->def->event_create(device->handle, &event, &status);
+    TP_RETURN_IF_ERROR(tp_plugin_status_check(&status, "event_create on %s", device->full_name));
+    if (event == NULL)
+        return tp_status_make(TP_INTERNAL, "event_create on %s returned no event",
+                              device->full_name);
+    *out_event = event;
+    return NULL;
+}
+
+/* Up to this many spare events a device keeps; more are destroyed. Enough for the launches
+ * several threads keep in flight, without holding on to a burst's worth forever. */
+#define MAX_SPARE_EVENTS 256
+
+void tp_device_give_event(tp_device_t *device, void *event) {
+    pthread_mutex_lock(&device->mutex);
+    if (device->num_spare_events == device->spare_capacity &&
+        device->spare_capacity < MAX_SPARE_EVENTS) {
+        size_t capacity = device->spare_capacity == 0 ? 16 : device->spare_capacity * 2;
+        void **grown = realloc(device->spare_events, capacity * sizeof *grown);
+        if (grown != NULL) {
+            device->spare_events = grown;
+            device->spare_capacity = capacity;
+        }
+    }
+    bool kept = device->num_spare_events < device->spare_capacity;
+    if (kept) device->spare_events[device->num_spare_events++] = event;
+    pthread_mutex_unlock(&device->mutex);
+    if (!kept) device->def->event_destroy(device->handle, event);
 }
 
 /* The device's one stream, created on first use so that listing devices costs no stream. */
@@ -139,13 +201,25 @@ void tp_device_free_in_order(tp_device_t *device, tp_bfc_chunk_t *chunk) {
 /* ---- Copies and waits ---------------------------------------------------------------------- */
 
 tp_status_t *tp_device_copy_from_host(tp_device_t *device, void *mem, uint64_t offset,
-                                      const void *source, uint64_t size) {
+                                      const void *source, uint64_t size,
+                                      tp_completion_t **out_done) {
     void *stream;
     TP_RETURN_IF_ERROR(tp_device_stream(device, &stream));
     tp_plugin_status_t status = TP_PLUGIN_STATUS_INIT;
+    tp_device_lock_queue(device);
     device->def->memcpy_host_to_device(device->handle, stream, mem, offset, source, size, &status);
-    return tp_plugin_status_check(&status, "copying %llu bytes to %s",
-                                  (unsigned long long)size, device->full_name);
+    tp_status_t *error = tp_plugin_status_check(&status, "copying %llu bytes to %s",
+                                                (unsigned long long)size, device->full_name);
+    tp_completion_t *done = NULL;
+    if (error == NULL) error = tp_completion_record(device, "copy from the host", NULL, 0, &done);
+    tp_device_unlock_queue(device);
+    if (out_done != NULL) {
+        *out_done = done;
+        return error;
+    }
+    if (error == NULL) error = tp_completion_wait(done);
+    tp_completion_release(done);
+    return error;
 }
 
 tp_status_t *tp_device_copy_to_host(tp_device_t *device, void *destination, const void *mem,
@@ -153,11 +227,17 @@ tp_status_t *tp_device_copy_to_host(tp_device_t *device, void *destination, cons
     void *stream;
     TP_RETURN_IF_ERROR(tp_device_stream(device, &stream));
     tp_plugin_status_t status = TP_PLUGIN_STATUS_INIT;
+    tp_completion_t *done = NULL;
+    tp_device_lock_queue(device);
     device->def->memcpy_device_to_host(device->handle, stream, destination, mem, offset, size,
                                        &status);
-    TP_RETURN_IF_ERROR(tp_plugin_status_check(&status, "copying %llu bytes from %s",
-                                              (unsigned long long)size, device->full_name));
-    return tp_device_synchronize(device);
+    tp_status_t *error = tp_plugin_status_check(&status, "copying %llu bytes from %s",
+                                                (unsigned long long)size, device->full_name);
+    if (error == NULL) error = tp_completion_record(device, "copy to the host", NULL, 0, &done);
+    tp_device_unlock_queue(device);
+    if (error == NULL) error = tp_completion_wait(done);
+    tp_completion_release(done);
+    return error;
 }
 
 tp_status_t *tp_device_synchronize(tp_device_t *device) {

@@ -9,10 +9,14 @@
  *
  * A copy queued on the source's stream is ordered for the destination by an event: the
  * destination's stream waits for it, the host does not. A plug-in without events makes the
- * host wait for the source instead. */
+ * host wait for the source instead.
+ *
+ * Each copy has a completion of its own (device/completion.h) that also fails when the
+ * values' producer failed, so a failure travels with the values from device to device. */
 #include <stdlib.h>
 
 #include "base/status.h"
+#include "device/completion.h"
 #include "device/device.h"
 #include "plugin/plugin_status.h"
 
@@ -58,27 +62,46 @@ static tp_status_t *order_after(tp_device_t *source, tp_device_t *destination) {
     return waited;
 }
 
+/* The copy and the event after it are queued with the source's queue held, the ordering
+ * event too: an event of another thread's between them would take a failure of theirs. */
 static tp_status_t *copy_on_source_stream(tp_device_t *source, const void *src_mem,
-                                          uint64_t src_offset, tp_device_t *destination,
-                                          void *dst_mem, uint64_t dst_offset, uint64_t size) {
+                                          uint64_t src_offset, tp_completion_t *source_done,
+                                          tp_device_t *destination, void *dst_mem,
+                                          uint64_t dst_offset, uint64_t size,
+                                          tp_completion_t **out_done) {
     void *stream;
     TP_RETURN_IF_ERROR(tp_device_stream(source, &stream));
     tp_plugin_status_t status = TP_PLUGIN_STATUS_INIT;
+    tp_device_lock_queue(source);
     if (source->physical == destination->physical)
         source->def->memcpy_device_to_device(source->handle, stream, dst_mem, dst_offset,
                                              src_mem, src_offset, size, &status);
     else
         source->def->memcpy_peer(source->handle, stream, destination->handle, dst_mem,
                                  dst_offset, src_mem, src_offset, size, &status);
-    TP_RETURN_IF_ERROR(tp_plugin_status_check(&status, "copying %llu bytes from %s to %s",
-                                              (unsigned long long)size, source->full_name,
-                                              destination->full_name));
-    return source == destination ? NULL : order_after(source, destination);
+    tp_status_t *error = tp_plugin_status_check(&status, "copying %llu bytes from %s to %s",
+                                                (unsigned long long)size, source->full_name,
+                                                destination->full_name);
+    if (error == NULL)
+        error = tp_completion_record(source, "copy", &source_done, source_done != NULL,
+                                     out_done);
+    if (error == NULL && source != destination) {
+        error = order_after(source, destination);
+        if (error != NULL) {
+            tp_completion_release(*out_done);
+            *out_done = NULL;
+        }
+    }
+    tp_device_unlock_queue(source);
+    return error;
 }
 
 static tp_status_t *copy_through_host(tp_device_t *source, const void *src_mem,
-                                      uint64_t src_offset, tp_device_t *destination,
-                                      void *dst_mem, uint64_t dst_offset, uint64_t size) {
+                                      uint64_t src_offset, tp_completion_t *source_done,
+                                      tp_device_t *destination, void *dst_mem,
+                                      uint64_t dst_offset, uint64_t size,
+                                      tp_completion_t **out_done) {
+    TP_RETURN_IF_ERROR(tp_completion_wait(source_done));
     void *staging = size <= SIZE_MAX ? malloc((size_t)size) : NULL;
     if (staging == NULL)
         return tp_status_make(TP_RESOURCE_EXHAUSTED,
@@ -87,28 +110,36 @@ static tp_status_t *copy_through_host(tp_device_t *source, const void *src_mem,
                               destination->full_name);
     tp_status_t *error = tp_device_copy_to_host(source, staging, src_mem, src_offset, size);
     if (error == NULL)
-        error = tp_device_copy_from_host(destination, dst_mem, dst_offset, staging, size);
+        error = tp_device_copy_from_host(destination, dst_mem, dst_offset, staging, size,
+                                         out_done);
     if (error == NULL) {
         error = tp_device_then(destination, free, staging);
         if (error == NULL) return NULL;
+        tp_completion_release(*out_done);
+        *out_done = NULL;
     }
-    tp_status_t *waited = tp_device_synchronize(destination);
+    tp_status_free(tp_device_synchronize(destination));
     free(staging);
-    if (error == NULL) return waited;
-    tp_status_free(waited);
     return error;
 }
 
 tp_status_t *tp_device_copy(tp_device_t *source, const void *src_mem, uint64_t src_offset,
-                            tp_device_t *destination, void *dst_mem, uint64_t dst_offset,
-                            uint64_t size) {
-    if (size == 0) return NULL;
+                            tp_completion_t *source_done, tp_device_t *destination,
+                            void *dst_mem, uint64_t dst_offset, uint64_t size,
+                            tp_completion_t **out_done) {
+    *out_done = NULL;
+    tp_status_t *failure = NULL;
+    if (tp_completion_poll(source_done, &failure) && failure != NULL) return failure;
+    if (size == 0) {
+        *out_done = tp_completion_retain(source_done);
+        return NULL;
+    }
     const tp_device_type_def_t *def = source->def;
     bool same_physical = source->physical == destination->physical;
     if ((same_physical && def->memcpy_device_to_device != NULL) ||
         (!same_physical && def == destination->def && def->memcpy_peer != NULL))
-        return copy_on_source_stream(source, src_mem, src_offset, destination, dst_mem,
-                                     dst_offset, size);
-    return copy_through_host(source, src_mem, src_offset, destination, dst_mem, dst_offset,
-                             size);
+        return copy_on_source_stream(source, src_mem, src_offset, source_done, destination,
+                                     dst_mem, dst_offset, size, out_done);
+    return copy_through_host(source, src_mem, src_offset, source_done, destination, dst_mem,
+                             dst_offset, size, out_done);
 }

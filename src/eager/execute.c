@@ -1,5 +1,5 @@
-/* Running one op now: resolve the call, place it, infer shapes, bring inputs to the device,
- * allocate outputs and launch the kernel on the device's stream. */
+/* Running one op now: resolve the call, place it, infer shapes, then launch/ brings inputs to
+ * the device, allocates outputs and launches the kernel on the device's stream. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,88 +11,12 @@
 #include "eager/placement.h"
 #include "graph/trace.h"
 #include "kernel/kernel_registry.h"
-#include "plugin/plugin_status.h"
 #include "tensor/tensor.h"
-
-void tp_release_staged_inputs(tp_staged_inputs_t *staged, tp_tensor_t *const *originals) {
-    for (size_t i = 0; i < staged->count; i++)
-        if (staged->tensors[i] != originals[i]) tp_tensor_release(staged->tensors[i]);
-    if (staged->tensors != staged->small) free(staged->tensors);
-}
-
-tp_status_t *tp_stage_inputs(const tp_kernel_context_t *call, tp_tensor_t *const *inputs,
-                             size_t count, tp_staged_inputs_t *staged) {
-    staged->count = 0;
-    staged->tensors = count <= 8 ? staged->small : malloc(count * sizeof *staged->tensors);
-    if (staged->tensors == NULL)
-        return tp_status_make(TP_RESOURCE_EXHAUSTED, "%s: out of host memory",
-                              call->op->def->name);
-    for (size_t i = 0; i < count; i++) {
-        tp_tensor_t *input = inputs[i];
-        if (input->device != call->device) {
-            tp_status_t *error = tp_tensor_copy_to_device(input, call->device, &input);
-            if (error != NULL) {
-                tp_release_staged_inputs(staged, inputs);
-                return tp_status_annotate(error, "%s: input %zu", call->op->def->name, i);
-            }
-        }
-        staged->tensors[staged->count++] = input;
-    }
-    return NULL;
-}
-
-static tp_status_t *allocate_outputs(tp_context_t *context, tp_kernel_context_t *call) {
-    for (int32_t o = 0; o < call->num_outputs; o++) {
-        tp_status_t *error = tp_tensor_allocate(context, call->device, call->output_dtypes[o],
-                                                &call->output_shapes[o], &call->outputs[o]);
-        if (error != NULL) {
-            char shape[256];
-            tp_shape_format(&call->output_shapes[o], shape, sizeof shape);
-            return tp_status_annotate(error, "%s: output %d of shape %s", call->op->def->name,
-                                      (int)o, shape);
-        }
-    }
-    return NULL;
-}
-
-tp_status_t *tp_kernel_launch(tp_kernel_context_t *call, const tp_kernel_def_t *kernel) {
-    tp_plugin_status_t status = TP_PLUGIN_STATUS_INIT;
-    void *instance = NULL;
-    if (kernel->create != NULL) {
-        instance = kernel->create(kernel->kernel_state, call, &status);
-        TP_RETURN_IF_ERROR(tp_plugin_status_check(&status, "%s on %s", call->op->def->name,
-                                                  call->device->full_name));
-    }
-    kernel->compute(instance, call, &status);
-    if (kernel->destroy != NULL) kernel->destroy(instance);
-    return tp_plugin_status_check(&status, "%s on %s", call->op->def->name,
-                                  call->device->full_name);
-}
 
 static void log_placement(tp_context_t *context, const tp_kernel_context_t *call) {
     if (!atomic_load(&context->log_device_placement)) return;
     FILE *out = context->placement_log != NULL ? context->placement_log : stderr;
     fprintf(out, "Executing op %s in device %s\n", call->op->def->name, call->device->full_name);
-}
-
-tp_status_t *tp_execute_call(tp_context_t *context, tp_kernel_context_t *call,
-                             const tp_kernel_def_t *kernel, tp_tensor_t *const *inputs,
-                             size_t num_inputs) {
-    TP_RETURN_IF_ERROR(tp_device_stream(call->device, &call->stream));
-    tp_staged_inputs_t staged;
-    TP_RETURN_IF_ERROR(tp_stage_inputs(call, inputs, num_inputs, &staged));
-    call->inputs = staged.tensors;
-    tp_status_t *error = allocate_outputs(context, call);
-    if (error == NULL) error = tp_kernel_launch(call, kernel);
-    tp_release_staged_inputs(&staged, inputs);
-    call->inputs = inputs;
-    if (error != NULL) {
-        for (int32_t o = 0; o < call->num_outputs; o++) {
-            tp_tensor_release(call->outputs[o]);
-            call->outputs[o] = NULL;
-        }
-    }
-    return error;
 }
 
 /* Lets the gradient tapes of this thread see the call; if one cannot keep it, the outputs are

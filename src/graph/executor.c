@@ -5,9 +5,10 @@
 #include <string.h>
 
 #include "base/status.h"
-#include "eager/execute.h"
+#include "device/completion.h"
 #include "graph/graph_placement.h"
 #include "graph/memory_plan.h"
+#include "launch/launch.h"
 #include "tensor/tensor.h"
 
 /* Tracing records ops of at most this many inputs. */
@@ -322,8 +323,9 @@ static tp_status_t *run_copy(tp_executor_t *executor, run_state_t *state, const 
                              tp_tensor_t *source) {
     tp_tensor_t *destination;
     TP_RETURN_IF_ERROR(output_of(executor, state, step, 0, &destination));
-    return tp_device_copy(source->device, source->mem, source->offset, destination->device,
-                          destination->mem, destination->offset, source->byte_size);
+    return tp_device_copy(source->device, source->mem, source->offset, source->done,
+                          destination->device, destination->mem, destination->offset,
+                          source->byte_size, &destination->done);
 }
 
 /* The seed a random op draws with at its node's run `run`: its own at the first, so that a
@@ -398,9 +400,16 @@ tp_status_t *tp_executor_run(tp_executor_t *executor, tp_tensor_t *const *argume
         for (int32_t i = 0; i < executor->graph->num_outputs; i++)
             outputs[i] = tp_tensor_retain(input_of(executor, state, arguments,
                                                    executor->outputs[i]));
-    /* The run's own references to its results, and its blocks, once the device is done. */
-    for (int32_t v = 0; v < executor->num_values; v++)
-        if (executor->values[v].result) tp_tensor_release(state->tensors[v]);
+    /* The run's own references to its results, and its blocks, once the device is done. The
+     * values in blocks let go of their completions: the results hold what they need. */
+    for (int32_t v = 0; v < executor->num_values; v++) {
+        if (executor->values[v].result) {
+            tp_tensor_release(state->tensors[v]);
+        } else {
+            tp_completion_release(state->planned[v].done);
+            state->planned[v].done = NULL;
+        }
+    }
     give_back_blocks(executor, state, taken);
     give_back_state(executor, state);
     return error;

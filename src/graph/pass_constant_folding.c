@@ -7,7 +7,7 @@
  * kernel that fails leaves the node as it is, for the call to report; an error the wait finds
  * is kept for the device's next reader, since it may belong to earlier work. */
 #include "base/status.h"
-#include "eager/execute.h"
+#include "launch/launch.h"
 #include "graph/graph_edit.h"
 #include "graph/graph_placement.h"
 #include "graph/passes.h"
@@ -44,10 +44,12 @@ tp_status_t *tp_pass_fold_constants(tp_context_t *context, tp_graph_t *graph) {
             tp_status_free(error);
             continue;
         }
-        error = tp_device_synchronize(node->device);
+        /* A value whose kernel failed later is not frozen into the graph: the node stays, and
+         * each call reports the failure where it happens. */
+        error = tp_tensor_wait(call.outputs[0]);
         if (error != NULL) {
             tp_tensor_release(call.outputs[0]);
-            tp_device_park_error(node->device, error);
+            tp_status_free(error);
             continue;
         }
         tp_graph_drop_inputs(graph, n);

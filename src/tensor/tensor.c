@@ -6,6 +6,7 @@
 #include "base/status.h"
 #include "base/strbuf.h"
 #include "context/context.h"
+#include "device/completion.h"
 #include "tensor/tensor_format.h"
 
 tp_status_t *tp_tensor_check_layout(tp_dtype_t dtype, const tp_shape_t *shape,
@@ -84,8 +85,8 @@ tp_status_t *tp_tensor_copy_to_device(tp_tensor_t *source, tp_device_t *device,
     TP_RETURN_IF_ERROR(tp_tensor_allocate(source->context, device, source->dtype,
                                           &source->shape, &copy));
     tp_status_t *error = tp_device_copy(source->device, source->mem, source->offset,
-                                                 device, copy->mem, copy->offset,
-                                                 source->byte_size);
+                                        source->done, device, copy->mem, copy->offset,
+                                        source->byte_size, &copy->done);
     if (error != NULL) {
         tp_tensor_release(copy);
         return tp_status_annotate(error, "copying a tensor from %s to %s",
@@ -140,9 +141,12 @@ tp_status_t *tp_tensor_create(tp_context_t *context, tp_dtype_t dtype, tp_shape_
         tp_tensor_allocate(context, device, dtype, &shape, &tensor), "tp_tensor_create"));
     tp_status_t *error = NULL;
     if (byte_size > 0) {
-        error = tp_device_copy_from_host(device, tensor->mem, tensor->offset, data, byte_size);
+        tp_completion_t *done = NULL;
+        error = tp_device_copy_from_host(device, tensor->mem, tensor->offset, data, byte_size,
+                                         &done);
         /* The caller may reuse `data` as soon as this returns. */
-        if (error == NULL) error = tp_device_synchronize(device);
+        if (error == NULL) error = tp_completion_wait(done);
+        tp_completion_release(done);
     }
     if (error != NULL) {
         tp_tensor_release(tensor);
@@ -160,6 +164,7 @@ tp_tensor_t *tp_tensor_retain(tp_tensor_t *tensor) {
 void tp_tensor_release(tp_tensor_t *tensor) {
     if (tensor == NULL) return;
     if (atomic_fetch_sub_explicit(&tensor->references, 1, memory_order_acq_rel) != 1) return;
+    tp_completion_release(tensor->done);
     if (tensor->chunk != NULL) tp_device_free_in_order(tensor->device, tensor->chunk);
     tp_context_t *context = tensor->context;
     free(tensor);
@@ -215,7 +220,16 @@ tp_status_t *tp_tensor_require_values(const tp_tensor_t *tensor, const char *wha
 tp_status_t *tp_tensor_wait(tp_tensor_t *tensor) {
     TP_REQUIRE_ARG(tensor);
     TP_RETURN_IF_ERROR(tp_tensor_require_values(tensor, "tp_tensor_wait"));
-    return tp_status_annotate(tp_device_synchronize(tensor->device), "tp_tensor_wait");
+    return tp_completion_wait(tensor->done);
+}
+
+tp_status_t *tp_tensor_query(tp_tensor_t *tensor, bool *out_ready) {
+    TP_REQUIRE_ARG(tensor);
+    TP_REQUIRE_ARG(out_ready);
+    TP_RETURN_IF_ERROR(tp_tensor_require_values(tensor, "tp_tensor_query"));
+    tp_status_t *failure;
+    *out_ready = tp_completion_poll(tensor->done, &failure);
+    return failure;
 }
 
 tp_status_t *tp_tensor_read(tp_tensor_t *tensor, void *data, size_t size) {
@@ -225,6 +239,7 @@ tp_status_t *tp_tensor_read(tp_tensor_t *tensor, void *data, size_t size) {
         return tp_status_make(TP_INVALID_ARGUMENT,
                               "tp_tensor_read: the tensor holds %zu bytes, but the buffer is %zu",
                               tensor->byte_size, size);
+    TP_RETURN_IF_ERROR(tp_completion_wait(tensor->done));
     if (size == 0) return NULL;
     TP_REQUIRE_ARG(data);
     return tp_status_annotate(

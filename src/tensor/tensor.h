@@ -18,6 +18,9 @@ struct tp_tensor {
     void *mem;                   /* a region of the device's allocator; NULL when empty */
     uint64_t offset;             /* where the values start in it */
     tp_bfc_chunk_t *chunk;       /* the allocator's record of the memory */
+    /* When the values are ready, and whether the work that makes them failed; NULL when they
+     * are ready (device/completion.h). Set once, before the tensor is handed out. */
+    struct tp_completion *done;
     /* A symbolic tensor stands for a value of a function being traced: output `output` of
      * node `node` of the trace's graph. It has a dtype and shape, no device and no memory. */
     struct tp_trace *trace;

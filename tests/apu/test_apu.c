@@ -135,7 +135,7 @@ static void events_complete_in_stream_order(void **state) {
     static unsigned char bytes[1 << 16];
     assert_ok(tp_physical_device_allocate(physical, sizeof bytes, &mem));
     for (int i = 0; i < 5; i++) /* five commands of 200 us each */
-        assert_ok(tp_device_copy_from_host(device, mem, 0, bytes, sizeof bytes));
+        assert_ok(tp_device_copy_from_host(device, mem, 0, bytes, sizeof bytes, NULL));
     def->event_record(device->handle, stream, event, &status);
     assert_int_equal(def->event_query(device->handle, event), TP_EVENT_PENDING);
     def->event_synchronize(device->handle, event, &status);

@@ -104,14 +104,29 @@ static void a_failed_allocation_is_a_status(void **state) {
     tp_context_destroy(context);
 }
 
-/* TP_APU_FAIL_KERNEL=2: the second launch fails on the queue thread; the read reports it. */
+#define KERNEL_FAILURE(launch)                                                                 \
+    "Relu on " DEVICE_PREFIX "APU:0: Relu on APU:0: injected failure of kernel launch " launch  \
+    " (TP_APU_FAIL_KERNEL)"
+
+/* TP_APU_FAIL_KERNEL=2: the second launch fails on the queue thread, after the op returned.
+ * The failure is its output's: every read of it reports it, a tensor made before it on the
+ * same stream reads right, and nothing is left for a wait on the device. */
 static void a_failed_kernel_surfaces_at_the_read(void **state) {
     (void)state;
     tp_context_t *context = apu_context(1);
-    assert_ok(relu_on_apu(context, NULL));
-    assert_error(relu_on_apu(context, NULL), TP_INTERNAL,
-                 "tp_tensor_read: waiting for /job:localhost/replica:0/task:0/device:APU:0: "
-                 "Relu on APU:0: injected failure of kernel launch 2 (TP_APU_FAIL_KERNEL)");
+    tp_tensor_t *x, *before, *failed;
+    assert_ok(tp_tensor_create(context, TP_FLOAT32, TP_SHAPE(4), values, sizeof values, &x));
+    assert_ok(tp_relu(context, x, &before));
+    assert_ok(tp_relu(context, x, &failed)); /* queued: the failure is not known yet */
+    float got[4];
+    for (int read = 0; read < 2; read++)
+        assert_error(tp_tensor_read(failed, got, sizeof got), TP_INTERNAL, KERNEL_FAILURE("2"));
+    assert_error(tp_tensor_wait(failed), TP_INTERNAL, KERNEL_FAILURE("2"));
+    assert_ok(read_relu(before, NULL));
+    assert_ok(tp_context_synchronize(context));
+    tp_tensor_release(before);
+    tp_tensor_release(failed);
+    tp_tensor_release(x);
     assert_recovers(context, relu_on_apu, NULL);
     tp_context_destroy(context);
 }
@@ -169,8 +184,8 @@ static void a_failed_allocation_in_a_function_is_a_status(void **state) {
 }
 
 /* TP_APU_FAIL_KERNEL=2: the second call's relu fails on APU:0's queue, behind the latency;
- * the call's copy back to the CPU is what waits for it, so the call fails, naming its node, the
- * op and the device. */
+ * the call's copy back to the CPU is what waits for it, so the call fails, naming its node, and
+ * the failure names the op and the device where it happened. */
 static void a_failed_kernel_in_a_function_fails_the_call(void **state) {
     (void)state;
     tp_context_t *context = apu_context(1);
@@ -178,9 +193,7 @@ static void a_failed_kernel_in_a_function_fails_the_call(void **state) {
     assert_ok(tp_function_create(context, "spread", spread_body, 1, NULL, &function));
     assert_ok(call_spread(context, function));
     const char *const parts[] = {
-        "in function 'spread', node copy",
-        ": waiting for " DEVICE_PREFIX "APU:0: Relu on APU:0: injected failure of kernel "
-        "launch 2 (TP_APU_FAIL_KERNEL)"};
+        "in function 'spread', node copy", ": " KERNEL_FAILURE("2")};
     assert_error_naming(call_spread(context, function), TP_INTERNAL, parts, 2);
     assert_recovers(context, call_spread, function);
     tp_function_destroy(function);
@@ -258,8 +271,8 @@ static void a_failed_allocation_in_a_mirrored_run(void **state) {
 }
 
 /* TP_APU_FAIL_KERNEL=1: the first relu launched in the run fails, on whichever APU d its
- * replica won the race to; the all-reduce's copy of that value to the CPU waits for APU:d and
- * fails the run, naming the op and the device. */
+ * replica won the race to; the all-reduce's copy of that value to the CPU waits for it and
+ * fails the run with the relu's failure, which names the op and the device. */
 static void a_failed_kernel_in_a_mirrored_run(void **state) {
     (void)state;
     tp_context_t *context = apu_context(2);
@@ -270,7 +283,7 @@ static void a_failed_kernel_in_a_mirrored_run(void **state) {
     const char *failed = strstr(tp_status_message(status), "Relu on APU:");
     int d = failed != NULL ? failed[strlen("Relu on APU:")] - '0' : -1;
     char device[128], fault[128];
-    snprintf(device, sizeof device, ": waiting for " DEVICE_PREFIX "APU:%d: ", d);
+    snprintf(device, sizeof device, ": Relu on " DEVICE_PREFIX "APU:%d: ", d);
     snprintf(fault, sizeof fault,
              "Relu on APU:%d: injected failure of kernel launch 1 (TP_APU_FAIL_KERNEL)", d);
     const char *const parts[] = {"tp_replica_all_reduce: AddN: input ", device, fault};
@@ -297,20 +310,33 @@ static tp_status_t *relu_on_both(tp_context_t *context, void *arg) {
 }
 
 /* TP_APU_FAIL_KERNEL=1: relu fails on APU:0, behind the latency, and its value goes to APU:1 by
- * the APUs' own copy, which the host does not wait for. Reading APU:1's result waits for APU:1
- * alone, and still reports APU:0's failure: a value made from a failed one is no value. */
+ * the APUs' own copy, which the host does not wait for, then through a second relu there.
+ * Both results report APU:0's failure, as it was: a value made from a failed one is no value.
+ * Neither device keeps an error for a later wait: the failure belongs to the tensors. */
 static void a_failed_kernel_before_a_peer_copy(void **state) {
     (void)state;
     tp_context_t *context = apu_context(2);
-    const char *const parts[] = {
-        "Relu on APU:0: injected failure of kernel launch 1 (TP_APU_FAIL_KERNEL)",
-        "tp_tensor_read: waiting for " DEVICE_PREFIX "APU:1: APU:1 waited for APU:0, whose "
-        "work failed: "};
-    assert_error_naming(relu_on_both(context, NULL), TP_INTERNAL, parts, 2);
-    /* APU:0's own queue failed too, and says so to the next wait on it. */
-    tp_device_t *apu0;
-    assert_ok(tp_context_find_device(context, "APU:0", &apu0));
-    assert_error_naming(tp_device_synchronize(apu0), TP_INTERNAL, parts, 1);
+    tp_tensor_t *x, *first, *second;
+    assert_ok(tp_tensor_create(context, TP_FLOAT32, TP_SHAPE(4), values, sizeof values, &x));
+    assert_ok(scoped(context, apus[0], tp_relu, x, &first));
+    assert_ok(scoped(context, apus[1], tp_relu, first, &second));
+    assert_string_equal(tp_tensor_device(second), DEVICE_PREFIX "APU:1");
+    float got[4];
+    assert_error(tp_tensor_read(second, got, sizeof got), TP_INTERNAL, KERNEL_FAILURE("1"));
+    assert_error(tp_tensor_read(first, got, sizeof got), TP_INTERNAL, KERNEL_FAILURE("1"));
+    /* Used again as an input, a poisoned tensor fails the op at once. */
+    tp_tensor_t *third = NULL;
+    assert_error(scoped(context, apus[1], tp_relu, second, &third), TP_INTERNAL,
+                 "Relu: an input could not be computed: " KERNEL_FAILURE("1"));
+    assert_null(third);
+    tp_device_t *apu;
+    for (int d = 0; d < 2; d++) {
+        assert_ok(tp_context_find_device(context, d == 0 ? "APU:0" : "APU:1", &apu));
+        assert_ok(tp_device_synchronize(apu));
+    }
+    tp_tensor_release(second);
+    tp_tensor_release(first);
+    tp_tensor_release(x);
     assert_recovers(context, relu_on_both, NULL);
     tp_context_destroy(context);
 }

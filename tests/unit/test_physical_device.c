@@ -4,6 +4,7 @@
 #include "test_support.h"
 
 #include "device_support.h"
+#include "device/completion.h"
 
 static int teardown(void **state) {
     tp_context_destroy(*state);
@@ -22,8 +23,11 @@ static void check_copy_within(tp_physical_device_t *physical) {
     tp_device_t *device = device_over(physical);
     void *mem;
     assert_ok(tp_physical_device_allocate(physical, 32, &mem));
-    assert_ok(tp_device_copy_from_host(device, mem, 0, "0123456789", 10));
-    assert_ok(tp_device_copy(device, mem, 2, device, mem, 16, 6));
+    assert_ok(tp_device_copy_from_host(device, mem, 0, "0123456789", 10, NULL));
+    tp_completion_t *copied = NULL;
+    assert_ok(tp_device_copy(device, mem, 2, NULL, device, mem, 16, 6, &copied));
+    assert_ok(tp_completion_wait(copied));
+    tp_completion_release(copied);
     char back[7] = {0};
     assert_ok(tp_device_copy_to_host(device, back, mem, 16, 6));
     assert_string_equal(back, "234567");

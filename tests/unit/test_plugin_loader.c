@@ -283,7 +283,7 @@ static void an_older_minor_plugin_device_works(void **state) {
     char back[sizeof message] = {0};
     tp_device_t *logical = device_over(device);
     assert_ok(tp_physical_device_allocate(device, sizeof message, &mem));
-    assert_ok(tp_device_copy_from_host(logical, mem, 0, message, sizeof message));
+    assert_ok(tp_device_copy_from_host(logical, mem, 0, message, sizeof message, NULL));
     assert_ok(tp_device_copy_to_host(logical, back, mem, 0, sizeof message));
     tp_device_destroy(logical);
     assert_string_equal(back, message);

@@ -1,0 +1,112 @@
+#include "launch/launch.h"
+
+#include <stdlib.h>
+
+#include "base/status.h"
+#include "device/completion.h"
+#include "plugin/plugin_status.h"
+#include "tensor/tensor.h"
+
+void tp_release_staged_inputs(tp_staged_inputs_t *staged, tp_tensor_t *const *originals) {
+    for (size_t i = 0; i < staged->count; i++)
+        if (staged->tensors[i] != originals[i]) tp_tensor_release(staged->tensors[i]);
+    if (staged->tensors != staged->small) free(staged->tensors);
+}
+
+tp_status_t *tp_stage_inputs(const tp_kernel_context_t *call, tp_tensor_t *const *inputs,
+                             size_t count, tp_staged_inputs_t *staged) {
+    staged->count = 0;
+    staged->tensors = count <= 8 ? staged->small : malloc(count * sizeof *staged->tensors);
+    if (staged->tensors == NULL)
+        return tp_status_make(TP_RESOURCE_EXHAUSTED, "%s: out of host memory",
+                              call->op->def->name);
+    for (size_t i = 0; i < count; i++) {
+        tp_tensor_t *input = inputs[i];
+        if (input->device != call->device) {
+            tp_status_t *error = tp_tensor_copy_to_device(input, call->device, &input);
+            if (error != NULL) {
+                tp_release_staged_inputs(staged, inputs);
+                return tp_status_annotate(error, "%s: input %zu", call->op->def->name, i);
+            }
+        }
+        staged->tensors[staged->count++] = input;
+    }
+    return NULL;
+}
+
+static tp_status_t *allocate_outputs(tp_context_t *context, tp_kernel_context_t *call) {
+    for (int32_t o = 0; o < call->num_outputs; o++) {
+        tp_status_t *error = tp_tensor_allocate(context, call->device, call->output_dtypes[o],
+                                                &call->output_shapes[o], &call->outputs[o]);
+        if (error != NULL) {
+            char shape[256];
+            tp_shape_format(&call->output_shapes[o], shape, sizeof shape);
+            return tp_status_annotate(error, "%s: output %d of shape %s", call->op->def->name,
+                                      (int)o, shape);
+        }
+    }
+    return NULL;
+}
+
+/* create, compute, destroy; the queue is held by the caller. */
+static tp_status_t *run_kernel(tp_kernel_context_t *call, const tp_kernel_def_t *kernel) {
+    tp_plugin_status_t status = TP_PLUGIN_STATUS_INIT;
+    void *instance = NULL;
+    if (kernel->create != NULL) {
+        instance = kernel->create(kernel->kernel_state, call, &status);
+        TP_RETURN_IF_ERROR(tp_plugin_status_check(&status, "%s on %s", call->op->def->name,
+                                                  call->device->full_name));
+    }
+    kernel->compute(instance, call, &status);
+    if (kernel->destroy != NULL) kernel->destroy(instance);
+    return tp_plugin_status_check(&status, "%s on %s", call->op->def->name,
+                                  call->device->full_name);
+}
+
+tp_status_t *tp_kernel_launch(tp_kernel_context_t *call, const tp_kernel_def_t *kernel) {
+    tp_completion_t *small[8], **pending = small;
+    size_t count = (size_t)call->num_inputs, num_pending = 0;
+    if (count > 8 && (pending = malloc(count * sizeof *pending)) == NULL)
+        return tp_status_make(TP_RESOURCE_EXHAUSTED, "%s: out of host memory",
+                              call->op->def->name);
+    for (size_t i = 0; i < count; i++) pending[i] = call->inputs[i]->done;
+    tp_status_t *error = tp_completion_check_inputs(pending, count, &num_pending);
+    if (error != NULL) {
+        if (pending != small) free(pending);
+        return tp_status_annotate(error, "%s: an input could not be computed",
+                                  call->op->def->name);
+    }
+    tp_completion_t *done = NULL;
+    tp_device_lock_queue(call->device);
+    error = run_kernel(call, kernel);
+    if (error == NULL)
+        error = tp_completion_record(call->device, call->op->def->name, pending, num_pending,
+                                     &done);
+    tp_device_unlock_queue(call->device);
+    if (pending != small) free(pending);
+    if (error != NULL) return error;
+    for (int32_t o = 0; o < call->num_outputs; o++)
+        call->outputs[o]->done = tp_completion_retain(done);
+    tp_completion_release(done);
+    return NULL;
+}
+
+tp_status_t *tp_execute_call(tp_context_t *context, tp_kernel_context_t *call,
+                             const tp_kernel_def_t *kernel, tp_tensor_t *const *inputs,
+                             size_t num_inputs) {
+    TP_RETURN_IF_ERROR(tp_device_stream(call->device, &call->stream));
+    tp_staged_inputs_t staged;
+    TP_RETURN_IF_ERROR(tp_stage_inputs(call, inputs, num_inputs, &staged));
+    call->inputs = staged.tensors;
+    tp_status_t *error = allocate_outputs(context, call);
+    if (error == NULL) error = tp_kernel_launch(call, kernel);
+    tp_release_staged_inputs(&staged, inputs);
+    call->inputs = inputs;
+    if (error != NULL) {
+        for (int32_t o = 0; o < call->num_outputs; o++) {
+            tp_tensor_release(call->outputs[o]);
+            call->outputs[o] = NULL;
+        }
+    }
+    return error;
+}
