@@ -28,26 +28,26 @@ enum {
     TYPE_MAX = (int)sizeof(((tp_device_spec_t *)0)->type) - 1,
 };
 
-/* Components must come in this order, which is also the order of tp_device_spec_t. */
-typedef enum { RANK_JOB, RANK_REPLICA, RANK_TASK, RANK_DEVICE, RANK_COUNT } rank_t;
+/* The kinds of component. As in TensorFlow's parser they may come in any order, but each at
+ * most once: a second one would silently override the first. */
+typedef enum { PART_JOB, PART_REPLICA, PART_TASK, PART_DEVICE, PART_COUNT } part_t;
 
-static const char *const rank_names[RANK_COUNT] = {"job", "replica", "task", "device"};
+static const char *const part_names[PART_COUNT] = {"job", "replica", "task", "device"};
 
 static const struct {
     const char *keyword;
-    rank_t rank;
+    part_t part;
     bool physical;
 } keywords[] = {
-    {"job", RANK_JOB, false},         {"replica", RANK_REPLICA, false},
-    {"task", RANK_TASK, false},       {"device", RANK_DEVICE, false},
-    {"physical_device", RANK_DEVICE, true},
+    {"job", PART_JOB, false},         {"replica", PART_REPLICA, false},
+    {"task", PART_TASK, false},       {"device", PART_DEVICE, false},
+    {"physical_device", PART_DEVICE, true},
 };
 
 typedef struct {
     const char *name; /* the whole input, quoted in every message */
     tp_device_spec_t spec;
-    bool seen[RANK_COUNT];
-    int last_rank; /* -1 before the first component */
+    bool seen[PART_COUNT];
 } parser_t;
 
 /* ASCII classes by hand: <ctype.h> answers by locale, and names must not depend on one. */
@@ -198,19 +198,14 @@ static tp_status_t *parse_type_and_id(parser_t *parser, slice_t body, slice_t wh
     return parse_number(parser, id, "device id", &parser->spec.has_id, &parser->spec.id);
 }
 
-/* Enforces once each, in order, and physical_device alone; before the value is read, so that
- * a misplaced component is reported as misplaced rather than by its value. */
-static tp_status_t *enter_component(parser_t *parser, rank_t rank, bool physical) {
-    bool placed = parser->seen[RANK_JOB] || parser->seen[RANK_REPLICA] || parser->seen[RANK_TASK];
-    if ((rank != RANK_DEVICE && parser->spec.physical) || (physical && placed))
+/* Enforces once each and physical_device alone; before the value is read, so that a
+ * repeated component is reported as repeated rather than by its value. */
+static tp_status_t *enter_component(parser_t *parser, part_t part, bool physical) {
+    bool placed = parser->seen[PART_JOB] || parser->seen[PART_REPLICA] || parser->seen[PART_TASK];
+    if ((part != PART_DEVICE && parser->spec.physical) || (physical && placed))
         return fail(parser, "'/physical_device' cannot be combined with job, replica or task");
-    if (parser->seen[rank]) return fail(parser, "repeated %s component", rank_names[rank]);
-    if ((int)rank < parser->last_rank)
-        return fail(parser, "component '%s' must come before '%s' (order: job, replica, task, "
-                            "device)",
-                    rank_names[rank], rank_names[parser->last_rank]);
-    parser->seen[rank] = true;
-    parser->last_rank = (int)rank;
+    if (parser->seen[part]) return fail(parser, "repeated %s component", part_names[part]);
+    parser->seen[part] = true;
     if (physical) parser->spec.physical = true;
     return NULL;
 }
@@ -224,11 +219,13 @@ static int find_keyword(slice_t key, bool ignoring_case) {
     return -1;
 }
 
-/* The legacy "/TYPE:ID" form: any word that is not a keyword names a device type, in any
- * case, since type names are case-insensitive ("/cpu:0", "/APU:0", "/apu:0"). A misspelt
- * keyword ("/tsak:0") thus reads as a device type, which placement then reports as unknown. */
-static bool looks_like_legacy_type(slice_t key) {
-    return key.length > 0 && is_letter(key.text[0]);
+/* The legacy "/TYPE:ID" form. TensorFlow's C++ parser knows only cpu and gpu here and its
+ * Python parser every registered type; a parse here knows no registry (plug-in types such as
+ * APU are registered later, per context), so a word followed by an id or "*" names a device
+ * type in any case ("/cpu:0", "/APU:0", "/apu:0"). A misspelt keyword with an id ("/tsak:0")
+ * thus reads as a device type, which placement then reports as an unknown device. */
+static bool looks_like_legacy_device(slice_t key, const char *colon) {
+    return colon != NULL && key.length > 0 && is_letter(key.text[0]);
 }
 
 static tp_status_t *parse_component(parser_t *parser, slice_t segment) {
@@ -242,14 +239,14 @@ static tp_status_t *parse_component(parser_t *parser, slice_t segment) {
     int k = find_keyword(key, false);
     if (k >= 0) {
         if (colon == NULL) return fail(parser, "missing ':' after '%s'", keywords[k].keyword);
-        TP_RETURN_IF_ERROR(enter_component(parser, keywords[k].rank, keywords[k].physical));
-        switch (keywords[k].rank) {
-        case RANK_JOB:
+        TP_RETURN_IF_ERROR(enter_component(parser, keywords[k].part, keywords[k].physical));
+        switch (keywords[k].part) {
+        case PART_JOB:
             return parse_job(parser, value);
-        case RANK_REPLICA:
+        case PART_REPLICA:
             return parse_number(parser, value, "replica", &parser->spec.has_replica,
                                 &parser->spec.replica);
-        case RANK_TASK:
+        case PART_TASK:
             return parse_number(parser, value, "task", &parser->spec.has_task,
                                 &parser->spec.task);
         default:
@@ -261,21 +258,18 @@ static tp_status_t *parse_component(parser_t *parser, slice_t segment) {
     if (find_keyword(key, true) >= 0)
         return fail(parser, "component keyword '%s' must be written in lower case",
                     quote(quoted, key));
-    if (looks_like_legacy_type(key)) {
-        /* TensorFlow requires the id in this form; "/device:TYPE" is the type-only spelling. */
-        if (colon == NULL)
-            return fail(parser, "missing ':' and device id after '%s' (a name without an id is "
-                                "written '/device:TYPE')",
-                        quote(quoted, key));
-        TP_RETURN_IF_ERROR(enter_component(parser, RANK_DEVICE, false));
+    if (looks_like_legacy_device(key, colon)) {
+        TP_RETURN_IF_ERROR(enter_component(parser, PART_DEVICE, false));
         if (memchr(value.text, ':', value.length) != NULL)
             return fail(parser, "'%s' has too many ':'-separated fields (expected TYPE:ID)",
                         quote(quoted, segment));
         TP_RETURN_IF_ERROR(parse_type(parser, key));
         return parse_number(parser, value, "device id", &parser->spec.has_id, &parser->spec.id);
     }
-    return fail(parser, "unknown component '%s' (expected job, replica, task, device, "
-                        "physical_device or a device type)",
+    /* TensorFlow requires the id in the legacy form; "/device:TYPE" is the type-only spelling. */
+    return fail(parser, "unknown component '%s' (expected job:, replica:, task:, device:, "
+                        "physical_device: or TYPE:ID; a device without an id is written "
+                        "'/device:TYPE')",
                 quote(quoted, key));
 }
 
@@ -298,13 +292,16 @@ tp_status_t *tp_device_spec_parse(const char *name, tp_device_spec_t *out_spec) 
     parser_t parser;
     memset(&parser, 0, sizeof parser);
     parser.name = name;
-    parser.last_rank = -1;
 
     for (const char *c = name; *c != '\0'; c++)
         if (is_space(*c))
             return fail(&parser, "whitespace at offset %zu", (size_t)(c - name));
 
-    /* "" constrains nothing, as in TensorFlow: every field stays absent. */
+    /* "" and "/" constrain nothing, as in TensorFlow: every field stays absent. */
+    if (strcmp(name, "/") == 0) {
+        *out_spec = parser.spec;
+        return NULL;
+    }
     if (name[0] != '\0' && name[0] != '/') {
         TP_RETURN_IF_ERROR(parse_bare(&parser));
     } else {

@@ -1,8 +1,10 @@
 /* Device names, which come from users, scopes and TP_VISIBLE_DEVICES: tp_device_spec_parse on
  * any text, then what callers rely on after it. A name that parses with a type and an id has a
  * canonical form, the canonical form parses back to the same device, and the canonical form
- * never overruns the buffer it is given. A spec filled in by hand from raw bytes is either
- * refused or printed well formed. */
+ * never overruns the buffer it is given. As in TensorFlow's parser, components may come in any
+ * order and each at most once: the components in reverse order parse to the same device, or
+ * are refused alike, and a parsed name with one of its components repeated is refused. A spec
+ * filled in by hand from raw bytes is either refused or printed well formed. */
 #include "fuzz_support.h"
 
 #include <strings.h>
@@ -58,6 +60,63 @@ static void check_round_trip(const char *name, const tp_device_spec_t *spec) {
     fuzz_check_status(short_status);
 }
 
+static bool same_spec(const tp_device_spec_t *a, const tp_device_spec_t *b) {
+    return a->has_job == b->has_job && a->has_replica == b->has_replica &&
+           a->has_task == b->has_task && a->has_type == b->has_type && a->has_id == b->has_id &&
+           a->physical == b->physical && strcmp(a->job, b->job) == 0 &&
+           a->replica == b->replica && a->task == b->task && strcmp(a->type, b->type) == 0 &&
+           a->id == b->id;
+}
+
+/* "/a/b/c" as "/c/b/a", in a block of its exact size. */
+static char *reversed_components(const char *name) {
+    size_t length = strlen(name);
+    char *out = malloc(length + 1);
+    if (out == NULL) abort();
+    size_t used = 0;
+    const char *end = name + length;
+    while (end > name) {
+        const char *slash = end - 1;
+        while (*slash != '/') slash--;
+        memcpy(out + used, slash, (size_t)(end - slash));
+        used += (size_t)(end - slash);
+        end = slash;
+    }
+    out[used] = '\0';
+    return out;
+}
+
+static void check_any_order(const char *name, const tp_device_spec_t *spec, bool parsed) {
+    if (name[0] != '/') return;
+    char *reversed = reversed_components(name);
+    tp_device_spec_t again;
+    tp_status_t *status = tp_device_spec_parse(reversed, &again);
+    if (parsed && status != NULL) fuzz_fail("refused in reverse order", reversed);
+    if (!parsed && status == NULL) fuzz_fail("accepted only in reverse order", reversed);
+    if (parsed && !same_spec(spec, &again)) fuzz_fail("another device in reverse order", reversed);
+    fuzz_check_quoting(status, reversed);
+    free(reversed);
+}
+
+/* The first component again at the end: a second job, device, ... overrides nothing. */
+static void check_repeat_refused(const char *name) {
+    if (name[0] != '/' || name[1] == '\0') return;
+    const char *end = strchr(name + 1, '/');
+    size_t first = end != NULL ? (size_t)(end - name) : strlen(name);
+    size_t length = strlen(name);
+    char *repeated = malloc(length + first + 1);
+    if (repeated == NULL) abort();
+    memcpy(repeated, name, length);
+    memcpy(repeated + length, name, first);
+    repeated[length + first] = '\0';
+    tp_device_spec_t spec;
+    tp_status_t *status = tp_device_spec_parse(repeated, &spec);
+    if (status == NULL || strstr(tp_status_message(status), "repeated") == NULL)
+        fuzz_fail("a repeated component is not refused as repeated", repeated);
+    fuzz_check_quoting(status, repeated);
+    free(repeated);
+}
+
 static void check_parse(const char *name) {
     tp_device_spec_t spec;
     tp_status_t *status = tp_device_spec_parse(name, &spec);
@@ -69,8 +128,11 @@ static void check_parse(const char *name) {
         if (!fuzz_printable(tp_status_message(status)))
             fuzz_fail("name not escaped", tp_status_message(status));
         fuzz_check_quoting(status, name);
+        check_any_order(name, NULL, false);
         return;
     }
+    check_any_order(name, &spec, true);
+    check_repeat_refused(name);
     if (spec.has_type && !is_identifier(spec.type, sizeof spec.type))
         fuzz_fail("parsed type is not an identifier", name);
     if (spec.has_job && !is_identifier(spec.job, sizeof spec.job))

@@ -132,6 +132,7 @@ static void test_bare_forms(void **state) {
 static void test_partial_forms(void **state) {
     (void)state;
     check_parses("", (expected_t){NULL, NONE, NONE, NULL, NONE, false});
+    check_parses("/", (expected_t){NULL, NONE, NONE, NULL, NONE, false});
     check_parses("/job:localhost", (expected_t){"localhost", NONE, NONE, NULL, NONE, false});
     check_parses("/job:worker/task:1", (expected_t){"worker", NONE, 1, NULL, NONE, false});
     check_parses("/replica:3", (expected_t){NULL, 3, NONE, NULL, NONE, false});
@@ -163,7 +164,8 @@ static void test_longest_fields(void **state) {
 static void test_rejects_slashes(void **state) {
     (void)state;
     check_rejects("/job:localhost/", "trailing '/'");
-    check_rejects("/", "trailing '/'");
+    check_rejects("//", "empty component ('//')");
+    check_rejects("/cpu:0/", "trailing '/'");
     check_rejects("/job:localhost//device:CPU:0", "empty component ('//')");
     check_rejects("//cpu:0", "empty component ('//')");
     check_rejects("GPU:0/job:x", "must be 'TYPE' or 'TYPE:ID'");
@@ -179,17 +181,37 @@ static void test_rejects_components(void **state) {
     check_rejects("device:GPU:0", "component 'device' must start with '/'");
     check_rejects("/device", "missing ':' after 'device'");
     check_rejects("/job", "missing ':' after 'job'");
-    check_rejects("/GPU", "missing ':' and device id after 'GPU'");
+    check_rejects("/GPU", "unknown component 'GPU' (expected job:, replica:, task:, device:, "
+                          "physical_device: or TYPE:ID; a device without an id is written "
+                          "'/device:TYPE')");
+    check_rejects("/job:foo/extra", "unknown component 'extra'");
+    check_rejects("/_x:0", "unknown component '_x'");
 }
 
-static void test_rejects_order_and_repeats(void **state) {
+/* TensorFlow's parser takes the components in any order, so a name assembled from parts
+ * (a job from one place, a device from another) parses whatever order they were joined in. */
+static void test_any_order(void **state) {
+    (void)state;
+    check_parses("/device:CPU:0/job:a", (expected_t){"a", NONE, NONE, "CPU", 0, false});
+    check_parses("/task:0/replica:1", (expected_t){NULL, 1, 0, NULL, NONE, false});
+    check_parses("/device:APU:1/task:2/replica:3/job:w",
+                 (expected_t){"w", 3, 2, "APU", 1, false});
+    check_parses("/cpu:1/job:localhost", (expected_t){"localhost", NONE, NONE, "cpu", 1, false});
+    check_canonical("/device:apu:1/task:2/replica:3/job:w", "/job:w/replica:3/task:2/device:APU:1");
+    check_canonical("/GPU:1/job:localhost", "/job:localhost/replica:0/task:0/device:GPU:1");
+}
+
+static void test_rejects_repeats(void **state) {
     (void)state;
     check_rejects("/job:a/job:b", "repeated job component");
+    check_rejects("/job:a/job:a", "repeated job component");
     check_rejects("/task:0/task:1", "repeated task component");
+    check_rejects("/replica:0/task:1/replica:0", "repeated replica component");
     check_rejects("/device:GPU:0/cpu:0", "repeated device component");
+    check_rejects("/cpu:0/device:GPU:0", "repeated device component");
     check_rejects("/device:GPU:0/device:GPU:1", "repeated device component");
-    check_rejects("/device:CPU:0/job:a", "component 'job' must come before 'device'");
-    check_rejects("/task:0/replica:0", "component 'replica' must come before 'task'");
+    check_rejects("/APU:0/job:a/apu:0", "repeated device component");
+    check_rejects("/physical_device:APU:0/device:APU:0", "repeated device component");
     check_rejects("/physical_device:APU:0/job:x", "cannot be combined with job, replica or task");
     check_rejects("/job:x/physical_device:APU:0", "cannot be combined with job, replica or task");
     check_rejects("/task:1/physical_device:APU:0", "cannot be combined");
@@ -297,6 +319,85 @@ static void test_long_input_is_quoted_short(void **state) {
     snprintf(head, sizeof head, "invalid device name '%.100s'", name);
     assert_non_null(strstr(tp_status_message(status), head));
     tp_status_free(status);
+}
+
+/* ---- TensorFlow's documented cases -------------------------------------------------------- */
+
+/* The names that TensorFlow's DeviceNameUtils tests parse, with the fields they expect. Types
+ * keep the spelling given here (TensorFlow upper-cases the legacy "gpu"); the canonical form
+ * upper-cases them. */
+static void test_tensorflow_accepted(void **state) {
+    (void)state;
+    check_parses("/job:foo/replica:1/task:2/gpu:3", (expected_t){"foo", 1, 2, "gpu", 3, false});
+    check_parses("/job:foo_bar/replica:1/task:2/gpu:3",
+                 (expected_t){"foo_bar", 1, 2, "gpu", 3, false});
+    check_parses("/job:foo_bar/replica:1/task:2/device:GPU:3",
+                 (expected_t){"foo_bar", 1, 2, "GPU", 3, false});
+    check_parses("/job:*/replica:4/gpu:*", (expected_t){NULL, 4, NONE, "gpu", NONE, false});
+    check_parses("/job:*/replica:4/device:GPU:*", (expected_t){NULL, 4, NONE, "GPU", NONE, false});
+    check_parses("/job:*/device:GPU/replica:4", (expected_t){NULL, 4, NONE, "GPU", NONE, false});
+    check_parses("/job:*/replica:4/device:myspecialdevice:13",
+                 (expected_t){NULL, 4, NONE, "myspecialdevice", 13, false});
+    check_parses("/", (expected_t){NULL, NONE, NONE, NULL, NONE, false});
+    check_parses("/job:*/replica:4/gpu:5", (expected_t){NULL, 4, NONE, "gpu", 5, false});
+    /* "Same result if we reorder the components." */
+    check_parses("/gpu:*/job:*/replica:4", (expected_t){NULL, 4, NONE, "gpu", NONE, false});
+    check_parses("/job:foo/cpu:1/task:2/replica:1", (expected_t){"foo", 1, 2, "cpu", 1, false});
+    check_canonical("/job:foo/cpu:1/task:2/replica:1", "/job:foo/replica:1/task:2/device:CPU:1");
+    check_parses("/device:myspecialdevice:3",
+                 (expected_t){NULL, NONE, NONE, "myspecialdevice", 3, false});
+    check_parses("/job:*/replica:1/task:2/cpu:1", (expected_t){NULL, 1, 2, "cpu", 1, false});
+}
+
+static void test_tensorflow_rejected(void **state) {
+    (void)state;
+    check_rejects("/job:123/replica:1/task:2/gpu:3", "job name '123' must start with a letter");
+    check_rejects("/job:foo/replica:1/task:2/gpu:", "empty device id");
+    check_rejects("/job:foo/replica:1/task:2/device:gpu:", "empty device id");
+    check_rejects("/job:foo/replica:-1/task:2/gpu:3", "replica '-1' is not a non-negative integer");
+    check_rejects("/job:foo/replica:1/task:-2/gpu:3", "task '-2' is not a non-negative integer");
+    check_rejects("/job:foo/replica:1/task:2/gpu:3/extra", "unknown component 'extra'");
+    /* TensorFlow's Python parser refuses two device types in one name. */
+    check_rejects("/job:muu/device:GPU:2/cpu:0", "repeated device component");
+}
+
+/* TensorFlow's round trip of every subset of job, replica, task and device, each device
+ * written both as "/device:TYPE:ID" and in the legacy "/TYPE:ID" form. */
+static void test_tensorflow_every_subset(void **state) {
+    (void)state;
+    static const char *const devices[] = {"CPU:3", "GPU:3", "cpu:3", "gpu:3", "someDevice:3"};
+    for (int parts = 0; parts < 16; parts++) {
+        for (size_t d = 0; d < sizeof devices / sizeof devices[0]; d++) {
+            for (int explicit_device = 0; explicit_device < 2; explicit_device++) {
+                char name[128] = "";
+                size_t used = 0;
+                if (parts & 1) used += (size_t)snprintf(name + used, sizeof name - used, "/job:foo");
+                if (parts & 2)
+                    used += (size_t)snprintf(name + used, sizeof name - used, "/replica:3");
+                if (parts & 4) used += (size_t)snprintf(name + used, sizeof name - used, "/task:2");
+                if (parts & 8)
+                    snprintf(name + used, sizeof name - used, "/%s%s",
+                             explicit_device ? "device:" : "", devices[d]);
+                char type[16];
+                snprintf(type, sizeof type, "%.*s", (int)(strchr(devices[d], ':') - devices[d]),
+                         devices[d]);
+                check_parses(name, (expected_t){parts & 1 ? "foo" : NULL, parts & 2 ? 3 : NONE,
+                                                parts & 4 ? 2 : NONE, parts & 8 ? type : NULL,
+                                                parts & 8 ? 3 : NONE, false});
+            }
+        }
+    }
+}
+
+/* TensorFlow's C++ parser knows only cpu and gpu in the legacy form; its Python parser knows
+ * every registered type, plug-in types included. Parsing here comes before any plug-in is
+ * known, so any type is accepted and an unregistered one is refused by placement, which
+ * names the device ("/job:localhost/replica:0/task:0/device:BAR:3 unknown device."). */
+static void test_legacy_form_takes_plugin_types(void **state) {
+    (void)state;
+    check_parses("/job:foo/replica:1/task:2/bar:3", (expected_t){"foo", 1, 2, "bar", 3, false});
+    check_parses("/APU:0", (expected_t){NULL, NONE, NONE, "APU", 0, false});
+    check_parses("/GPU:1", (expected_t){NULL, NONE, NONE, "GPU", 1, false});
 }
 
 /* ---- Canonical form ---------------------------------------------------------------------- */
@@ -475,7 +576,8 @@ int main(void) {
         cmocka_unit_test(test_longest_fields),
         cmocka_unit_test(test_rejects_slashes),
         cmocka_unit_test(test_rejects_components),
-        cmocka_unit_test(test_rejects_order_and_repeats),
+        cmocka_unit_test(test_any_order),
+        cmocka_unit_test(test_rejects_repeats),
         cmocka_unit_test(test_rejects_types),
         cmocka_unit_test(test_rejects_numbers),
         cmocka_unit_test(test_rejects_jobs),
@@ -484,6 +586,10 @@ int main(void) {
         cmocka_unit_test(test_rejects_non_ascii),
         cmocka_unit_test(test_rejects_null),
         cmocka_unit_test(test_long_input_is_quoted_short),
+        cmocka_unit_test(test_tensorflow_accepted),
+        cmocka_unit_test(test_tensorflow_rejected),
+        cmocka_unit_test(test_tensorflow_every_subset),
+        cmocka_unit_test(test_legacy_form_takes_plugin_types),
         cmocka_unit_test(test_canonical),
         cmocka_unit_test(test_canonical_buffer_size),
         cmocka_unit_test(test_canonical_incomplete),
