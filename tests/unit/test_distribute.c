@@ -5,7 +5,9 @@
 #include "test_support.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/status.h"
 #include "device_support.h"
@@ -197,8 +199,27 @@ static void a_replica_that_never_joins_fails_the_run(void **state) {
 
 enum { ROWS = 45, FEATURES = 3, HIDDEN = 5 };
 
+/* Every weight of the model, layer by layer (kernel, then bias), as replica 0 holds them. */
+static size_t read_weights(tp_model_t *model, float *weights, size_t count) {
+    size_t at = 0;
+    for (size_t layer = 0; layer < tp_model_num_layers(model); layer++) {
+        tp_tensor_t *kernel, *bias;
+        assert_ok(tp_model_get_weights(model, layer, &kernel, &bias));
+        size_t k = tp_tensor_byte_size(kernel), b = tp_tensor_byte_size(bias);
+        assert_true((at * sizeof(float)) + k + b <= count * sizeof(float));
+        assert_ok(tp_tensor_read(kernel, weights + at, k));
+        at += k / sizeof(float);
+        assert_ok(tp_tensor_read(bias, weights + at, b));
+        at += b / sizeof(float);
+        tp_tensor_release(kernel);
+        tp_tensor_release(bias);
+    }
+    return at;
+}
+
 /* A 3-5-1 network trained 3 epochs with batches of 10 (the last one 5 rows), on `replicas`
- * devices; returns every weight of replica 0, and checks that every replica holds the same. */
+ * devices; returns every weight of replica 0, and checks that every replica holds the same,
+ * that every weight moved and that the loss fell each epoch. */
 static void train(tp_context_t *context, size_t replicas, float *weights, size_t count,
                   double *loss) {
     float x[ROWS * FEATURES], y[ROWS];
@@ -214,13 +235,31 @@ static void train(tp_context_t *context, size_t replicas, float *weights, size_t
                                  TP_INITIALIZER_GLOROT_UNIFORM, 11));
     assert_ok(tp_model_add_dense(model, 1, TP_ACTIVATION_LINEAR, TP_INITIALIZER_RANDOM_NORMAL,
                                  12));
+    float initial[FEATURES * HIDDEN + HIDDEN + HIDDEN + 1];
+    read_weights(model, initial, sizeof initial / sizeof *initial);
     tp_tensor_t *xs = floats(context, TP_SHAPE(ROWS, FEATURES), x);
     tp_tensor_t *ys = floats(context, TP_SHAPE(ROWS, 1), y);
+    char progress[1024] = {0};
+    FILE *out = fmemopen(progress, sizeof progress - 1, "w");
+    assert_non_null(out);
     tp_fit_options_t options = TP_FIT_OPTIONS_INIT;
     options.epochs = 3;
     options.batch_size = 10;
     options.learning_rate = 0.1;
+    options.progress = out;
     assert_ok(tp_model_fit(model, xs, ys, &options, loss));
+    fclose(out);
+    /* Training made progress: each epoch's loss is below the one before. */
+    const char *at = progress;
+    double previous = INFINITY;
+    for (int epoch = 0; epoch < 3; epoch++) {
+        at = strstr(at, ", loss ");
+        assert_non_null(at);
+        at += strlen(", loss ");
+        double epoch_loss = strtod(at, NULL);
+        if (!(epoch_loss < previous)) fail_msg("the loss did not fall:\n%s", progress);
+        previous = epoch_loss;
+    }
     /* Every replica applied the same updates: their variables are equal to the bit. */
     for (size_t layer = 0; layer < 2; layer++) {
         for (size_t r = 1; r < replicas; r++) {
@@ -243,19 +282,10 @@ static void train(tp_context_t *context, size_t replicas, float *weights, size_t
             }
         }
     }
-    size_t at = 0;
-    for (size_t layer = 0; layer < 2; layer++) {
-        tp_tensor_t *kernel, *bias;
-        assert_ok(tp_model_get_weights(model, layer, &kernel, &bias));
-        size_t k = tp_tensor_byte_size(kernel), b = tp_tensor_byte_size(bias);
-        assert_true((at * sizeof(float)) + k + b <= count * sizeof(float));
-        assert_ok(tp_tensor_read(kernel, weights + at, k));
-        at += k / sizeof(float);
-        assert_ok(tp_tensor_read(bias, weights + at, b));
-        at += b / sizeof(float);
-        tp_tensor_release(kernel);
-        tp_tensor_release(bias);
-    }
+    assert_int_equal(read_weights(model, weights, count), count);
+    /* Every weight moved (the second layer's bias starts at zero, like every bias). */
+    for (size_t i = 0; i < count; i++)
+        if (weights[i] == initial[i]) fail_msg("weight %zu did not move from %g", i, initial[i]);
     tp_tensor_release(xs);
     tp_tensor_release(ys);
     tp_model_destroy(model);
