@@ -369,8 +369,9 @@ static bool run_relu(apu_stream_t *stream, void *payload, char *error, size_t ca
     const relu_t *relu = payload;
     if (relu->injected_failure) {
         snprintf(error, capacity,
-                 "Relu on APU:%d: injected failure of kernel launch %lld (%s)",
-                 (int)stream->device->ordinal, (long long)relu->launch,
+                 "Relu on APU:%d: injected failure of kernel launch %lld, on %lld elements "
+                 "(%s)",
+                 (int)stream->device->ordinal, (long long)relu->launch, (long long)relu->count,
                  apu_config.fail_kernel_every > 0 ? "TP_APU_FAIL_KERNEL_EVERY"
                                                   : "TP_APU_FAIL_KERNEL");
         return false;

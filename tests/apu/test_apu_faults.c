@@ -106,7 +106,7 @@ static void a_failed_allocation_is_a_status(void **state) {
 
 #define KERNEL_FAILURE(launch)                                                                 \
     "Relu on " DEVICE_PREFIX "APU:0: Relu on APU:0: injected failure of kernel launch " launch  \
-    " (TP_APU_FAIL_KERNEL)"
+    ", on 4 elements (TP_APU_FAIL_KERNEL)"
 
 /* TP_APU_FAIL_KERNEL=2: the second launch fails on the queue thread, after the op returned.
  * The failure is its output's: every read of it reports it, a tensor made before it on the
@@ -285,7 +285,8 @@ static void a_failed_kernel_in_a_mirrored_run(void **state) {
     char device[128], fault[128];
     snprintf(device, sizeof device, ": Relu on " DEVICE_PREFIX "APU:%d: ", d);
     snprintf(fault, sizeof fault,
-             "Relu on APU:%d: injected failure of kernel launch 1 (TP_APU_FAIL_KERNEL)", d);
+             "Relu on APU:%d: injected failure of kernel launch 1, on 64 elements "
+             "(TP_APU_FAIL_KERNEL)", d);
     const char *const parts[] = {"tp_replica_all_reduce: AddN: input ", device, fault};
     assert_error_naming(status, TP_INTERNAL, parts, 3);
     assert_true(d == 0 || d == 1);
