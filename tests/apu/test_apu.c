@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "../unit/device_support.h"
+#include "device/completion.h"
 #include "plugin/plugin_status.h"
 #include "tensor/tensor.h"
 
@@ -103,7 +104,16 @@ static void the_second_apu_is_addressed_by_scope(void **state) {
     tp_tensor_release(b);
 }
 
-/* A kernel queued behind slow commands is not done when compute returns; a read waits. */
+/* The handle of an APU tensor's memory lies in the APU's own address range (its arena of
+ * 64 MiB from APU_ADDRESS_BASE), not in host memory. */
+static void assert_device_address(const tp_tensor_t *tensor) {
+    uintptr_t address = (uintptr_t)tensor->mem + tensor->offset;
+    assert_true(address >= UINT64_C(0x5A5A00000000));
+    assert_true(address + tensor->byte_size <= UINT64_C(0x5A5A00000000) + (64u << 20));
+}
+
+/* A kernel queued behind slow commands (200 us each) is not done when the op returns: its
+ * output is still pending, and a read waits for it. */
 static void work_is_asynchronous_and_reads_wait(void **state) {
     tp_context_t *context = *state;
     static float values[256];
@@ -112,9 +122,18 @@ static void work_is_asynchronous_and_reads_wait(void **state) {
     assert_ok(tp_tensor_create(context, TP_FLOAT32, TP_SHAPE(256), values, sizeof values, &a));
     assert_ok(tp_relu(context, a, &b));
     assert_ok(tp_relu(context, b, &c)); /* input already on the APU: no copy */
+    bool ready = true;
+    assert_ok(tp_tensor_query(c, &ready));
+    assert_false(ready);
+    assert_device_address(b);
+    assert_device_address(c);
     float got[256];
     assert_ok(tp_tensor_read(c, got, sizeof got));
     for (int i = 0; i < 256; i++) assert_true(got[i] == (i < 128 ? 0.0f : (float)(i - 128)));
+    assert_ok(tp_tensor_query(c, &ready));
+    assert_true(ready);
+    assert_ok(tp_tensor_query(b, &ready)); /* made before c, on the same stream */
+    assert_true(ready);
     tp_tensor_release(a);
     tp_tensor_release(b);
     tp_tensor_release(c);
@@ -134,12 +153,21 @@ static void events_complete_in_stream_order(void **state) {
     assert_int_equal(def->event_query(device->handle, event), TP_EVENT_COMPLETE);
     static unsigned char bytes[1 << 16];
     assert_ok(tp_physical_device_allocate(physical, sizeof bytes, &mem));
-    for (int i = 0; i < 5; i++) /* five commands of 200 us each */
-        assert_ok(tp_device_copy_from_host(device, mem, 0, bytes, sizeof bytes, NULL));
+    tp_completion_t *copies[5];
+    for (int i = 0; i < 5; i++) /* five commands of 200 us each, each with its event */
+        assert_ok(tp_device_copy_from_host(device, mem, 0, bytes, sizeof bytes, &copies[i]));
     def->event_record(device->handle, stream, event, &status);
+    assert_int_equal(status.code, TP_OK);
     assert_int_equal(def->event_query(device->handle, event), TP_EVENT_PENDING);
     def->event_synchronize(device->handle, event, &status);
+    assert_int_equal(status.code, TP_OK);
     assert_int_equal(def->event_query(device->handle, event), TP_EVENT_COMPLETE);
+    for (int i = 0; i < 5; i++) { /* the event came after them: each copy is done, and OK */
+        tp_status_t *failure = (tp_status_t *)1;
+        assert_true(tp_completion_poll(copies[i], &failure));
+        assert_null(failure);
+        tp_completion_release(copies[i]);
+    }
     def->event_destroy(device->handle, event);
     assert_ok(tp_device_synchronize(device));
     tp_physical_device_deallocate(physical, mem, sizeof bytes);
