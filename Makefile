@@ -2,15 +2,21 @@
 BUILD ?= build
 ASAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan
+RELEASE_BUILD ?= build-release
 PREFIX ?= /usr/local
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 MAKEFLAGS += --no-print-directory
 # The settings of every ASan run: a leak fails it, an allocation that fails returns NULL.
 ASAN_ENV = ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1
+# Warnings are errors (TP_WERROR) where the project checks itself: make check, its parts, CI and
+# make fuzz. A user's build (make, make demo, make install) only shows them, so that a newer
+# compiler's new warning cannot stop an install.
+WERROR ?= OFF
+check check-fast check-release asan check-asan check-tsan fuzz: WERROR = ON
 
-.PHONY: all deps build check check-fast asan check-asan check-tsan fuzz demo bench install package \
-        clean
+.PHONY: all deps build check check-fast check-release asan check-asan check-tsan fuzz demo bench \
+        install package clean
 
 all: build
 
@@ -18,21 +24,29 @@ deps:
 	@sh scripts/install-deps.sh
 
 build: deps
-	cmake -S . -B $(BUILD) -DCMAKE_INSTALL_PREFIX=$(PREFIX) $(CMAKE_FLAGS)
+	cmake -S . -B $(BUILD) -DCMAKE_INSTALL_PREFIX=$(PREFIX) -DTP_WERROR=$(WERROR) $(CMAKE_FLAGS)
 	cmake --build $(BUILD) -j $(JOBS)
 
-# Every test with gcc; every test again built by clang under AddressSanitizer and
+# Every test with gcc; every test again with gcc optimised as a release is (CMake's Release:
+# -O3, asserts off); every test again built by clang under AddressSanitizer and
 # UndefinedBehaviorSanitizer, with each fuzz target run briefly; the concurrency tests under
 # ThreadSanitizer.
-check: check-fast check-asan check-tsan
+check: check-fast check-release check-asan check-tsan
 
 check-fast: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
+# gcc's flow-based warnings (-Warray-bounds, -Wmaybe-uninitialized) and the bugs they point at
+# show only when it inlines and optimises as hard as a release build does.
+check-release: deps
+	cmake -S . -B $(RELEASE_BUILD) -DCMAKE_BUILD_TYPE=Release -DTP_WERROR=$(WERROR) $(CMAKE_FLAGS)
+	cmake --build $(RELEASE_BUILD) -j $(JOBS)
+	ctest --test-dir $(RELEASE_BUILD) --output-on-failure -j $(JOBS)
+
 # The clang build under ASan and UBSan, which also builds the libFuzzer targets (TP_FUZZ).
 asan: deps
 	cmake -S . -B $(ASAN_BUILD) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug \
-	      -DTP_SANITIZE=address,undefined -DTP_FUZZ=ON $(CMAKE_FLAGS)
+	      -DTP_SANITIZE=address,undefined -DTP_FUZZ=ON -DTP_WERROR=$(WERROR) $(CMAKE_FLAGS)
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 
 check-asan: asan
@@ -40,7 +54,7 @@ check-asan: asan
 
 check-tsan: deps
 	cmake -S . -B $(TSAN_BUILD) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug \
-	      -DTP_SANITIZE=thread $(CMAKE_FLAGS)
+	      -DTP_SANITIZE=thread -DTP_WERROR=$(WERROR) $(CMAKE_FLAGS)
 	cmake --build $(TSAN_BUILD) -j $(JOBS)
 	TSAN_OPTIONS=halt_on_error=1 ctest --test-dir $(TSAN_BUILD) --output-on-failure -L concurrency
 
@@ -83,4 +97,4 @@ install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD) $(RELEASE_BUILD)
