@@ -1,3 +1,5 @@
+#include "base/dtype.h"
+
 #include <string.h>
 
 #include "base/status.h"
@@ -41,4 +43,16 @@ tp_status_t *tp_dtype_from_name(const char *name, tp_dtype_t *out_dtype) {
     return tp_status_make(TP_INVALID_ARGUMENT,
                           "unknown dtype '%s' (known: float32, float64, int32, int64, uint8, bool)",
                           name);
+}
+
+tp_status_t *tp_dtype_check_values(tp_dtype_t dtype, const void *data, size_t byte_size,
+                                   const char *what) {
+    if (dtype != TP_BOOL) return NULL;
+    const unsigned char *bytes = data;
+    for (size_t i = 0; i < byte_size; i++)
+        if (bytes[i] > 1)
+            return tp_status_make(TP_INVALID_ARGUMENT,
+                                  "%s: bool element %zu is the byte %u; a bool must be 0 or 1",
+                                  what, i, (unsigned)bytes[i]);
+    return NULL;
 }

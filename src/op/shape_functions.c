@@ -2,6 +2,7 @@
 
 #include <stdio.h>
 
+#include "base/dtype.h"
 #include "base/shape.h"
 #include "base/status.h"
 #include "kernel/kernel_context.h"
@@ -255,6 +256,7 @@ tp_status_t *tp_shape_const(tp_kernel_context_t *call) {
                               tp_dtype_name(dtype), bracketed(&shape, text, sizeof text), bytes,
                               (int)value->count);
     }
+    TP_RETURN_IF_ERROR(tp_dtype_check_values(dtype, value->s, bytes, "Const"));
     set_output(call, 0, &shape);
     return NULL;
 }

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/dtype.h"
 #include "base/status.h"
 #include "base/strbuf.h"
 #include "context/context.h"
@@ -134,6 +135,7 @@ tp_status_t *tp_tensor_create(tp_context_t *context, tp_dtype_t dtype, tp_shape_
     }
     if (byte_size > 0 && data == NULL)
         return tp_status_make(TP_INVALID_ARGUMENT, "tp_tensor_create: argument 'data' is NULL");
+    TP_RETURN_IF_ERROR(tp_dtype_check_values(dtype, data, byte_size, "tp_tensor_create"));
     TP_RETURN_IF_ERROR(tp_context_devices_ready(context));
     tp_device_t *device = context->registry.host_device;
     tp_tensor_t *tensor;

@@ -116,9 +116,9 @@ static void bools_take_five_columns(void **state) {
     check(TP_BOOL, TP_SHAPE(2), all_true, "[ True  True]");
 }
 
-/* A bool tensor holds whatever bytes it was made from (tp_tensor_create copies them as they
- * are); any nonzero byte prints as True, and none is read as a bool it is not (UBSan's check,
- * which the fuzz target tensor_format tripped). */
+/* tp_tensor_create refuses bool bytes other than 0 and 1, but a plug-in's kernel may still
+ * write them: any nonzero byte prints as True, and none is read as a bool it is not (UBSan's
+ * check, which the fuzz target tensor_format tripped). */
 static void bool_bytes_other_than_0_and_1_are_true(void **state) {
     (void)state;
     const uint8_t bytes[] = {0, 1, 2, 255};

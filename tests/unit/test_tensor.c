@@ -212,6 +212,32 @@ static void the_const_op_makes_constants(void **state) {
     assert_null(t);
 }
 
+/* Kernels read bools as C's bool, for which a byte other than 0 or 1 is undefined: such data
+ * is refused where it enters, by tp_tensor_create and by the Const op, naming the element. */
+static void bool_bytes_must_be_0_or_1(void **state) {
+    tp_context_t *context = *state;
+    const uint8_t good[3] = {0, 1, 1}, bad[3] = {0, 1, 2};
+    tp_tensor_t *t = NULL, *n = NULL;
+    assert_error(tp_tensor_create(context, TP_BOOL, TP_SHAPE(3), bad, sizeof bad, &t),
+                 TP_INVALID_ARGUMENT,
+                 "tp_tensor_create: bool element 2 is the byte 2; a bool must be 0 or 1");
+    assert_error(tp_constant(context, TP_BOOL, TP_SHAPE(3), bad, sizeof bad, &t),
+                 TP_INVALID_ARGUMENT, "Const: bool element 2 is the byte 2; a bool must be 0 or 1");
+    assert_null(t);
+    assert_ok(tp_tensor_create(context, TP_BOOL, TP_SHAPE(3), good, sizeof good, &t));
+    assert_ok(tp_cast(context, t, TP_INT32, &n));
+    int32_t as_ints[3];
+    assert_ok(tp_tensor_read(n, as_ints, sizeof as_ints));
+    assert_true(as_ints[0] == 0 && as_ints[1] == 1 && as_ints[2] == 1);
+    tp_tensor_release(n);
+    tp_tensor_release(t);
+    assert_ok(tp_constant(context, TP_BOOL, TP_SHAPE(3), good, sizeof good, &t));
+    uint8_t back[3];
+    assert_ok(tp_tensor_read(t, back, sizeof back));
+    assert_memory_equal(back, good, sizeof good);
+    tp_tensor_release(t);
+}
+
 int main(void) {
 #define TEST(name) cmocka_unit_test_setup_teardown(name, cpu_context_setup, cpu_context_teardown)
     const struct CMUnitTest tests[] = {
@@ -223,6 +249,7 @@ int main(void) {
         TEST(bad_input_is_refused_and_leaves_nothing),
         TEST(tensors_print_as_the_reference_documents_show),
         TEST(the_const_op_makes_constants),
+        TEST(bool_bytes_must_be_0_or_1),
     };
 #undef TEST
     return cmocka_run_group_tests(tests, NULL, NULL);
