@@ -3,6 +3,7 @@
  * "good" gives XPU:0 (64 MiB) and XPU:1 (which does not say how much memory it has). */
 #include "test_support.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -125,6 +126,40 @@ static void a_fraction_and_a_limit_cap_what_is_reserved(void **state) {
     assert_ok(tensor_on(context, logical(context, "XPU", 0), 1024, &a));
     assert_int_equal(stats_of(context, "XPU:0").bytes_reserved, 16 * MiB);
     tp_tensor_release(a);
+}
+
+/* Growth with a fraction: the fraction's share is the limit, and growth reaches it in doubling
+ * regions, the last one cut to what the share leaves; the plug-in is never asked for more. */
+static void growth_within_a_fraction_stops_at_its_share(void **state) {
+    tp_context_t *context = *state;
+    assert_ok(tp_context_set_memory_growth(context, "XPU:0", true));
+    assert_ok(tp_context_set_memory_fraction(context, "XPU:0", 0.25));
+    tp_device_t *xpu = logical(context, "XPU", 0);
+    assert_int_equal(stats_of(context, "XPU:0").bytes_limit, 16 * MiB);
+    const uint64_t sizes[4] = {1024, 3 * MiB, 7 * MiB, 2 * MiB};
+    const uint64_t reserved[4] = {2 * MiB, 6 * MiB, 14 * MiB, 16 * MiB}; /* 2, +4, +8, +2 */
+    tp_tensor_t *tensors[4];
+    for (int i = 0; i < 4; i++) {
+        assert_ok(tensor_on(context, xpu, sizes[i], &tensors[i]));
+        assert_int_equal(stats_of(context, "XPU:0").bytes_reserved, reserved[i]);
+    }
+    assert_int_equal(atomic_load(&xpu->physical->bytes_in_use), 16 * MiB);
+    tp_tensor_t *over = NULL;
+    assert_error(tensor_on(context, xpu, 4 * MiB, &over), TP_RESOURCE_EXHAUSTED,
+                 "cannot allocate 4194304 bytes (the limit leaves 0 bytes to grow by); "
+                 "XPU_0_bfc: in use 12583936 bytes, peak 12583936, reserved 16777216 of limit "
+                 "16777216");
+    assert_null(over);
+    assert_int_equal(atomic_load(&xpu->physical->bytes_in_use), 16 * MiB);
+    /* Freed memory is reused within the share. */
+    tp_tensor_release(tensors[2]);
+    assert_ok(tp_device_synchronize(xpu));
+    assert_ok(tensor_on(context, xpu, 4 * MiB, &over));
+    assert_int_equal(stats_of(context, "XPU:0").bytes_reserved, 16 * MiB);
+    tp_tensor_release(over);
+    tp_tensor_release(tensors[0]);
+    tp_tensor_release(tensors[1]);
+    tp_tensor_release(tensors[3]);
 }
 
 static void out_of_memory_is_a_status_and_freeing_recovers(void **state) {
@@ -317,6 +352,7 @@ int main(void) {
         TEST(options_are_refused_once_the_devices_are_made),
         TEST(options_a_device_cannot_honour_are_errors),
         TEST(a_fraction_and_a_limit_cap_what_is_reserved),
+        TEST(growth_within_a_fraction_stops_at_its_share),
         TEST(out_of_memory_is_a_status_and_freeing_recovers),
         TEST(statistics_and_the_peak_reset),
         TEST(a_split_device_gives_logical_devices_with_their_own_limits),

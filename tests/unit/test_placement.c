@@ -23,12 +23,13 @@ static void capture_warning(tp_log_level_t level, const char *line, void *user_d
     snprintf(warnings + used, sizeof warnings - used, "%s\n", line);
 }
 
-static fixture_t *make_fixture(bool soft, bool strict) {
+/* A context with the plug-ins of `plugin_path`, its placement log kept. */
+static fixture_t *make_fixture_with(const char *plugin_path, bool soft, bool strict) {
     fixture_t *f = calloc(1, sizeof *f);
     assert_non_null(f);
     f->log = open_memstream(&f->log_text, &f->log_length);
     tp_context_options_t options = TP_CONTEXT_OPTIONS_INIT;
-    options.plugin_path = TP_KERNEL_PLUGIN_DIR;
+    options.plugin_path = plugin_path;
     options.skip_installed_plugins = true;
     options.log_device_placement = true;
     options.placement_log = f->log;
@@ -38,6 +39,10 @@ static fixture_t *make_fixture(bool soft, bool strict) {
     warnings[0] = '\0';
     tp_log_set_callback(capture_warning, NULL);
     return f;
+}
+
+static fixture_t *make_fixture(bool soft, bool strict) {
+    return make_fixture_with(TP_KERNEL_PLUGIN_DIR, soft, strict);
 }
 
 /* Every placement line logged so far. */
@@ -199,6 +204,77 @@ static void strict_placement_refuses_fallbacks(void **state) {
     free_fixture(f);
 }
 
+/* Strict mode covers a fallback from a scope too: soft placement would move the op off the
+ * device the scope asked for (fallbacks_are_counted_logged_once_and_never_silent shows it
+ * does without strict), and strict refuses that, leaving nothing run, counted or logged. */
+static void strict_placement_refuses_a_scoped_fallback(void **state) {
+    (void)state;
+    fixture_t *f = make_fixture(true, true);
+    tp_tensor_t *a = vector(f, sample, 5), *b = NULL;
+    assert_ok(tp_device_push(f->context, "/device:ACC:0")); /* ACC has no Sigmoid */
+    assert_error(tp_sigmoid(f->context, a, &b), TP_FAILED_PRECONDITION,
+                 "strict placement: op Sigmoid would fall back from "
+                 "/job:localhost/replica:0/task:0/device:ACC:0 to "
+                 "/job:localhost/replica:0/task:0/device:CPU:0");
+    assert_ok(tp_device_pop(f->context));
+    assert_null(b);
+    assert_ok(tp_device_push(f->context, "/device:GPU:2")); /* no such device */
+    assert_error(tp_relu(f->context, a, &b), TP_FAILED_PRECONDITION,
+                 "strict placement: op Relu would fall back from "
+                 "/job:localhost/replica:0/task:0/device:GPU:2 to "
+                 "/job:localhost/replica:0/task:0/device:ACC:0");
+    assert_ok(tp_device_pop(f->context));
+    assert_null(b);
+    assert_int_equal(tp_context_fallback_count(f->context, NULL), 0);
+    assert_string_equal(warnings, "");
+    assert_true(placement_lines(f) == NULL || placement_lines(f)[0] == '\0');
+    tp_tensor_release(a);
+    free_fixture(f);
+}
+
+/* Two plug-in device types with a Relu kernel: TURBO (priority 200) wins over ACC (100)
+ * whichever plug-in is found first, a scope still chooses ACC, and an op neither can run falls
+ * back from TURBO devices, the preferred type. */
+static void priority_decides_between_plugin_device_types(void **state) {
+    (void)state;
+    const char *paths[2] = {TP_KERNEL_PLUGIN_DIR ":" TP_TURBO_PLUGIN_DIR,
+                            TP_TURBO_PLUGIN_DIR ":" TP_KERNEL_PLUGIN_DIR};
+    const char *listings[2] = {
+        "PhysicalDevice(name='/physical_device:ACC:0', device_type='ACC')\n"
+        "PhysicalDevice(name='/physical_device:ACC:1', device_type='ACC')\n"
+        "PhysicalDevice(name='/physical_device:TURBO:0', device_type='TURBO')\n",
+        "PhysicalDevice(name='/physical_device:TURBO:0', device_type='TURBO')\n"
+        "PhysicalDevice(name='/physical_device:ACC:0', device_type='ACC')\n"
+        "PhysicalDevice(name='/physical_device:ACC:1', device_type='ACC')\n"};
+    for (int order = 0; order < 2; order++) {
+        fixture_t *f = make_fixture_with(paths[order], true, false);
+        /* The plug-ins were found in the order of their folders. */
+        char listing[1024] = {0};
+        FILE *out = fmemopen(listing, sizeof listing - 1, "w");
+        assert_ok(tp_list_physical_devices(f->context, NULL, out));
+        fclose(out);
+        assert_non_null(strstr(listing, listings[order]));
+
+        tp_tensor_t *a = vector(f, sample, 5), *b, *c, *d;
+        assert_ok(tp_relu(f->context, a, &b));
+        assert_string_equal(tp_tensor_device(b),
+                            "/job:localhost/replica:0/task:0/device:TURBO:0");
+        assert_values(b, relu_of_sample, 5);
+        assert_ok(tp_device_push(f->context, "/device:ACC"));
+        assert_ok(tp_relu(f->context, a, &c));
+        assert_ok(tp_device_pop(f->context));
+        assert_string_equal(tp_tensor_device(c), "/job:localhost/replica:0/task:0/device:ACC:0");
+        assert_int_equal(tp_context_fallback_count(f->context, NULL), 0);
+        assert_ok(tp_sigmoid(f->context, a, &d));
+        assert_string_equal(tp_tensor_device(d), "/job:localhost/replica:0/task:0/device:CPU:0");
+        assert_string_equal(warnings, "op Sigmoid cannot run on TURBO devices; it falls back to "
+                                      "/job:localhost/replica:0/task:0/device:CPU:0\n");
+        tp_tensor_t *tensors[] = {a, b, c, d};
+        for (size_t i = 0; i < 4; i++) tp_tensor_release(tensors[i]);
+        free_fixture(f);
+    }
+}
+
 static void kernels_are_matched_by_dtype(void **state) {
     (void)state;
     fixture_t *f = make_fixture(false, false);
@@ -317,6 +393,8 @@ int main(void) {
         cmocka_unit_test(a_device_without_the_kernel_is_named),
         cmocka_unit_test(fallbacks_are_counted_logged_once_and_never_silent),
         cmocka_unit_test(strict_placement_refuses_fallbacks),
+        cmocka_unit_test(strict_placement_refuses_a_scoped_fallback),
+        cmocka_unit_test(priority_decides_between_plugin_device_types),
         cmocka_unit_test(kernels_are_matched_by_dtype),
         cmocka_unit_test(a_device_without_events_fails_the_launch_itself),
         cmocka_unit_test(scopes_are_per_thread),
