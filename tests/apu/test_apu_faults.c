@@ -10,6 +10,7 @@
  *   TP_APU_FAIL_ALLOCATION=2 test_apu_faults mirrored_allocation    (TP_APU_DEVICES=2)
  *   TP_APU_FAIL_KERNEL=1     test_apu_faults mirrored_kernel        (TP_APU_DEVICES=2)
  *   TP_APU_FAIL_KERNEL=1     test_apu_faults peer_kernel            (TP_APU_DEVICES=2)
+ *   TP_APU_FAIL_KERNEL=1     test_apu_faults event_contract         (TP_APU_DEVICES=2)
  * The kernel faults run with TP_APU_LATENCY_US, so that the failing launch is still queued
  * when the host moves on: its error can only surface at a later wait. */
 #include "../unit/test_support.h"
@@ -19,6 +20,7 @@
 
 #include "../unit/device_support.h"
 #include "../unit/graph_support.h"
+#include "plugin/plugin_status.h"
 #include "tensorplug/training.h"
 
 #define DEVICE_PREFIX "/job:localhost/replica:0/task:0/device:"
@@ -342,6 +344,46 @@ static void a_failed_kernel_before_a_peer_copy(void **state) {
     tp_context_destroy(context);
 }
 
+/* TP_APU_FAIL_KERNEL=1, with latency: the APU keeps the failure contract of ABI 1.4. The
+ * runtime's event after the failed Relu carries the failure; an event recorded after that one
+ * on the same stream completes normally, another APU's stream that waits for it does not fail,
+ * and stream_synchronize has nothing left to report. */
+static void the_apu_reports_a_failure_through_the_next_event_only(void **state) {
+    (void)state;
+    tp_context_t *context = apu_context(2);
+    tp_device_t *apu0, *apu1;
+    assert_ok(tp_context_find_device(context, "APU:0", &apu0));
+    assert_ok(tp_context_find_device(context, "APU:1", &apu1));
+    const tp_device_type_def_t *def = apu0->def;
+    void *stream0, *stream1, *later;
+    assert_ok(tp_device_stream(apu0, &stream0));
+    assert_ok(tp_device_stream(apu1, &stream1));
+    tp_tensor_t *x, *failed;
+    assert_ok(tp_tensor_create(context, TP_FLOAT32, TP_SHAPE(4), values, sizeof values, &x));
+    assert_ok(scoped(context, apus[0], tp_relu, x, &failed)); /* its event follows it */
+    tp_plugin_status_t status = TP_PLUGIN_STATUS_INIT;
+    def->event_create(apu0->handle, &later, &status);
+    assert_int_equal(status.code, TP_OK);
+    def->event_record(apu0->handle, stream0, later, &status);
+    assert_int_equal(status.code, TP_OK);
+    def->stream_wait_event(apu1->handle, stream1, later, &status);
+    assert_int_equal(status.code, TP_OK);
+    def->event_synchronize(apu0->handle, later, &status);
+    assert_int_equal(status.code, TP_OK);
+    assert_int_equal(def->event_query(apu0->handle, later), TP_EVENT_COMPLETE);
+    def->stream_synchronize(apu1->handle, stream1, &status);
+    assert_int_equal(status.code, TP_OK);
+    def->stream_synchronize(apu0->handle, stream0, &status);
+    assert_int_equal(status.code, TP_OK);
+    float got[4];
+    assert_error(tp_tensor_read(failed, got, sizeof got), TP_INTERNAL, KERNEL_FAILURE("1"));
+    def->event_destroy(apu0->handle, later);
+    tp_tensor_release(failed);
+    tp_tensor_release(x);
+    assert_recovers(context, relu_on_apu, NULL);
+    tp_context_destroy(context);
+}
+
 int main(int argc, char **argv) {
     static const struct {
         const char *name;
@@ -354,6 +396,8 @@ int main(int argc, char **argv) {
         {"mirrored_allocation", cmocka_unit_test(a_failed_allocation_in_a_mirrored_run)},
         {"mirrored_kernel", cmocka_unit_test(a_failed_kernel_in_a_mirrored_run)},
         {"peer_kernel", cmocka_unit_test(a_failed_kernel_before_a_peer_copy)},
+        {"event_contract",
+         cmocka_unit_test(the_apu_reports_a_failure_through_the_next_event_only)},
     };
     tp_log_set_level(TP_LOG_ERROR);
     for (size_t i = 0; argc == 2 && i < sizeof runs / sizeof runs[0]; i++) {
@@ -362,6 +406,6 @@ int main(int argc, char **argv) {
         return cmocka_run_group_tests(chosen, NULL, NULL);
     }
     fprintf(stderr, "usage: test_apu_faults allocation|kernel|graph_allocation|graph_kernel|"
-                    "mirrored_allocation|mirrored_kernel|peer_kernel\n");
+                    "mirrored_allocation|mirrored_kernel|peer_kernel|event_contract\n");
     return 2;
 }
