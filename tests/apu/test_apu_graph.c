@@ -1,6 +1,7 @@
 /* Graph mode with the APU plug-in: its graph pass runs, a graph spans the CPU and two APUs
  * with copy nodes where values change device and gives what eager execution gives, arguments
- * on another device are copied at the call, and several threads may call one function. Run
+ * on another device are copied at the call, several threads may call one function, and work
+ * on two APUs overlaps. Run
  * with TP_APU_DEVICES=2 and TP_APU_LATENCY_US=200, so that work is still queued when the host
  * moves on. */
 #include "../unit/test_support.h"
@@ -10,6 +11,7 @@
 
 #include "../unit/device_support.h"
 #include "../unit/graph_support.h"
+#include "device/completion.h"
 
 static tp_context_options_t apu_options(void) {
     tp_context_options_t options = TP_CONTEXT_OPTIONS_INIT;
@@ -181,6 +183,78 @@ static void an_argument_on_another_device_is_copied_at_the_call(void **state) {
     tp_function_destroy(function);
 }
 
+/* ---- Work on two devices overlaps -------------------------------------------------------------
+ * A long chain of Relus on APU:0 is traced first, then one Relu on APU:1. With TP_APU_LATENCY_US
+ * each of the chain's nodes takes at least that long on APU:0's queue, so the chain runs for
+ * CHAIN times it. An executor that launches without waiting returns while the chain still
+ * runs, and APU:1's node, queued behind nothing on its own device, is done long before the
+ * chain is: the two devices worked at the same time. One that waited after every node would
+ * return with both done. Nothing here waits on a clock. The chain stays below the depth at
+ * which a launch waits for its input by design (the bound on the host's lead). */
+enum { CHAIN = TP_COMPLETION_MAX_DEPTH / 2 };
+
+static tp_status_t *two_chains_body(tp_context_t *context, tp_tensor_t *const *inputs,
+                                    size_t num_inputs, tp_tensor_t **outputs, size_t num_outputs,
+                                    void *user_data) {
+    (void)num_inputs;
+    (void)num_outputs;
+    (void)user_data;
+    tp_tensor_t *value = tp_tensor_retain(inputs[0]);
+    tp_status_t *error = NULL;
+    for (int i = 0; i < CHAIN && error == NULL; i++) {
+        tp_tensor_t *next = NULL;
+        error = scoped(context, "/device:APU:0", tp_relu, value, &next);
+        tp_tensor_release(value);
+        value = next;
+    }
+    if (error == NULL) error = scoped(context, "/device:APU:1", tp_relu, inputs[0], &outputs[1]);
+    outputs[0] = value;
+    return error;
+}
+
+static void graph_work_on_two_devices_overlaps(void **state) {
+    tp_context_t *context = *state;
+    const char *latency = getenv("TP_APU_LATENCY_US");
+    assert_true(latency != NULL && atoi(latency) >= 100); /* what the ordering below rests on */
+    /* The APU's pass would fold the chain into one Relu. */
+    assert_ok(tp_context_set_graph_passes(context, TP_PASS_PLUGINS, false));
+    const float a[4] = {-1, 2, -3, 4};
+    tp_tensor_t *x = vector(context, a, 4);
+    tp_function_t *function;
+    assert_ok(tp_function_create(context, "two_chains", two_chains_body, 2, NULL, &function));
+    tp_tensor_t *warm[2];
+    assert_ok(tp_function_call(function, &x, 1, warm, 2)); /* traces; runs once */
+    for (int i = 0; i < 2; i++) {
+        assert_ok(tp_tensor_wait(warm[i]));
+        tp_tensor_release(warm[i]);
+    }
+
+    tp_tensor_t *y[2];
+    assert_ok(tp_function_call(function, &x, 1, y, 2));
+    bool chain_ready, single_ready;
+    assert_ok(tp_tensor_query(y[0], &chain_ready));
+    if (chain_ready) fail_msg("the call returned after APU:0's chain of %d nodes had run", CHAIN);
+    assert_ok(tp_tensor_wait(y[1]));
+    assert_ok(tp_tensor_query(y[0], &chain_ready));
+    if (chain_ready)
+        fail_msg("APU:1's node finished only after APU:0's chain: the devices took turns");
+    assert_ok(tp_tensor_query(y[1], &single_ready));
+    assert_true(single_ready);
+    assert_string_equal(tp_tensor_device(y[0]), "/job:localhost/replica:0/task:0/device:APU:0");
+    assert_string_equal(tp_tensor_device(y[1]), "/job:localhost/replica:0/task:0/device:APU:1");
+    float got[2][4];
+    for (int i = 0; i < 2; i++) assert_ok(tp_tensor_read(y[i], got[i], sizeof got[i]));
+    for (int i = 0; i < 2; i++)
+        assert_true(got[i][0] == 0 && got[i][1] == 2 && got[i][2] == 0 && got[i][3] == 4);
+    char text[16384];
+    graph_text(function, &x, 1, text, sizeof text);
+    assert_int_equal(count_of(text, " = Relu("), CHAIN + 1);
+    tp_tensor_release(y[0]);
+    tp_tensor_release(y[1]);
+    tp_tensor_release(x);
+    tp_function_destroy(function);
+}
+
 /* Several threads call one function at once: each run has its own memory and results. */
 typedef struct {
     tp_function_t *function;
@@ -234,6 +308,7 @@ int main(void) {
         TEST(a_graph_across_the_cpu_and_two_apus),
         TEST(an_argument_on_another_device_is_copied_at_the_call),
         TEST(calls_from_several_threads),
+        TEST(graph_work_on_two_devices_overlaps),
     };
 #undef TEST
     return cmocka_run_group_tests(tests, NULL, NULL);
