@@ -9,6 +9,7 @@
 #include <stdbool.h>
 
 #include "context/context.h"
+#include "op/op.h"
 #include "plugin/plugin_status.h"
 
 typedef struct tp_check {
@@ -72,13 +73,21 @@ tp_status_t *tp_check_to_host(tp_check_t *check, int32_t device, void *stream, v
 /* Holding a stream: a host callback that blocks the stream's queue until opened, so that work
  * queued behind it is certainly pending and a function that does not wait for it is caught
  * rather than lucky. A device without host_callback, or one that calls back on the calling
- * thread, cannot be held. */
+ * thread, cannot be held: unless it declares itself synchronous, its ordering checks fail,
+ * since passing them on end results alone would vouch for what was never seen. */
 typedef struct tp_check_gate {
     pthread_mutex_t mutex;
     pthread_cond_t changed;
     pthread_t checker;
     bool entered, open, held;
+    bool on_caller_thread; /* host_callback called back before it returned */
 } tp_check_gate_t;
+
+/* Whether the device type under test declares TP_DEVICE_SYNCHRONOUS. */
+bool tp_check_synchronous(const tp_check_t *check);
+/* Why `gate` could not hold its stream ("QDEV has no host_callback"), for a failure. */
+const char *tp_check_gate_problem(const tp_check_t *check, const tp_check_gate_t *gate,
+                                  char *buffer, size_t capacity);
 
 /* Queues the gate on `stream`; *held says whether the stream is now held. The gate must be
  * opened before the stream is synchronized or destroyed. */
@@ -102,7 +111,15 @@ tp_status_t *tp_check_events(tp_check_t *check, const char *type);
 tp_status_t *tp_check_host_waits(tp_check_t *check, const char *type);
 tp_status_t *tp_check_kernel(tp_check_t *check, const char *kernel_and_dtype);
 tp_status_t *tp_check_kernel_errors(tp_check_t *check, const char *kernel);
+tp_status_t *tp_check_kernel_memory(tp_check_t *check, const char *kernel);
 tp_status_t *tp_check_two_threads(tp_check_t *check, const char *type);
+
+/* The kernel and dtype a kernel check's argument names ("0 float32"), set up, the check named
+ * "kernel <op> on <type>, <dtype><what>"; false when the check ends here, with *error saying
+ * why (NULL: not applicable). */
+bool tp_check_kernel_argument(tp_check_t *check, const char *argument, const char *what,
+                              const tp_kernel_entry_t **entry, tp_op_t *op,
+                              tp_device_t **device, tp_dtype_t *dtype, tp_status_t **error);
 
 /* The kernels the plug-in registered for its own device types, in registration order: the
  * index-th one, or NULL. */

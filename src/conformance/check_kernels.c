@@ -1,39 +1,81 @@
-/* The kernel checks. A plug-in's kernel runs on random inputs of several shapes, built from its
- * op's schema alone, and is compared with the CPU's kernel of the same op: within a tolerance
- * per dtype, and to the bit between two runs of its own. Then it is made to meet a failing host
- * function, and must pass the error on as a status. */
+/* The kernel checks. A plug-in's kernel runs on random inputs of several shapes and sizes, with
+ * NaN, infinities, signed zeros and denormals among them, built from its op's schema alone,
+ * and is compared with the CPU's kernel of the same op: as exactly as the op's class says
+ * (exactness.h), and to the bit between two runs of its own. Then it is made to meet a failing
+ * host function, and must pass the error on as a status. */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/shape.h"
 #include "base/status.h"
 #include "conformance/check.h"
+#include "conformance/exactness.h"
 #include "eager/execute.h"
 #include "kernel/kernel_registry.h"
 #include "tensor/tensor.h"
 
-enum { MAX_INPUTS = 8, NUM_SHAPE_SETS = 8 };
+enum {
+    MAX_INPUTS = 8,
+    NUM_SHAPE_SETS = 12,
+    /* The last set, a million elements, is tried only while the check is young and only on a
+     * device with room for it. */
+    LARGE_SET = NUM_SHAPE_SETS - 1,
+    LARGE_SET_SECONDS = 20
+};
+
+/* What the values of a set's floating-point inputs are. */
+typedef enum value_kind {
+    RANDOM_VALUES,  /* uniform in [-2, 2] */
+    SPECIAL_PAIRS,  /* every pair of special values between the first two inputs */
+    SPECIAL_MIXED,  /* random, one in `special_every` a special value */
+} value_kind_t;
 
 /* The shapes tried, each for every input of the op: same-shape elementwise calls of several
- * ranks, an empty one and an odd length, then the two-input forms a matrix product and a
- * broadcast take. */
+ * ranks, an empty one and odd lengths up to a million, the two-input forms a matrix product
+ * and a broadcast take; then special values. */
 typedef struct shape_set {
     tp_shape_t first, second, rest;
+    value_kind_t values;
+    int special_every;
 } shape_set_t;
+
+static shape_set_t same_shape(tp_shape_t shape, value_kind_t values, int special_every) {
+    return (shape_set_t){shape, shape, shape, values, special_every};
+}
 
 static shape_set_t shape_set(int index) {
     const tp_shape_t matrix = TP_SHAPE(2, 3);
     switch (index) {
-    case 0: return (shape_set_t){matrix, matrix, matrix};
-    case 1: return (shape_set_t){TP_SHAPE(4099), TP_SHAPE(4099), TP_SHAPE(4099)};
-    case 2: return (shape_set_t){TP_SCALAR_SHAPE, TP_SCALAR_SHAPE, TP_SCALAR_SHAPE};
-    case 3: return (shape_set_t){TP_SHAPE(0, 3), TP_SHAPE(0, 3), TP_SHAPE(0, 3)};
-    case 4: return (shape_set_t){TP_SHAPE(2, 3, 4), TP_SHAPE(2, 3, 4), TP_SHAPE(2, 3, 4)};
-    case 5: return (shape_set_t){TP_SHAPE(3, 4), TP_SHAPE(4, 5), matrix};
-    case 6: return (shape_set_t){matrix, TP_SHAPE(3), matrix};
-    default: return (shape_set_t){TP_SHAPE(1, 7), TP_SHAPE(1, 7), TP_SHAPE(1, 7)};
+    case 0: return same_shape(matrix, RANDOM_VALUES, 0);
+    case 1: return same_shape(TP_SHAPE(4099), RANDOM_VALUES, 0);
+    case 2: return same_shape(TP_SCALAR_SHAPE, RANDOM_VALUES, 0);
+    case 3: return same_shape(TP_SHAPE(0, 3), RANDOM_VALUES, 0);
+    case 4: return same_shape(TP_SHAPE(2, 3, 4), RANDOM_VALUES, 0);
+    case 5: return (shape_set_t){TP_SHAPE(3, 4), TP_SHAPE(4, 5), matrix, RANDOM_VALUES, 0};
+    case 6: return (shape_set_t){matrix, TP_SHAPE(3), matrix, RANDOM_VALUES, 0};
+    case 7: return same_shape(TP_SHAPE(1, 7), RANDOM_VALUES, 0);
+    case 8: return same_shape(TP_SHAPE(100), SPECIAL_PAIRS, 0);
+    case 9: return (shape_set_t){TP_SHAPE(3, 4), TP_SHAPE(4, 5), matrix, SPECIAL_MIXED, 4};
+    case 10: return same_shape(TP_SHAPE(65537), SPECIAL_MIXED, 16);
+    default: return same_shape(TP_SHAPE(1048577), RANDOM_VALUES, 0);
     }
+}
+
+static bool is_float(tp_dtype_t dtype) { return dtype == TP_FLOAT32 || dtype == TP_FLOAT64; }
+
+/* The values that kernels get wrong: NaN, the infinities, both zeros, the smallest and the
+ * largest denormal, and ordinary numbers to meet them. */
+enum { NUM_SPECIALS = 10 };
+
+static double special_value(tp_dtype_t dtype, int index) {
+    double smallest = dtype == TP_FLOAT64 ? DBL_TRUE_MIN : FLT_TRUE_MIN;
+    double normal = dtype == TP_FLOAT64 ? DBL_MIN : FLT_MIN;
+    const double values[NUM_SPECIALS] = {NAN,      INFINITY, -INFINITY, 0.0,  -0.0,
+                                         smallest, -(normal - smallest), 1.5, -0.75, 2.0};
+    return values[index];
 }
 
 /* One formed call: host inputs and the attributes the op needs beyond its defaults. */
@@ -52,12 +94,20 @@ static void formed_call_free(formed_call_t *call) {
     call->num_inputs = 0;
 }
 
-/* Random values that every op can take: floats in [-2, 2], integers in 1..9 (no division by
- * zero), booleans 0 or 1. */
-static void random_values(tp_check_t *check, tp_dtype_t dtype, void *data, int64_t count) {
+/* Values that every op can take: floats in [-2, 2] with the set's special values among them,
+ * integers in -9..-1 and 1..9 (no division by zero; unsigned ones positive), booleans 0 or 1.
+ * `input` is the input's position, which decides its part of the special pairs. */
+static void random_values(tp_check_t *check, tp_dtype_t dtype, const shape_set_t *set,
+                          size_t input, void *data, int64_t count) {
     for (int64_t i = 0; i < count; i++) {
         double value = (double)tp_check_random(check, 1u << 20) / (double)(1u << 18) - 2.0;
         int64_t integer = 1 + (int64_t)tp_check_random(check, 9);
+        if (dtype != TP_UINT8 && tp_check_random(check, 2) == 0) integer = -integer;
+        if (set->values == SPECIAL_PAIRS && input < 2)
+            value = special_value(dtype, (int)((input == 0 ? i : i / NUM_SPECIALS) % NUM_SPECIALS));
+        else if (set->values == SPECIAL_MIXED &&
+                 tp_check_random(check, (uint64_t)set->special_every) == 0)
+            value = special_value(dtype, (int)tp_check_random(check, NUM_SPECIALS));
         switch (dtype) {
         case TP_FLOAT32: ((float *)data)[i] = (float)value; break;
         case TP_FLOAT64: ((double *)data)[i] = value; break;
@@ -70,13 +120,13 @@ static void random_values(tp_check_t *check, tp_dtype_t dtype, void *data, int64
 }
 
 static tp_status_t *random_tensor(tp_check_t *check, tp_dtype_t dtype, tp_shape_t shape,
-                                  tp_tensor_t **out) {
+                                  const shape_set_t *set, size_t input, tp_tensor_t **out) {
     int64_t count;
     size_t bytes;
     TP_RETURN_IF_ERROR(tp_tensor_check_layout(dtype, &shape, &count, &bytes));
     void *data = bytes > 0 ? malloc(bytes) : NULL;
     if (bytes > 0 && data == NULL) return tp_status_make(TP_RESOURCE_EXHAUSTED, "out of memory");
-    random_values(check, dtype, data, count);
+    random_values(check, dtype, set, input, data, count);
     tp_status_t *error = tp_tensor_create(check->context, dtype, shape, data, bytes, out);
     free(data);
     return error;
@@ -135,7 +185,8 @@ static tp_status_t *form_call(tp_check_t *check, const tp_op_t *op, tp_dtype_t d
             tp_shape_t shape = call->num_inputs == 0   ? shapes.first
                                : call->num_inputs == 1 ? shapes.second
                                                        : shapes.rest;
-            tp_status_t *error = random_tensor(check, arg_dtype, shape,
+            tp_status_t *error = random_tensor(check, arg_dtype, shape, &shapes,
+                                               call->num_inputs,
                                                &call->inputs[call->num_inputs]);
             if (error != NULL) {
                 formed_call_free(call);
@@ -178,49 +229,29 @@ static void release_all(tp_tensor_t **tensors, int32_t count) {
     for (int32_t i = 0; i < count; i++) tp_tensor_release(tensors[i]);
 }
 
-/* The largest difference between two outputs' values beyond the dtype's tolerance, in units of
- * that tolerance (<= 1 passes), and whether the bits are the same. */
-typedef struct difference {
-    double worst;       /* |a - b| / (atol + rtol |b|) at its largest */
-    int64_t worst_at;
-    double a, b;
-    bool identical;
-} difference_t;
-
-static double element(const void *data, tp_dtype_t dtype, int64_t i) {
-    switch (dtype) {
-    case TP_FLOAT32: return ((const float *)data)[i];
-    case TP_FLOAT64: return ((const double *)data)[i];
-    case TP_INT32: return ((const int32_t *)data)[i];
-    case TP_INT64: return (double)((const int64_t *)data)[i];
-    default: return ((const uint8_t *)data)[i];
+/* How many terms one element of an accumulated result can sum, at most: the ratio of the
+ * inputs' elements to the output's (a reduction) plus the longest dimension (a product). */
+static int64_t accumulated_terms(const formed_call_t *call, const tp_tensor_t *output) {
+    int64_t largest_input = 0, longest_dimension = 0;
+    for (size_t i = 0; i < call->num_inputs; i++) {
+        const tp_tensor_t *input = call->inputs[i];
+        if (input->num_elements > largest_input) largest_input = input->num_elements;
+        for (int32_t d = 0; d < input->shape.rank; d++)
+            if (input->shape.dims[d] > longest_dimension) longest_dimension = input->shape.dims[d];
     }
+    int64_t outputs = output->num_elements > 0 ? output->num_elements : 1;
+    return largest_input / outputs + longest_dimension;
 }
 
-static void tolerance(tp_dtype_t dtype, double *atol, double *rtol) {
-    *atol = dtype == TP_FLOAT32 ? 1e-5 : dtype == TP_FLOAT64 ? 1e-12 : 0;
-    *rtol = dtype == TP_FLOAT32 ? 1e-4 : dtype == TP_FLOAT64 ? 1e-10 : 0;
-}
-
-static difference_t compare_values(const void *a, const void *b, tp_dtype_t dtype, int64_t count,
-                                   size_t bytes) {
-    difference_t result = {0, -1, 0, 0, memcmp(a, b, bytes) == 0};
-    double atol, rtol;
-    tolerance(dtype, &atol, &rtol);
-    for (int64_t i = 0; i < count; i++) {
-        double x = element(a, dtype, i), y = element(b, dtype, i);
-        if (isnan(x) && isnan(y)) continue;
-        /* One NaN against a number makes the gap NaN: as far off as can be. */
-        double gap = fabs(x - y), allowed = atol + rtol * fabs(y);
-        double ratio = gap == 0 ? 0 : allowed == 0 || isnan(gap) ? INFINITY : gap / allowed;
-        if (ratio > result.worst) {
-            result.worst = ratio;
-            result.worst_at = i;
-            result.a = x;
-            result.b = y;
-        }
+/* "-0 (bits 0x80000000)": a value and, where bits decide, its bits. */
+static void describe_value(double value, uint64_t bits, tp_dtype_t dtype, bool with_bits,
+                           char *out, size_t capacity) {
+    if (!with_bits || !is_float(dtype)) {
+        snprintf(out, capacity, "%.9g", value);
+        return;
     }
-    return result;
+    snprintf(out, capacity, "%.9g (bits 0x%0*llx)", value, dtype == TP_FLOAT64 ? 16 : 8,
+             (unsigned long long)bits);
 }
 
 /* Reads outputs to host memory: a failure the device deferred surfaces here. The device is
@@ -241,11 +272,24 @@ static void free_data(void **data, int32_t count) {
     for (int32_t o = 0; o < count; o++) free(data[o]);
 }
 
-/* What comparing one formed call found. */
+/* What comparing the formed calls found. */
 typedef struct comparison {
-    double worst;
+    double worst; /* of the bound, for toleranced classes */
     int64_t calls;
+    int64_t largest; /* elements of the largest first input compared */
+    bool specials;   /* special values were among the inputs */
 } comparison_t;
+
+/* The first element at which two runs' outputs differ in their bits, or -1. */
+static int64_t first_difference(const void *a, const void *b, int64_t count, size_t bytes) {
+    if (memcmp(a, b, bytes) == 0) return -1;
+    size_t size = count > 0 ? bytes / (size_t)count : 1;
+    for (int64_t i = 0; i < count; i++)
+        if (memcmp((const char *)a + (size_t)i * size, (const char *)b + (size_t)i * size,
+                   size) != 0)
+            return i;
+    return 0;
+}
 
 /* Runs the plug-in's kernel twice and the CPU's once on the formed call and compares. When the
  * CPU cannot run the call (a shape the op refuses, no CPU kernel), *skipped is set with the
@@ -276,23 +320,36 @@ static tp_status_t *compare_call(tp_check_t *check, const tp_kernel_entry_t *ent
                                      "shape than the CPU's", (int)o, shape);
             break;
         }
-        difference_t against_cpu = compare_values(run_data[0][o], expected_data[o], want->dtype,
-                                                  want->num_elements, want->byte_size);
-        difference_t between_runs = compare_values(run_data[0][o], run_data[1][o], want->dtype,
-                                                   want->num_elements, want->byte_size);
-        if (against_cpu.worst > 1)
-            error = tp_check_failure("on %s inputs, output %d element %lld is %.9g; the CPU "
-                                     "gives %.9g", shape, (int)o, (long long)against_cpu.worst_at,
-                                     against_cpu.a, against_cpu.b);
-        else if (!between_runs.identical)
-            error = tp_check_failure("on %s inputs, two runs gave different bits (element %lld: "
-                                     "%.9g, then %.9g): the kernel is not deterministic", shape,
-                                     (long long)between_runs.worst_at, between_runs.a,
-                                     between_runs.b);
-        else if (against_cpu.worst > found->worst)
+        tp_exactness_t exactness = tp_exactness_of(formed->op.def->name, want->dtype);
+        tp_value_comparison_t against_cpu =
+            tp_compare_values(exactness, want->dtype, run_data[0][o], expected_data[o],
+                              want->num_elements, accumulated_terms(formed, want));
+        int64_t differs = first_difference(run_data[0][o], run_data[1][o], want->num_elements,
+                                           want->byte_size);
+        if (against_cpu.mismatch) {
+            char got_text[64], want_text[64];
+            bool with_bits = exactness == TP_EXACT_BITS;
+            describe_value(against_cpu.got, against_cpu.got_bits, want->dtype, with_bits,
+                           got_text, sizeof got_text);
+            describe_value(against_cpu.want, against_cpu.want_bits, want->dtype, with_bits,
+                           want_text, sizeof want_text);
+            error = tp_check_failure("on %s inputs, output %d element %lld is %s; the CPU gives "
+                                     "%s (%s's %s results must match %s)", shape, (int)o,
+                                     (long long)against_cpu.at, got_text, want_text,
+                                     formed->op.def->name, tp_dtype_name(want->dtype),
+                                     tp_exactness_rule(exactness));
+        } else if (differs >= 0) {
+            error = tp_check_failure("on %s inputs, two runs gave different bits (element %lld): "
+                                     "the kernel is not deterministic", shape, (long long)differs);
+        } else if (against_cpu.worst > found->worst) {
             found->worst = against_cpu.worst;
+        }
     }
-    if (error == NULL) found->calls++;
+    if (error == NULL) {
+        found->calls++;
+        if (formed->num_inputs > 0 && formed->inputs[0]->num_elements > found->largest)
+            found->largest = formed->inputs[0]->num_elements;
+    }
     free_data(expected_data, count);
     release_all(expected, count);
     for (int r = 0; r < 2; r++) {
@@ -302,11 +359,9 @@ static tp_status_t *compare_call(tp_check_t *check, const tp_kernel_entry_t *ent
     return error;
 }
 
-/* The kernel and dtype a kernel check's argument names ("0 float32"), set up; false when the
- * check ends here, with *error saying why (NULL: not applicable). */
-static bool kernel_argument(tp_check_t *check, const char *argument, const char *what,
-                            const tp_kernel_entry_t **entry, tp_op_t *op, tp_device_t **device,
-                            tp_dtype_t *dtype, tp_status_t **error) {
+bool tp_check_kernel_argument(tp_check_t *check, const char *argument, const char *what,
+                              const tp_kernel_entry_t **entry, tp_op_t *op,
+                              tp_device_t **device, tp_dtype_t *dtype, tp_status_t **error) {
     const char *dtype_name = strchr(argument, ' ');
     *dtype = TP_DTYPE_INVALID;
     tp_status_t *bad = dtype_name != NULL ? tp_dtype_from_name(dtype_name + 1, dtype) : NULL;
@@ -334,27 +389,69 @@ static bool kernel_argument(tp_check_t *check, const char *argument, const char 
     return true;
 }
 
+static double seconds_now(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)now.tv_sec + (double)now.tv_nsec / 1e9;
+}
+
+/* Why the set is not tried, or NULL: special values are for floating point, and the large set
+ * needs time left and room on the device (the call's inputs and outputs, twice over). */
+static const char *set_left_out(int set, tp_dtype_t dtype, const tp_op_def_t *op,
+                                const tp_physical_device_t *device, double elapsed,
+                                char *reason, size_t capacity) {
+    shape_set_t shapes = shape_set(set);
+    if (shapes.values != RANDOM_VALUES && !is_float(dtype)) return "";
+    if (set != LARGE_SET) return NULL;
+    char name[64];
+    tp_shape_format(&shapes.first, name, sizeof name);
+    if (elapsed > LARGE_SET_SECONDS) {
+        snprintf(reason, capacity, "the %s inputs were left out: the check had run %.0f s",
+                 name, elapsed);
+        return reason;
+    }
+    int64_t elements = 0;
+    tp_status_free(tp_shape_num_elements(&shapes.first, &elements));
+    uint64_t bytes = (uint64_t)elements * tp_dtype_size(dtype) *
+                     (op->num_inputs + op->num_outputs) * 2;
+    uint64_t memory = device->memory_bytes;
+    if (memory != 0 && bytes > memory / 2) {
+        snprintf(reason, capacity, "the %s inputs were left out: %s:%d has %llu MiB", name,
+                 device->def->type, (int)device->ordinal, (unsigned long long)(memory >> 20));
+        return reason;
+    }
+    return NULL;
+}
+
 tp_status_t *tp_check_kernel(tp_check_t *check, const char *argument) {
     const tp_kernel_entry_t *entry;
     tp_op_t op;
     tp_device_t *device;
     tp_dtype_t dtype;
     tp_status_t *error;
-    if (!kernel_argument(check, argument, "", &entry, &op, &device, &dtype, &error)) return error;
+    if (!tp_check_kernel_argument(check, argument, "", &entry, &op, &device, &dtype, &error))
+        return error;
     if (op.def->is_stateful) {
         tp_check_not_applicable(check, "%s is stateful (random, for one): its results are not "
                                        "the CPU's to compare", op.def->name);
         return NULL;
     }
-    comparison_t found = {0, 0};
-    char last_reason[256] = "";
+    comparison_t found = {0, 0, 0, false};
+    char last_reason[256] = "", left_out[256] = "";
+    double start = seconds_now();
     for (int set = 0; set < NUM_SHAPE_SETS; set++) {
+        const char *reason = set_left_out(set, dtype, op.def, check->devices[0],
+                                          seconds_now() - start, left_out, sizeof left_out);
+        if (reason != NULL) continue;
         formed_call_t formed;
         bool skipped = true;
         error = form_call(check, &op, dtype, set, &formed);
         if (error == NULL) {
+            int64_t calls = found.calls;
             error = compare_call(check, entry, device, &formed, &found, &skipped);
             formed_call_free(&formed);
+            if (found.calls > calls && shape_set(set).values != RANDOM_VALUES)
+                found.specials = true;
         }
         if (error == NULL) continue;
         if (!skipped) return tp_status_annotate(error, "%s", op.def->name);
@@ -366,11 +463,18 @@ tp_status_t *tp_check_kernel(tp_check_t *check, const char *argument) {
                                 op.def->name, tp_dtype_name(dtype), last_reason);
         return NULL;
     }
-    double atol, rtol;
-    tolerance(dtype, &atol, &rtol);
-    tp_check_detail(check, "%lld input shapes against the CPU: within %.2g of the tolerance "
-                    "%g + %g|x|; two runs gave the same bits",
-                    (long long)found.calls, found.worst, atol, rtol);
+    tp_exactness_t exactness = tp_exactness_of(op.def->name, dtype);
+    char closeness[64] = "";
+    if (exactness >= TP_ROUNDED_APPROXIMATELY)
+        snprintf(closeness, sizeof closeness, " (at worst %.2g of the bound)", found.worst);
+    tp_check_detail(check, "%lld input shapes against the CPU, up to %lld elements%s: matched "
+                    "%s%s; "
+                    "two runs gave the same bits%s%s",
+                    (long long)found.calls, (long long)found.largest,
+                    found.specials ? ", NaN, infinities, signed zeros and denormals among them"
+                                   : "",
+                    tp_exactness_rule(exactness), closeness, left_out[0] != '\0' ? "; " : "",
+                    left_out);
     return NULL;
 }
 
@@ -477,7 +581,8 @@ tp_status_t *tp_check_kernel_errors(tp_check_t *check, const char *argument) {
     tp_device_t *device;
     tp_dtype_t dtype;
     tp_status_t *error;
-    if (!kernel_argument(check, argument, ", errors", &entry, &op, &device, &dtype, &error))
+    if (!tp_check_kernel_argument(check, argument, ", errors", &entry, &op, &device, &dtype,
+                                  &error))
         return error;
     tp_check_sample_t *sample;
     TP_RETURN_IF_ERROR(tp_check_sample_create(check, entry, device, dtype, &sample));

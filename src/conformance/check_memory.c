@@ -1,11 +1,14 @@
 /* The memory checks: allocations of many sizes held at once keep their own bytes and give their
- * memory back; an empty tensor lives on the device; more than the device has is refused. */
+ * memory back; an empty tensor lives on the device; more than the device has is refused; a
+ * kernel's launches give back all the device memory they take. */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/byte_size.h"
 #include "base/status.h"
 #include "conformance/check.h"
+#include "device/physical_device.h"
 #include "tensor/tensor.h"
 
 enum { MAX_SIZES = 9 };
@@ -158,5 +161,95 @@ tp_status_t *tp_check_allocate_too_much(tp_check_t *check, const char *type) {
                                           "after the refusals"));
     check->def->deallocate(check->devices[0]->handle, mem);
     tp_check_detail(check, "%s%s%s; 4 KiB still allocates", over, memory != 0 ? "; " : "", huge);
+    return NULL;
+}
+
+/* ---- A kernel's launches give back what they take -------------------------------------------- */
+
+enum { MEASURED_LAUNCHES = 8 };
+
+/* The memory of the device under test, as the plug-in and the runtime count it. */
+typedef struct memory_counts {
+    uint64_t plugin_free;       /* memory_usage's free bytes, when the plug-in has it */
+    int64_t raw_bytes, raw_allocations; /* what the runtime took with allocate */
+    uint64_t tensor_bytes, tensors;     /* the runtime's allocator: live tensors */
+} memory_counts_t;
+
+static tp_status_t *count_memory(tp_check_t *check, memory_counts_t *out) {
+    TP_RETURN_IF_ERROR(tp_context_synchronize(check->context));
+    tp_physical_device_t *physical = check->devices[0];
+    out->plugin_free = 0;
+    uint64_t total = 0;
+    if (check->def->memory_usage != NULL)
+        check->def->memory_usage(physical->handle, &out->plugin_free, &total);
+    out->raw_bytes = (int64_t)atomic_load(&physical->bytes_in_use);
+    out->raw_allocations = (int64_t)atomic_load(&physical->live_allocations);
+    tp_memory_stats_t stats = {.struct_size = sizeof stats};
+    char name[64];
+    snprintf(name, sizeof name, "%s:0", check->def->type);
+    TP_RETURN_IF_ERROR(tp_context_memory_stats(check->context, name, &stats));
+    out->tensor_bytes = stats.bytes_in_use;
+    out->tensors = stats.num_allocations;
+    return NULL;
+}
+
+static tp_status_t *compare_counts(const tp_check_t *check, const memory_counts_t *before,
+                                   const memory_counts_t *after, const char *op) {
+    const char *type = check->def->type;
+    if (after->plugin_free != before->plugin_free)
+        return tp_check_failure("%d launches of %s took %lld bytes of %s:0 that they did not give "
+                                "back: memory_usage said %llu bytes free before, %llu after",
+                                MEASURED_LAUNCHES, op,
+                                (long long)(before->plugin_free - after->plugin_free), type,
+                                (unsigned long long)before->plugin_free,
+                                (unsigned long long)after->plugin_free);
+    if (after->raw_bytes != before->raw_bytes || after->raw_allocations != before->raw_allocations)
+        return tp_check_failure("after %d launches of %s the runtime holds %lld raw bytes of %s:0 "
+                                "in %lld allocations, before it held %lld in %lld",
+                                MEASURED_LAUNCHES, op, (long long)after->raw_bytes, type,
+                                (long long)after->raw_allocations, (long long)before->raw_bytes,
+                                (long long)before->raw_allocations);
+    if (after->tensors != before->tensors || after->tensor_bytes != before->tensor_bytes)
+        return tp_check_failure("after %d launches of %s and a synchronize, %llu tensors (%llu "
+                                "bytes) of %s:0 are live, before %llu (%llu): the memory of "
+                                "released tensors did not come back",
+                                MEASURED_LAUNCHES, op, (unsigned long long)after->tensors,
+                                (unsigned long long)after->tensor_bytes, type,
+                                (unsigned long long)before->tensors,
+                                (unsigned long long)before->tensor_bytes);
+    return NULL;
+}
+
+tp_status_t *tp_check_kernel_memory(tp_check_t *check, const char *argument) {
+    const tp_kernel_entry_t *entry;
+    tp_op_t op;
+    tp_device_t *device;
+    tp_dtype_t dtype;
+    tp_status_t *error;
+    if (!tp_check_kernel_argument(check, argument, ", memory", &entry, &op, &device, &dtype,
+                                  &error))
+        return error;
+    tp_check_sample_t *sample;
+    TP_RETURN_IF_ERROR(tp_check_sample_create(check, entry, device, dtype, &sample));
+    if (sample == NULL) {
+        tp_check_not_applicable(check, "no call of %s for %s could be formed", op.def->name,
+                                tp_dtype_name(dtype));
+        return NULL;
+    }
+    memory_counts_t before, after;
+    /* A second launch first, so that whatever the runtime keeps for reuse is in place. */
+    error = tp_check_sample_run(check, sample);
+    if (error == NULL) error = count_memory(check, &before);
+    for (int launch = 0; launch < MEASURED_LAUNCHES && error == NULL; launch++)
+        error = tp_check_sample_run(check, sample);
+    if (error == NULL) error = count_memory(check, &after);
+    tp_check_sample_free(sample);
+    TP_RETURN_IF_ERROR(error);
+    TP_RETURN_IF_ERROR(compare_counts(check, &before, &after, op.def->name));
+    tp_check_detail(check, "%d launches gave back all they took: %s the runtime's raw "
+                    "allocations and its live tensors were where they had been",
+                    MEASURED_LAUNCHES,
+                    check->def->memory_usage != NULL ? "the plug-in's free memory," : "(no "
+                    "memory_usage to ask the plug-in)");
     return NULL;
 }

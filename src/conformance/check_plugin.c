@@ -86,6 +86,7 @@ static void plan_kernel_checks(tp_check_t *check, size_t index,
     }
     snprintf(argument, sizeof argument, "%zu %s", index, tp_dtype_name(dtypes[0]));
     tp_check_plan(check, "kernel-errors", argument);
+    tp_check_plan(check, "kernel-memory", argument);
 }
 
 /* "APU (2 devices: Awesome Processing Unit (simulated) by tensorplug, 1024 MiB each)" */

@@ -1,8 +1,9 @@
 /* The ordering checks. Each holds a stream with a gate (check_support.c), queues work behind
  * it, and asserts what must not have happened yet: a read that did not wait wrote its host
  * buffer, an event that did not wait says complete, a host wait returned. Then it opens the
- * gate and asserts what must have happened. A device that cannot be held is checked only for
- * the end result. */
+ * gate and asserts what must have happened. A device that cannot be held fails them: the end
+ * result alone says nothing about order. A device that declares itself synchronous has no
+ * order to hold; its claim is checked instead. */
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,17 +87,60 @@ static tp_status_t *expect_written(const order_setup_t *setup, const char *what)
     return tp_check_failure("%s did not see the bytes written before it", what);
 }
 
-static const char *held_note(const order_setup_t *setup) {
-    return setup->gate.held ? "" : " (the stream could not be held: no host_callback, or it "
-                                   "calls back on the caller's thread; end results only)";
+/* The failure of an ordering check whose stream the gate could not hold. */
+static tp_status_t *not_held(const tp_check_t *check, const tp_check_gate_t *gate,
+                             const char *unseen) {
+    char problem[160];
+    return tp_check_failure("%s:0's stream cannot be held: %s and the device does not declare "
+                            "TP_DEVICE_SYNCHRONOUS, so whether %s cannot be seen (give "
+                            "host_callback a place in the stream's queue, or declare the device "
+                            "synchronous if its work is done when each call returns)",
+                            check->def->type,
+                            tp_check_gate_problem(check, gate, problem, sizeof problem), unseen);
+}
+
+/* The reason an ordering check does not apply to a synchronous device. */
+static void synchronous_not_applicable(tp_check_t *check, const char *what) {
+    tp_check_not_applicable(check, "%s declares itself synchronous (TP_DEVICE_SYNCHRONOUS): its "
+                                   "work is done when each call returns, so nothing is pending "
+                                   "for %s", check->def->type, what);
+}
+
+/* What a synchronous device claims, checked: a host callback has run, and a read has its bytes,
+ * when the call that queued it returns. */
+static tp_status_t *check_synchronous_claim(tp_check_t *check) {
+    const char *type = check->def->type;
+    order_setup_t setup;
+    tp_status_t *error = order_open(check, 1, &setup);
+    if (error == NULL && setup.gate.held)
+        error = tp_check_failure("%s declares TP_DEVICE_SYNCHRONOUS, but host_callback returned "
+                                 "before it had called back: its work is queued", type);
+    void *stream = setup.streams[0];
+    if (error == NULL)
+        error = tp_check_to_device(check, 0, stream, setup.mem, 0, setup.written, ORDER_BYTES);
+    if (error == NULL)
+        error = tp_check_to_host(check, 0, stream, setup.back, setup.mem, 0, ORDER_BYTES);
+    if (error == NULL && memcmp(setup.back, setup.written, ORDER_BYTES) != 0)
+        error = tp_check_failure("%s declares TP_DEVICE_SYNCHRONOUS, but memcpy_device_to_host "
+                                 "returned before the bytes written before it were in the host "
+                                 "buffer", type);
+    return order_close(check, &setup, error);
 }
 
 tp_status_t *tp_check_stream_order(tp_check_t *check, const char *type) {
     tp_check_name(check, "%s:0 stream order", type);
     tp_status_t *error;
     if (!tp_check_devices(check, type, &error)) return error;
+    if (tp_check_synchronous(check)) {
+        TP_RETURN_IF_ERROR(check_synchronous_claim(check));
+        synchronous_not_applicable(check, "stream order to hold; a write and a read were done "
+                                          "when they returned");
+        return NULL;
+    }
     order_setup_t setup;
     error = order_open(check, 1, &setup);
+    if (error == NULL && !setup.gate.held)
+        error = not_held(check, &setup.gate, "a read waits for the work queued before it");
     void *stream = setup.streams[0];
     /* A write, an overwrite of its first half, then the read. */
     if (error == NULL)
@@ -110,7 +154,7 @@ tp_status_t *tp_check_stream_order(tp_check_t *check, const char *type) {
     }
     if (error == NULL)
         error = tp_check_to_host(check, 0, stream, setup.back, setup.mem, 0, ORDER_BYTES);
-    if (error == NULL && setup.gate.held) {
+    if (error == NULL) {
         pause_briefly();
         if (!untouched(setup.back, ORDER_BYTES))
             error = tp_check_failure("memcpy_device_to_host wrote the host buffer while the "
@@ -125,8 +169,7 @@ tp_status_t *tp_check_stream_order(tp_check_t *check, const char *type) {
     order_free_buffers(&setup);
     free(second);
     TP_RETURN_IF_ERROR(error);
-    tp_check_detail(check, "a read queued behind a held write and overwrite waited for both%s",
-                    held_note(&setup));
+    tp_check_detail(check, "a read queued behind a held write and overwrite waited for both");
     return NULL;
 }
 
@@ -181,7 +224,7 @@ static tp_status_t *wait_across_gate(host_wait_t *wait, void *(*fn)(void *), con
     tp_check_gate_open(wait->gate);
     pthread_join(thread, NULL);
     TP_RETURN_IF_ERROR(wait->error);
-    if (wait->gate->held && wait->returned_before_open)
+    if (wait->returned_before_open)
         return tp_check_failure("%s returned while the work queued before it was held", what);
     return NULL;
 }
@@ -219,26 +262,24 @@ static tp_status_t *event_steps(tp_check_t *check, order_setup_t *setup, void *e
                                           setup->written, ORDER_BYTES));
     def->event_record(handle, setup->streams[0], event, &status);
     TP_RETURN_IF_ERROR(tp_plugin_status_check(&status, "event_record"));
-    if (setup->gate.held && def->event_query(handle, event) != TP_EVENT_PENDING)
+    if (def->event_query(handle, event) != TP_EVENT_PENDING)
         return tp_check_failure("event_query said the event was complete while the work "
                                 "recorded before it was held");
     def->stream_wait_event(handle, setup->streams[1], event, &status);
     TP_RETURN_IF_ERROR(tp_plugin_status_check(&status, "stream_wait_event"));
     atomic_int calls = 0;
-    if (setup->gate.held) {
-        TP_RETURN_IF_ERROR(queue_count(check, setup->streams[1], &calls));
-        pause_briefly();
-        if (atomic_load(&calls) != 0)
-            return tp_check_failure("work queued on another stream after stream_wait_event "
-                                    "ran while the work before the event was held");
-    }
+    TP_RETURN_IF_ERROR(queue_count(check, setup->streams[1], &calls));
+    pause_briefly();
+    if (atomic_load(&calls) != 0)
+        return tp_check_failure("work queued on another stream after stream_wait_event ran "
+                                "while the work before the event was held");
     if (def->event_synchronize != NULL) {
         host_wait_t wait = {check, NULL, event, &setup->gate, false, NULL};
         TP_RETURN_IF_ERROR(wait_across_gate(&wait, wait_for_event, "event_synchronize"));
     }
     tp_check_gate_open(&setup->gate);
     TP_RETURN_IF_ERROR(tp_check_synchronize(check, 0, setup->streams[1]));
-    if (setup->gate.held && atomic_load(&calls) != 1)
+    if (atomic_load(&calls) != 1)
         return tp_check_failure("a host callback ran %d times by the time its stream was "
                                 "synchronized", atomic_load(&calls));
     TP_RETURN_IF_ERROR(tp_check_synchronize(check, 0, setup->streams[0]));
@@ -258,8 +299,14 @@ tp_status_t *tp_check_events(tp_check_t *check, const char *type) {
         tp_check_not_applicable(check, "no events: the runtime orders streams by synchronizing");
         return NULL;
     }
+    if (tp_check_synchronous(check)) {
+        synchronous_not_applicable(check, "an event to wait for");
+        return NULL;
+    }
     order_setup_t setup;
     error = order_open(check, 2, &setup);
+    if (error == NULL && !setup.gate.held)
+        error = not_held(check, &setup.gate, "events wait for the work recorded before them");
     void *event = NULL;
     if (error == NULL) {
         tp_plugin_status_t status = TP_PLUGIN_STATUS_INIT;
@@ -270,9 +317,9 @@ tp_status_t *tp_check_events(tp_check_t *check, const char *type) {
     error = order_close(check, &setup, error);
     if (event != NULL) def->event_destroy(check->devices[0]->handle, event);
     TP_RETURN_IF_ERROR(error);
-    tp_check_detail(check, "record, query, another stream's wait%s waited for held work%s",
-                    def->event_synchronize != NULL ? " and event_synchronize" : "",
-                    held_note(&setup));
+    tp_check_detail(check, "record, query, another stream's wait%s waited for held work; the "
+                    "event completed without an error",
+                    def->event_synchronize != NULL ? " and event_synchronize" : "");
     return NULL;
 }
 
@@ -282,12 +329,13 @@ static tp_status_t *held_wait(tp_check_t *check, order_setup_t *setup, void *(*f
                               const char *what) {
     void *stream = setup->streams[0];
     atomic_int calls = 0;
+    if (!setup->gate.held) return not_held(check, &setup->gate, "host waits wait for queued work");
     TP_RETURN_IF_ERROR(
         tp_check_to_device(check, 0, stream, setup->mem, 0, setup->written, ORDER_BYTES));
-    if (check->def->host_callback != NULL) TP_RETURN_IF_ERROR(queue_count(check, stream, &calls));
+    TP_RETURN_IF_ERROR(queue_count(check, stream, &calls));
     host_wait_t wait = {check, stream, NULL, &setup->gate, false, NULL};
     TP_RETURN_IF_ERROR(wait_across_gate(&wait, fn, what));
-    if (check->def->host_callback != NULL && atomic_load(&calls) != 1)
+    if (atomic_load(&calls) != 1)
         return tp_check_failure("a host callback queued before %s had run %d times when it "
                                 "returned", what, atomic_load(&calls));
     return read_back(check, setup, stream, what);
@@ -298,6 +346,10 @@ tp_status_t *tp_check_host_waits(tp_check_t *check, const char *type) {
     tp_status_t *error;
     if (!tp_check_devices(check, type, &error)) return error;
     const tp_device_type_def_t *def = check->def;
+    if (tp_check_synchronous(check)) {
+        synchronous_not_applicable(check, "a host wait to wait for");
+        return NULL;
+    }
     order_setup_t setup;
     error = order_open(check, 1, &setup);
     if (error == NULL) error = held_wait(check, &setup, wait_for_stream, "stream_synchronize");
@@ -311,9 +363,7 @@ tp_status_t *tp_check_host_waits(tp_check_t *check, const char *type) {
     }
     error = order_close(check, &setup, error);
     TP_RETURN_IF_ERROR(error);
-    tp_check_detail(check, "stream_synchronize%s waited for held work%s%s",
-                    def->device_synchronize != NULL ? " and device_synchronize" : "",
-                    def->host_callback != NULL ? ", a host callback before it had run" : "",
-                    held_note(&setup));
+    tp_check_detail(check, "stream_synchronize%s waited for held work, a host callback before "
+                    "it had run", def->device_synchronize != NULL ? " and device_synchronize" : "");
     return NULL;
 }

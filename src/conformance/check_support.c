@@ -113,6 +113,7 @@ static void hold_stream(void *arg) {
      * synchronous, and its gate is as good as open. */
     if (pthread_equal(pthread_self(), gate->checker)) {
         gate->open = true;
+        gate->on_caller_thread = true;
     } else {
         struct timespec limit = seconds_from_now(GATE_HOLD_SECONDS);
         while (!gate->open)
@@ -126,7 +127,7 @@ tp_status_t *tp_check_gate_close(tp_check_t *check, int32_t device, void *stream
     pthread_mutex_init(&gate->mutex, NULL);
     pthread_cond_init(&gate->changed, NULL);
     gate->checker = pthread_self();
-    gate->entered = gate->open = gate->held = false;
+    gate->entered = gate->open = gate->held = gate->on_caller_thread = false;
     if (check->def->host_callback == NULL) return NULL;
     tp_plugin_status_t status = TP_PLUGIN_STATUS_INIT;
     check->def->host_callback(check->devices[device]->handle, stream, hold_stream, gate, &status);
@@ -150,4 +151,23 @@ void tp_check_gate_open(tp_check_gate_t *gate) {
 void tp_check_gate_destroy(tp_check_gate_t *gate) {
     pthread_mutex_destroy(&gate->mutex);
     pthread_cond_destroy(&gate->changed);
+}
+
+bool tp_check_synchronous(const tp_check_t *check) {
+    return (check->def->flags & TP_DEVICE_SYNCHRONOUS) != 0;
+}
+
+const char *tp_check_gate_problem(const tp_check_t *check, const tp_check_gate_t *gate,
+                                  char *buffer, size_t capacity) {
+    const char *type = check->def->type;
+    if (check->def->host_callback == NULL)
+        snprintf(buffer, capacity, "%s has no host_callback", type);
+    else if (gate->on_caller_thread)
+        snprintf(buffer, capacity, "%s's host_callback calls back on the caller's thread", type);
+    else if (!gate->entered)
+        snprintf(buffer, capacity, "%s's host_callback had not called back %d s later", type,
+                 GATE_ENTER_SECONDS);
+    else
+        snprintf(buffer, capacity, "%s's host_callback could not hold the stream", type);
+    return buffer;
 }

@@ -1,10 +1,13 @@
 /* tp_plugin_check: runs the plan of checks, each in a child process of its own, and prints their
  * verdicts. A child loads the plug-in afresh, runs one check and writes lines to a pipe:
+ *     W <phase>                "init" while the runtime loads the plug-in, "" after
  *     S <name>                 the check started (so that a crash can be pinned on it)
  *     P|F|N <name> <text>      passed, failed or not applicable, with the detail or reason
  *     C <key> <argument>       (the registrations check only) a check to add to the plan
  * Fields are separated by tabs. A child that dies, hangs or exits with an error (a sanitizer's
- * report, for one) fails the check it was running. */
+ * report, for one) fails the check it was running. The parent never loads the plug-in itself,
+ * so one that crashes while it loads fails the load check instead of ending the tool. A run in
+ * which every device and kernel check was n/a fails: it checked nothing. */
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -32,6 +35,7 @@ static const tp_check_kind_t check_kinds[] = {
     {"host-waits", tp_check_host_waits},
     {"kernel", tp_check_kernel},
     {"kernel-errors", tp_check_kernel_errors},
+    {"kernel-memory", tp_check_kernel_memory},
     {"two-threads", tp_check_two_threads},
 };
 
@@ -112,7 +116,9 @@ static tp_status_t *run_in_child(tp_check_t *check, const tp_check_kind_t *kind,
     tp_context_options_t options = TP_CONTEXT_OPTIONS_INIT;
     options.plugin_path = check->path;
     options.skip_installed_plugins = true;
+    write_line(check->channel, 'W', "init", NULL);
     tp_status_t *error = tp_context_create(&options, &check->context);
+    write_line(check->channel, 'W', "", NULL);
     if (error != NULL) return tp_status_annotate(error, "creating a context");
     check->plugin = plugin_under_test(check->context);
     if (check->plugin == NULL)
@@ -150,6 +156,9 @@ static void child_main(int fd, const char *path, const tp_plugin_check_options_t
 }
 
 /* ---- The parent's side ----------------------------------------------------------------------- */
+
+/* The plan starts with "load" and "registrations"; what follows checks devices and kernels. */
+enum { FIRST_DEVICE_OR_KERNEL_CHECK = 2 };
 
 typedef struct planned_check {
     char *key;
@@ -192,11 +201,14 @@ typedef struct verdict {
     char kind;        /* 'P', 'F', 'N', or 0 when the child gave none */
     char name[128];   /* the last check started or judged */
     char text[1024];
+    char phase[16];   /* "init" while the plug-in was being loaded */
 } verdict_t;
 
 typedef struct tally {
     FILE *out;
     int32_t passed, failed;
+    int32_t devices_and_kernels_passed; /* the checks after load and registrations */
+    char first_not_applicable[1024];    /* the reason of the first of those that was n/a */
 } tally_t;
 
 static double now_seconds(void) {
@@ -221,6 +233,10 @@ static bool take_line(char *line, verdict_t *verdict, plan_t *plan) {
     if (fields[1] == NULL || strlen(fields[0]) != 1) return true;
     char kind = fields[0][0];
     if (kind == 'C') return plan_add(plan, fields[1], fields[2] != NULL ? fields[2] : "");
+    if (kind == 'W') {
+        copy_field(verdict->phase, sizeof verdict->phase, fields[1]);
+        return true;
+    }
     copy_field(verdict->name, sizeof verdict->name, fields[1]);
     if (kind == 'P' || kind == 'F' || kind == 'N') {
         verdict->kind = kind;
@@ -264,13 +280,19 @@ static void print_verdict(tally_t *tally, const char *mark, const char *name, co
     fflush(tally->out);
 }
 
-/* Turns how the child ended into the verdict printed. */
-static void judge(tally_t *tally, verdict_t *verdict, bool finished, int wait_status,
-                  int timeout) {
+/* Turns how the child ended into the verdict printed: its mark ("pass", "FAIL", "n/a"). */
+static const char *judge(tally_t *tally, verdict_t *verdict, bool finished, int wait_status,
+                         int timeout) {
     char reason[1200];
+    bool loading = strcmp(verdict->phase, "init") == 0;
     if (!finished) {
-        snprintf(reason, sizeof reason, "no verdict after %d s: the plug-in seems to hang",
-                 timeout);
+        snprintf(reason, sizeof reason, "no verdict after %d s%s: the plug-in seems to hang",
+                 timeout, loading ? " during init, while the runtime loaded the plug-in" : "");
+    } else if (WIFSIGNALED(wait_status) && loading) {
+        snprintf(reason, sizeof reason,
+                 "the check crashed with signal %d during init (%s, while the runtime loaded the "
+                 "plug-in: in a constructor or in its init function)",
+                 WTERMSIG(wait_status), strsignal(WTERMSIG(wait_status)));
     } else if (WIFSIGNALED(wait_status)) {
         snprintf(reason, sizeof reason, "the check crashed with signal %d (%s)",
                  WTERMSIG(wait_status), strsignal(WTERMSIG(wait_status)));
@@ -286,15 +308,17 @@ static void judge(tally_t *tally, verdict_t *verdict, bool finished, int wait_st
         print_verdict(tally, mark, verdict->name, verdict->text);
         if (verdict->kind == 'P') tally->passed++;
         if (verdict->kind == 'F') tally->failed++;
-        return;
+        return mark;
     }
     print_verdict(tally, "FAIL", verdict->name, reason);
     tally->failed++;
+    return "FAIL";
 }
 
+/* Runs the plan's index-th check in a child; *out_mark is its verdict's mark. */
 static tp_status_t *run_one(tally_t *tally, const char *path,
                             const tp_plugin_check_options_t *options, plan_t *plan,
-                            size_t index) {
+                            size_t index, const char **out_mark) {
     int fds[2];
     if (pipe(fds) != 0)
         return tp_status_make(TP_UNAVAILABLE, "plugin-check: pipe: %s", strerror(errno));
@@ -311,7 +335,7 @@ static tp_status_t *run_one(tally_t *tally, const char *path,
                    plan->checks[index].argument);
     }
     close(fds[1]);
-    verdict_t verdict = {0, "", ""};
+    verdict_t verdict = {0, "", "", ""};
     const planned_check_t *planned = &plan->checks[index];
     snprintf(verdict.name, sizeof verdict.name, "%s%s%s", planned->key,
              planned->argument[0] != '\0' ? " " : "", planned->argument);
@@ -321,8 +345,28 @@ static tp_status_t *run_one(tally_t *tally, const char *path,
     int wait_status = 0;
     while (waitpid(child, &wait_status, 0) < 0 && errno == EINTR) {
     }
-    judge(tally, &verdict, finished, wait_status, options->timeout_seconds);
+    *out_mark = judge(tally, &verdict, finished, wait_status, options->timeout_seconds);
+    if (index >= FIRST_DEVICE_OR_KERNEL_CHECK && strcmp(*out_mark, "pass") == 0)
+        tally->devices_and_kernels_passed++;
+    if (index >= FIRST_DEVICE_OR_KERNEL_CHECK && strcmp(*out_mark, "n/a") == 0 &&
+        tally->first_not_applicable[0] == '\0')
+        snprintf(tally->first_not_applicable, sizeof tally->first_not_applicable, "%s",
+                 verdict.text);
     return NULL;
+}
+
+/* A run that passes without having checked a device or a kernel would vouch for nothing. */
+static void judge_coverage(tally_t *tally) {
+    if (tally->failed > 0 || tally->devices_and_kernels_passed > 0) return;
+    char reason[1200];
+    if (tally->first_not_applicable[0] != '\0')
+        snprintf(reason, sizeof reason, "nothing was checked: every device and kernel check was "
+                 "n/a (%s)", tally->first_not_applicable);
+    else
+        snprintf(reason, sizeof reason, "nothing was checked: the plug-in registered no device "
+                 "and no kernel to check");
+    print_verdict(tally, "FAIL", "coverage", reason);
+    tally->failed++;
 }
 
 tp_status_t *tp_plugin_check(const char *path, const tp_plugin_check_options_t *options,
@@ -343,14 +387,22 @@ tp_status_t *tp_plugin_check(const char *path, const tp_plugin_check_options_t *
         plan_free(&plan);
         return tp_status_make(TP_RESOURCE_EXHAUSTED, "plugin-check: out of host memory");
     }
-    tally_t tally = {out, 0, 0};
+    tally_t tally = {out, 0, 0, 0, ""};
     fprintf(out, "plugin-check %s\n", path);
     tp_status_t *error = NULL;
     /* The registrations check adds to the plan as it runs, so the count is read each time. */
-    for (size_t i = 0; i < plan.count && error == NULL; i++)
-        error = run_one(&tally, path, &effective, &plan, i);
+    bool loaded = true;
+    for (size_t i = 0; i < plan.count && error == NULL && loaded; i++) {
+        const char *mark = "";
+        error = run_one(&tally, path, &effective, &plan, i, &mark);
+        loaded = i > 0 || strcmp(mark, "pass") == 0;
+    }
     plan_free(&plan);
     if (error != NULL) return error;
+    if (loaded)
+        judge_coverage(&tally);
+    else
+        print_verdict(&tally, "n/a", "registrations", "the plug-in did not load");
     fprintf(out, "%d passed, %d failed\n", (int)tally.passed, (int)tally.failed);
     fflush(out);
     if (out_passed != NULL) *out_passed = tally.passed;
