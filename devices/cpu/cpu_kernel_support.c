@@ -1,3 +1,5 @@
+/* secure_getenv is a GNU extension. */
+#define _GNU_SOURCE
 #include <cblas.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -54,16 +56,26 @@ static pthread_once_t thread_count_once = PTHREAD_ONCE_INIT;
 
 /* Read once: sysconf reads /sys on every call, which costs more than a small kernel.
  * TP_CPU_THREADS caps the threads of one kernel, OpenBLAS's included: with several logical
- * CPU devices each running its own replica, one thread per device is the fair share. */
+ * CPU devices each running its own replica, one thread per device is the fair share. Read with
+ * secure_getenv, as the runtime reads its own variables, and never ignored silently. */
 static void count_threads(void) {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    const char *requested = getenv("TP_CPU_THREADS");
-    if (requested != NULL) {
+    int every_core = cores < 1 ? 1 : cores > MAX_THREADS ? MAX_THREADS : (int)cores;
+    const char *requested = secure_getenv("TP_CPU_THREADS");
+    if (requested != NULL && requested[0] != '\0') {
         char *end;
         long value = strtol(requested, &end, 10);
         if (end != requested && *end == '\0' && value >= 1) {
             cores = value;
             openblas_set_num_threads(value > MAX_THREADS ? MAX_THREADS : (int)value);
+        } else {
+            /* Threads are counted during init, before the CPU keeps its registrar: the host
+             * names the line as a plug-in's. */
+            if (tp_cpu_host != NULL)
+                tp_cpu_host->log(NULL, TP_LOG_WARNING,
+                                 "TP_CPU_THREADS='%s' is not a whole number above 0; using "
+                                 "the default, every core (%d)",
+                                 requested, every_core);
         }
     }
     thread_count = cores < 1 ? 1 : cores > MAX_THREADS ? MAX_THREADS : (int)cores;

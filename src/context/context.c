@@ -1,8 +1,10 @@
 #include "context/context.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/env.h"
 #include "base/status.h"
 
 const char *tp_version(void) { return TP_VERSION_STRING; }
@@ -28,6 +30,21 @@ static tp_status_t *read_options(const tp_context_options_t *given,
     return NULL;
 }
 
+/* A list that does not read as one (a malformed name, CPU:0 hidden) is warned about and every
+ * device stays visible, as for any malformed variable; a well-formed list naming a device this
+ * host lacks fails the context, since running on other devices than asked would be worse. */
+static tp_status_t *apply_visible_devices_from_environment(tp_context_t *context) {
+    const char *visible = tp_env_get("TP_VISIBLE_DEVICES");
+    if (visible == NULL) return NULL;
+    tp_status_t *error = tp_context_set_visible_devices(context, visible);
+    if (tp_status_code(error) != TP_INVALID_ARGUMENT) return error;
+    char problem[512];
+    snprintf(problem, sizeof problem, "is refused (%s)", tp_status_message(error));
+    tp_status_free(error);
+    tp_env_warn("TP_VISIBLE_DEVICES", visible, problem, "every device stays visible");
+    return NULL;
+}
+
 tp_status_t *tp_context_create(const tp_context_options_t *options, tp_context_t **out_context) {
     TP_REQUIRE_ARG(out_context);
     tp_context_options_t effective;
@@ -42,20 +59,15 @@ tp_status_t *tp_context_create(const tp_context_options_t *options, tp_context_t
     }
     pthread_mutex_init(&context->devices_mutex, NULL);
     atomic_init(&context->devices_ready, false);
-    const char *visible = getenv("TP_VISIBLE_DEVICES");
-    if (visible != NULL) {
-        error = tp_context_set_visible_devices(context, visible);
-        if (error != NULL) {
-            tp_device_registry_free(&context->registry);
-            pthread_mutex_destroy(&context->devices_mutex);
-            free(context);
-            return tp_status_annotate(error, "tp_context_create: TP_VISIBLE_DEVICES");
-        }
+    error = apply_visible_devices_from_environment(context);
+    if (error != NULL) {
+        tp_device_registry_free(&context->registry);
+        pthread_mutex_destroy(&context->devices_mutex);
+        free(context);
+        return tp_status_annotate(error, "tp_context_create: TP_VISIBLE_DEVICES");
     }
     atomic_init(&context->references, 1);
-    const char *log_env = getenv("TP_LOG_DEVICE_PLACEMENT");
-    bool log_from_env = log_env != NULL && (strcmp(log_env, "1") == 0 ||
-                                            strcmp(log_env, "true") == 0);
+    bool log_from_env = tp_env_flag("TP_LOG_DEVICE_PLACEMENT", false);
     atomic_init(&context->log_device_placement, effective.log_device_placement || log_from_env);
     atomic_init(&context->soft_device_placement, effective.soft_device_placement);
     atomic_init(&context->graph_passes, TP_PASS_ALL);

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/env.h"
 #include "base/status.h"
 #include "base/strbuf.h"
 #include "op/op.h"
@@ -205,7 +206,7 @@ static tp_status_t *add_plugin(builder_t *builder, const tp_plugin_record_t *rec
 
 static tp_status_t *add_plugin_files(builder_t *builder, const tp_context_options_t *options) {
     const char *search_path = options->plugin_path;
-    if (search_path == NULL) search_path = getenv("TP_PLUGIN_PATH");
+    if (search_path == NULL) search_path = tp_env_get("TP_PLUGIN_PATH");
     tp_path_list_t files;
     TP_RETURN_IF_ERROR(
         tp_plugin_discover(search_path, !options->skip_installed_plugins, &files));

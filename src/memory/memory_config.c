@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "base/byte_size.h"
-#include "base/log.h"
+#include "base/env.h"
 #include "base/status.h"
 
 /* A device with growth starts with this much and doubles. */
@@ -155,12 +155,14 @@ tp_bfc_options_t tp_memory_config_allocator(const tp_memory_config_t *config, si
 }
 
 tp_growth_t tp_memory_config_forced_growth(void) {
-    const char *value = getenv("TP_FORCE_ALLOW_GROWTH");
-    if (value == NULL) return TP_GROWTH_DEFAULT;
-    if (strcmp(value, "true") == 0) return TP_GROWTH_ON;
-    if (strcmp(value, "false") == 0) return TP_GROWTH_OFF;
-    tp_log_message(TP_LOG_WARNING,
-                   "TP_FORCE_ALLOW_GROWTH='%s' is neither 'true' nor 'false'; it is ignored",
-                   value);
-    return TP_GROWTH_DEFAULT;
+    static const char *const choices[] = {"true", "false"};
+    switch (tp_env_choice("TP_FORCE_ALLOW_GROWTH", choices, 2, -1,
+                          "what the program set for each device")) {
+    case 0:
+        return TP_GROWTH_ON;
+    case 1:
+        return TP_GROWTH_OFF;
+    default:
+        return TP_GROWTH_DEFAULT;
+    }
 }
