@@ -371,18 +371,22 @@ static const command_t commands[] = {
      "descriptor and registrations; allocations of many sizes, an empty tensor, and more\n"
      "memory than the device has; host<->device round trips of random bytes at random sizes\n"
      "and offsets; copies within a device and between two; stream order, events and host\n"
-     "waits, with the stream held so that early completion is caught; each kernel against\n"
-     "the CPU's kernel of the same op on random inputs of every dtype it claims, run twice;\n"
-     "kernel errors returned as statuses; two threads at once. One line per check (pass,\n"
-     "FAIL with the reason, or n/a with why), then 'N passed, N failed'. Each check runs in a\n"
-     "process of its own, so a crash or a hang fails that check alone.\n"
+     "waits, with the stream held so that early completion is caught (a device that cannot\n"
+     "be held fails them, unless it declares itself synchronous); each kernel against the\n"
+     "CPU's kernel of the same op on random inputs of every dtype it claims, up to a million\n"
+     "elements with NaN, infinities, signed zeros and denormals, bit for bit where the op is\n"
+     "exact, run twice; kernel errors returned as statuses; device memory given back after\n"
+     "each kernel's launches; two threads at once. One line per check (pass, FAIL with the\n"
+     "reason, or n/a with why), then 'N passed, N failed'. Each check runs in a process of\n"
+     "its own, so a crash (even while the plug-in loads) or a hang fails that check alone.\n"
      "\n"
      "  --device TYPE      only the devices and kernels of this device type\n"
      "  --seed N           another seed for the random sizes, offsets and values (default 0)\n"
      "  --timeout SECONDS  a check still running after this fails as hung (default 120)\n"
      "\n"
-     "Exits 0 when no check failed, 1 otherwise. The plug-in's own settings come from the\n"
-     "environment as usual (TP_APU_DEVICES=2 gives the APU's peer copies two devices).\n",
+     "Exits 0 when no check failed and something was checked, 1 otherwise. The plug-in's\n"
+     "own settings come from the environment as usual (TP_APU_DEVICES=2 gives the APU's\n"
+     "peer copies two devices).\n",
      run_plugin_check},
     {"version", "print the runtime and plug-in ABI versions",
      "usage: tensorplug version\n", run_version},
