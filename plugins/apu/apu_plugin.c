@@ -284,7 +284,7 @@ static void apu_event_record(void *device, void *stream, void *handle,
     event->state = TP_EVENT_PENDING;
     event->error[0] = '\0';
     pthread_mutex_unlock(&event->mutex);
-    apu_stream_enqueue(stream, complete_event, &mark, sizeof mark, status);
+    apu_stream_enqueue_marker(stream, complete_event, &mark, sizeof mark, status);
 }
 
 /* Waits for the event; false, with the failure in `error`, if the work before it failed. */
@@ -312,7 +312,7 @@ static bool wait_event(apu_stream_t *stream, void *payload, char *error, size_t 
 static void apu_stream_wait_event(void *device, void *stream, void *event,
                                   tp_plugin_status_t *status) {
     (void)device;
-    apu_stream_enqueue(stream, wait_event, &event, sizeof event, status);
+    apu_stream_enqueue_marker(stream, wait_event, &event, sizeof event, status);
 }
 
 static tp_event_state_t apu_event_query(void *device, void *handle) {
@@ -352,7 +352,7 @@ static void apu_host_callback(void *device, void *stream, void (*fn)(void *arg),
                               tp_plugin_status_t *status) {
     (void)device;
     callback_t callback = {fn, arg};
-    apu_stream_enqueue(stream, call_back, &callback, sizeof callback, status);
+    apu_stream_enqueue_marker(stream, call_back, &callback, sizeof callback, status);
 }
 
 /* ---- The Relu kernel ------------------------------------------------------------------------- */

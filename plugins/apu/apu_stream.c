@@ -8,6 +8,7 @@
 struct apu_command {
     apu_command_t *next;
     apu_work_fn work;
+    bool marker; /* an event record, a wait or a callback: no device work, so no latency */
     unsigned char payload[128];
 };
 
@@ -29,7 +30,8 @@ static void *run_queue(void *arg) {
         stream->running = true;
         pthread_mutex_unlock(&stream->mutex);
 
-        if (apu_config.latency_us > 0) sleep_microseconds(apu_config.latency_us);
+        if (apu_config.latency_us > 0 && !command->marker)
+            sleep_microseconds(apu_config.latency_us);
         char error[sizeof stream->error] = "";
         bool ok = command->work(stream, command->payload, error, sizeof error);
 
@@ -82,8 +84,8 @@ void apu_stream_stop(apu_stream_t *stream) {
     free(stream);
 }
 
-bool apu_stream_enqueue(apu_stream_t *stream, apu_work_fn work, const void *payload,
-                        size_t payload_size, tp_plugin_status_t *status) {
+static bool enqueue(apu_stream_t *stream, apu_work_fn work, bool marker, const void *payload,
+                    size_t payload_size, tp_plugin_status_t *status) {
     apu_command_t *command = malloc(sizeof *command);
     if (command == NULL || payload_size > sizeof command->payload) {
         free(command);
@@ -92,6 +94,7 @@ bool apu_stream_enqueue(apu_stream_t *stream, apu_work_fn work, const void *payl
     }
     command->next = NULL;
     command->work = work;
+    command->marker = marker;
     memcpy(command->payload, payload, payload_size);
     pthread_mutex_lock(&stream->mutex);
     if (stream->tail != NULL)
@@ -102,6 +105,16 @@ bool apu_stream_enqueue(apu_stream_t *stream, apu_work_fn work, const void *payl
     pthread_cond_signal(&stream->work);
     pthread_mutex_unlock(&stream->mutex);
     return true;
+}
+
+bool apu_stream_enqueue(apu_stream_t *stream, apu_work_fn work, const void *payload,
+                        size_t payload_size, tp_plugin_status_t *status) {
+    return enqueue(stream, work, false, payload, payload_size, status);
+}
+
+bool apu_stream_enqueue_marker(apu_stream_t *stream, apu_work_fn work, const void *payload,
+                               size_t payload_size, tp_plugin_status_t *status) {
+    return enqueue(stream, work, true, payload, payload_size, status);
 }
 
 void apu_stream_synchronize(apu_stream_t *stream, tp_plugin_status_t *status) {

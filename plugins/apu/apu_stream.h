@@ -40,9 +40,14 @@ typedef bool (*apu_work_fn)(apu_stream_t *stream, void *payload, char *error, si
 bool apu_stream_start(apu_device_t *device, apu_stream_t **out, tp_plugin_status_t *status);
 void apu_stream_stop(apu_stream_t *stream);
 
-/* Queues `work` with a copy of `payload` (at most 128 bytes). */
+/* Queues `work` with a copy of `payload` (at most 128 bytes): device work, which
+ * TP_APU_LATENCY_US slows. */
 bool apu_stream_enqueue(apu_stream_t *stream, apu_work_fn work, const void *payload,
                         size_t payload_size, tp_plugin_status_t *status);
+/* The same for an event record, a wait or a host callback, which a device does at once: the
+ * runtime records an event after every launch, and latency on it would double every op's. */
+bool apu_stream_enqueue_marker(apu_stream_t *stream, apu_work_fn work, const void *payload,
+                               size_t payload_size, tp_plugin_status_t *status);
 
 /* Waits until the queue is empty; reports and clears a failure no event has reported. */
 void apu_stream_synchronize(apu_stream_t *stream, tp_plugin_status_t *status);

@@ -18,7 +18,6 @@ struct tp_completion {
     tp_device_t *device;
     void *event;            /* recorded after the work; NULL when the device needs none */
     const char *what;
-    int32_t depth;          /* 1 + the deepest input */
     size_t num_inputs;
     tp_completion_t *inputs[];
 };
@@ -40,12 +39,8 @@ static tp_status_t *make(tp_device_t *device, void *event, const char *what,
     completion->device = device;
     completion->event = event;
     completion->what = what;
-    completion->depth = 1;
     completion->num_inputs = num_inputs;
-    for (size_t i = 0; i < num_inputs; i++) {
-        completion->inputs[i] = tp_completion_retain(inputs[i]);
-        if (inputs[i]->depth + 1 > completion->depth) completion->depth = inputs[i]->depth + 1;
-    }
+    for (size_t i = 0; i < num_inputs; i++) completion->inputs[i] = tp_completion_retain(inputs[i]);
     *out = completion;
     return NULL;
 }
@@ -133,74 +128,123 @@ static void resolve(tp_completion_t *completion, tp_status_t *failure) {
     completion->event = NULL;
 }
 
+static int state_of(const tp_completion_t *completion) {
+    return atomic_load_explicit(&completion->state, memory_order_acquire);
+}
+
 static tp_status_t *outcome(const tp_completion_t *completion) {
-    return atomic_load_explicit(&completion->state, memory_order_acquire) == FAILED
-               ? tp_status_copy(completion->failure)
-               : NULL;
+    return state_of(completion) == FAILED ? tp_status_copy(completion->failure) : NULL;
+}
+
+/* A stack of completions to visit, each held by a reference while on it: a dependent that
+ * resolves meanwhile lets go of its inputs. On the C stack while small. */
+typedef struct {
+    tp_completion_t **items, *small[32];
+    size_t count, capacity;
+} visit_stack_t;
+
+static bool push(visit_stack_t *stack, tp_completion_t *completion) {
+    if (stack->count == stack->capacity) {
+        size_t capacity = stack->capacity * 2;
+        tp_completion_t **grown = stack->items == stack->small
+                                      ? malloc(capacity * sizeof *grown)
+                                      : realloc(stack->items, capacity * sizeof *grown);
+        if (grown == NULL) return false;
+        if (stack->items == stack->small)
+            for (size_t i = 0; i < stack->count; i++) grown[i] = stack->small[i];
+        stack->items = grown;
+        stack->capacity = capacity;
+    }
+    stack->items[stack->count++] = tp_completion_retain(completion);
+    return true;
+}
+
+static void clear(visit_stack_t *stack) {
+    while (stack->count > 0) tp_completion_release(stack->items[--stack->count]);
+    if (stack->items != stack->small) free(stack->items);
+}
+
+/* Resolves `root` and the pending completions it depends on, oldest first, without recursion
+ * (a host far ahead of its device makes long chains). A completion is resolved once all its
+ * inputs are: with the failure of the first failed input, the origin, which wins over its own
+ * (a consequence), or else its event's. Its event is waited for either way, so that it is past
+ * before it is reused. With `block` false nothing waits: it stops at the first completion that
+ * is busy or whose event is pending, and returns false. No thread holds two completions'
+ * mutexes at once. */
+static bool settle(tp_completion_t *root, bool block) {
+    if (state_of(root) != PENDING) return true;
+    visit_stack_t stack;
+    stack.items = stack.small;
+    stack.count = 0;
+    stack.capacity = sizeof stack.small / sizeof stack.small[0];
+    bool settled = push(&stack, root);
+    while (settled && stack.count > 0) {
+        tp_completion_t *completion = stack.items[stack.count - 1];
+        if (state_of(completion) != PENDING) {
+            tp_completion_release(stack.items[--stack.count]);
+            continue;
+        }
+        if (block) {
+            pthread_mutex_lock(&completion->mutex);
+        } else if (pthread_mutex_trylock(&completion->mutex) != 0) {
+            settled = false; /* another thread is resolving it */
+            break;
+        }
+        tp_completion_t *unresolved = NULL;
+        tp_status_t *failure = NULL;
+        for (size_t i = 0; state_of(completion) == PENDING && i < completion->num_inputs; i++) {
+            tp_completion_t *input = completion->inputs[i];
+            int input_state = state_of(input);
+            if (input_state == PENDING) {
+                unresolved = input;
+                break;
+            }
+            if (input_state == FAILED && failure == NULL) failure = outcome(input);
+        }
+        if (state_of(completion) != PENDING) {
+            tp_status_free(failure);
+        } else if (unresolved != NULL) {
+            tp_status_free(failure);
+            settled = push(&stack, unresolved);
+        } else if (completion->event != NULL && !block &&
+                   completion->device->def->event_query(completion->device->handle,
+                                                        completion->event) == TP_EVENT_PENDING) {
+            tp_status_free(failure);
+            settled = false;
+        } else {
+            tp_status_t *own = completion->event != NULL ? wait_event(completion) : NULL;
+            if (failure == NULL) {
+                failure = own;
+            } else {
+                tp_status_free(own);
+            }
+            resolve(completion, failure);
+        }
+        pthread_mutex_unlock(&completion->mutex);
+    }
+    clear(&stack);
+    if (!settled && block) {
+        /* No memory for the visit: wait for the device itself, which settles the events. */
+        tp_status_free(tp_device_synchronize(root->device));
+        return false;
+    }
+    return settled;
 }
 
 tp_status_t *tp_completion_wait(tp_completion_t *completion) {
     if (completion == NULL) return NULL;
-    if (atomic_load_explicit(&completion->state, memory_order_acquire) != PENDING)
-        return outcome(completion);
-    pthread_mutex_lock(&completion->mutex);
-    if (atomic_load_explicit(&completion->state, memory_order_relaxed) == PENDING) {
-        /* Inputs were made earlier, so waiting for them under this lock cannot cycle. Their
-         * failure is the origin and wins over this work's own, which may only follow from it;
-         * the event is still waited for, so that it is past before it is reused. */
-        tp_status_t *failure = NULL;
-        for (size_t i = 0; i < completion->num_inputs && failure == NULL; i++)
-            failure = tp_completion_wait(completion->inputs[i]);
-        tp_status_t *own = completion->event != NULL ? wait_event(completion) : NULL;
-        if (failure == NULL) {
-            failure = own;
-        } else {
-            tp_status_free(own);
-        }
-        resolve(completion, failure);
-    }
-    pthread_mutex_unlock(&completion->mutex);
+    if (!settle(completion, true) && state_of(completion) == PENDING)
+        return tp_status_make(TP_RESOURCE_EXHAUSTED, "waiting for %s on %s: out of host memory",
+                              completion->what, completion->device->full_name);
     return outcome(completion);
 }
 
 bool tp_completion_poll(tp_completion_t *completion, tp_status_t **out_failure) {
     *out_failure = NULL;
     if (completion == NULL) return true;
-    if (atomic_load_explicit(&completion->state, memory_order_acquire) != PENDING) {
-        *out_failure = outcome(completion);
-        return true;
-    }
-    if (pthread_mutex_trylock(&completion->mutex) != 0) return false; /* being resolved */
-    bool known = atomic_load_explicit(&completion->state, memory_order_relaxed) != PENDING;
-    if (!known) {
-        tp_status_t *failure = NULL;
-        bool inputs_known = true;
-        for (size_t i = 0; i < completion->num_inputs && failure == NULL && inputs_known; i++)
-            inputs_known = tp_completion_poll(completion->inputs[i], &failure);
-        bool event_past = completion->event == NULL ||
-                          completion->device->def->event_query(completion->device->handle,
-                                                               completion->event) !=
-                              TP_EVENT_PENDING;
-        if (failure != NULL) {
-            /* The origin is known; it is kept once the event is past, so that the event is
-             * not reused before. */
-            known = true;
-            if (event_past) {
-                tp_status_free(completion->event != NULL ? wait_event(completion) : NULL);
-                resolve(completion, tp_status_copy(failure));
-            }
-            pthread_mutex_unlock(&completion->mutex);
-            *out_failure = failure;
-            return true;
-        }
-        if (inputs_known && event_past) {
-            resolve(completion, completion->event != NULL ? wait_event(completion) : NULL);
-            known = true;
-        }
-    }
-    pthread_mutex_unlock(&completion->mutex);
-    if (known) *out_failure = outcome(completion);
-    return known;
+    if (!settle(completion, false)) return false;
+    *out_failure = outcome(completion);
+    return true;
 }
 
 tp_status_t *tp_completion_check_inputs(tp_completion_t **inputs, size_t num_inputs,
@@ -210,9 +254,7 @@ tp_status_t *tp_completion_check_inputs(tp_completion_t **inputs, size_t num_inp
         tp_completion_t *input = inputs[i];
         if (input == NULL) continue;
         tp_status_t *failure = NULL;
-        bool known = input->depth >= TP_COMPLETION_MAX_DEPTH
-                         ? (failure = tp_completion_wait(input), true)
-                         : tp_completion_poll(input, &failure);
+        bool known = tp_completion_poll(input, &failure);
         if (failure != NULL) return failure;
         if (known) continue;
         bool seen = false; /* one value read twice is one input */
@@ -242,11 +284,8 @@ static void give_late_event(void *arg) {
     free(late);
 }
 
-void tp_completion_release(tp_completion_t *completion) {
-    if (completion == NULL) return;
-    if (atomic_fetch_sub_explicit(&completion->references, 1, memory_order_acq_rel) != 1) return;
-    for (size_t i = 0; i < completion->num_inputs; i++)
-        tp_completion_release(completion->inputs[i]);
+/* Frees one completion whose last reference went, its inputs already taken care of. */
+static void destroy(tp_completion_t *completion) {
     if (completion->event != NULL) {
         /* Unresolved: the stream may not have reached the event yet. A failure it carries
          * belongs to work nobody holds a result of any more, and is dropped with it. */
@@ -268,4 +307,45 @@ void tp_completion_release(tp_completion_t *completion) {
     tp_status_free(completion->failure);
     pthread_mutex_destroy(&completion->mutex);
     free(completion);
+}
+
+static bool last_reference(tp_completion_t *completion) {
+    return atomic_fetch_sub_explicit(&completion->references, 1, memory_order_acq_rel) == 1;
+}
+
+/* Without recursion, since a dropped chain of pending work can be long. */
+void tp_completion_release(tp_completion_t *completion) {
+    if (completion == NULL || !last_reference(completion)) return;
+    visit_stack_t freed;
+    freed.items = freed.small;
+    freed.count = 0;
+    freed.capacity = sizeof freed.small / sizeof freed.small[0];
+    freed.items[freed.count++] = completion;
+    while (freed.count > 0) {
+        tp_completion_t *next = freed.items[--freed.count];
+        for (size_t i = 0; i < next->num_inputs; i++) {
+            tp_completion_t *input = next->inputs[i];
+            if (!last_reference(input)) continue;
+            if (freed.count == freed.capacity) {
+                size_t capacity = freed.capacity * 2;
+                tp_completion_t **grown = freed.items == freed.small
+                                              ? malloc(capacity * sizeof *grown)
+                                              : realloc(freed.items, capacity * sizeof *grown);
+                if (grown == NULL) {
+                    /* No room to defer it: free its chain now, by recursion. */
+                    atomic_fetch_add_explicit(&input->references, 1, memory_order_relaxed);
+                    tp_completion_release(input);
+                    continue;
+                }
+                if (freed.items == freed.small)
+                    for (size_t j = 0; j < freed.count; j++) grown[j] = freed.small[j];
+                freed.items = grown;
+                freed.capacity = capacity;
+            }
+            freed.items[freed.count++] = input;
+        }
+        next->num_inputs = 0;
+        destroy(next);
+    }
+    if (freed.items != freed.small) free(freed.items);
 }

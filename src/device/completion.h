@@ -10,9 +10,8 @@
  *
  * Work on a synchronous device, or whose inputs were all done, needs no completion: a tensor
  * whose completion is NULL is ready. Once resolved, a completion lets go of its inputs and
- * its event, so chains do not grow with the length of a program; a launch waits for an input
- * whose chain has grown TP_COMPLETION_MAX_DEPTH deep, which bounds the host's lead over the
- * device and the recursion of a wait. */
+ * its event, so chains grow only as long as the work the host has queued ahead of the device;
+ * waits and releases walk them without recursion. */
 #ifndef TP_DEVICE_COMPLETION_H
 #define TP_DEVICE_COMPLETION_H
 
@@ -22,8 +21,6 @@
 #include "device/device.h"
 
 typedef struct tp_completion tp_completion_t;
-
-#define TP_COMPLETION_MAX_DEPTH 64
 
 /* Call right after queueing work on `device`, with its queue locked (tp_device_lock_queue),
  * so that no other work comes between the two: the completion of that work and of `inputs`
@@ -39,7 +36,7 @@ tp_status_t *tp_completion_record(tp_device_t *device, const char *what,
 /* Before a launch that reads values with completions `inputs` (NULL entries are ready):
  * returns a copy of the failure of one that is known to have failed, so that the work is not
  * queued at all; otherwise moves those still pending to the front of `inputs` and sets
- * *out_pending to their count. An input whose chain is too deep is waited for here. */
+ * *out_pending to their count. Nothing waits. */
 tp_status_t *tp_completion_check_inputs(tp_completion_t **inputs, size_t num_inputs,
                                         size_t *out_pending);
 
