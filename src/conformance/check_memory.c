@@ -246,10 +246,10 @@ tp_status_t *tp_check_kernel_memory(tp_check_t *check, const char *argument) {
     tp_check_sample_free(sample);
     TP_RETURN_IF_ERROR(error);
     TP_RETURN_IF_ERROR(compare_counts(check, &before, &after, op.def->name));
-    tp_check_detail(check, "%d launches gave back all they took: %s the runtime's raw "
-                    "allocations and its live tensors were where they had been",
-                    MEASURED_LAUNCHES,
-                    check->def->memory_usage != NULL ? "the plug-in's free memory," : "(no "
-                    "memory_usage to ask the plug-in)");
+    bool asked = check->def->memory_usage != NULL;
+    tp_check_detail(check, "%d launches gave back all they took: %sthe runtime's raw "
+                    "allocations and its live tensors were where they had been%s",
+                    MEASURED_LAUNCHES, asked ? "the plug-in's free memory, " : "",
+                    asked ? "" : " (the plug-in has no memory_usage to ask)");
     return NULL;
 }
