@@ -169,8 +169,9 @@ static void clear(visit_stack_t *stack) {
  * inputs are: with the failure of the first failed input, the origin, which wins over its own
  * (a consequence), or else its event's. Its event is waited for either way, so that it is past
  * before it is reused. With `block` false nothing waits: it stops at the first completion that
- * is busy or whose event is pending, and returns false. No thread holds two completions'
- * mutexes at once. */
+ * is busy or whose event is pending, and returns false; so it visits only finished work, and
+ * each completion is resolved once, however often a launch polls. No thread holds two
+ * completions' mutexes at once. */
 static bool settle(tp_completion_t *root, bool block) {
     if (state_of(root) != PENDING) return true;
     visit_stack_t stack;
@@ -190,6 +191,15 @@ static bool settle(tp_completion_t *root, bool block) {
             settled = false; /* another thread is resolving it */
             break;
         }
+        /* Without waiting, a completion whose own event is pending cannot settle now: looking
+         * further down its chain would only cost time at every launch. */
+        if (!block && state_of(completion) == PENDING && completion->event != NULL &&
+            completion->device->def->event_query(completion->device->handle,
+                                                 completion->event) == TP_EVENT_PENDING) {
+            pthread_mutex_unlock(&completion->mutex);
+            settled = false;
+            break;
+        }
         tp_completion_t *unresolved = NULL;
         tp_status_t *failure = NULL;
         for (size_t i = 0; state_of(completion) == PENDING && i < completion->num_inputs; i++) {
@@ -206,11 +216,6 @@ static bool settle(tp_completion_t *root, bool block) {
         } else if (unresolved != NULL) {
             tp_status_free(failure);
             settled = push(&stack, unresolved);
-        } else if (completion->event != NULL && !block &&
-                   completion->device->def->event_query(completion->device->handle,
-                                                        completion->event) == TP_EVENT_PENDING) {
-            tp_status_free(failure);
-            settled = false;
         } else {
             tp_status_t *own = completion->event != NULL ? wait_event(completion) : NULL;
             if (failure == NULL) {
