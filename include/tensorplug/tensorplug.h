@@ -515,12 +515,17 @@ TP_API TP_MUST_USE tp_status_t *tp_random_uniform(tp_context_t *c, tp_dtype_t dt
  * device scopes the body pushed, and every call with that signature runs the graph; a new
  * signature traces again. Tensors with values the body uses are captured by reference. Random
  * ops run at every call and draw new values each time: the first call draws what the op would
- * draw eagerly with its seed, each later call from a stream derived from the seed and the call. Ops are launched on their
- * devices' streams without waiting; the host waits only to copy a value between devices. */
+ * draw eagerly with its seed, each later call from a stream derived from the seed and the call.
+ * Ops are launched on their devices' streams without waiting; the host waits only to copy a
+ * value between devices. A node that fails on its device after the call returned poisons the
+ * results computed from it, as an eager op does (see tp_tensor_wait). */
 
 typedef struct tp_function tp_function_t;
 
-/* Fills `outputs[0..num_outputs)` with tensors it made (it keeps no reference to them). */
+/* Fills `outputs[0..num_outputs)` with one reference each, handed over: tensors it made (it
+ * keeps no reference to them), or tp_tensor_retain of an argument, a captured tensor or another
+ * output to return it as is. An output handed over without a reference of its own is refused
+ * with a status when the trace ends. */
 typedef tp_status_t *(*tp_function_body_t)(tp_context_t *context, tp_tensor_t *const *inputs,
                                            size_t num_inputs, tp_tensor_t **outputs,
                                            size_t num_outputs, void *user_data);
