@@ -159,15 +159,23 @@ static int run_devices(int argc, char **argv) {
     return status != NULL ? fail(status) : EXIT_SUCCESS;
 }
 
-/* The command prints each refusal itself, so the loader's log lines would say it twice. */
-static void drop_plugin_warnings(tp_log_level_t level, const char *line, void *user_data) {
+/* The command prints each plug-in's refusal itself, so the loader's line about it ("skipped
+ * plug-in /path: ..." or "<built-in>: ...") would say it twice; what the loader says of
+ * folders and of the search path has no other line and is passed on. */
+static void drop_plugin_refusals(tp_log_level_t level, const char *line, void *user_data) {
     (void)user_data;
-    if (level >= TP_LOG_ERROR) fprintf(stderr, "tensorplug: %s\n", line);
+    static const char refusal[] = "skipped plug-in ";
+    bool plugin_refusal = strncmp(line, refusal, sizeof refusal - 1) == 0 &&
+                          (line[sizeof refusal - 1] == '/' || line[sizeof refusal - 1] == '<');
+    if (level >= TP_LOG_WARNING && !plugin_refusal) fprintf(stderr, "tensorplug: %s\n", line);
 }
 
 static int run_plugins(int argc, char **argv) {
     if (parse_options("plugins", argc, argv, NULL, 0) != 0) return EXIT_USAGE;
-    tp_log_set_callback(drop_plugin_warnings, NULL);
+    /* Each plug-in file is loaded in a child process first, so one that crashes or exits in
+     * its constructor or init is listed as refused instead of ending the command. */
+    setenv("TP_PLUGIN_PROBE", "1", 1);
+    tp_log_set_callback(drop_plugin_refusals, NULL);
     tp_context_t *context;
     tp_status_t *status = tp_context_create(NULL, &context);
     if (status != NULL) return fail(status);
@@ -351,7 +359,9 @@ static const command_t commands[] = {
      "Lists every plug-in found: the built-in ones, then each *.so in the folders of\n"
      "TP_PLUGIN_PATH (':'-separated) and in the installed plug-in folder. A loaded one shows\n"
      "its name, version, ABI version, device types, ops, kernels and graph pass; a refused\n"
-     "one shows why. Exits 0 whatever was refused.\n",
+     "one shows why. Each file is loaded in a child process first, so a plug-in that\n"
+     "crashes, exits or hangs while it loads is listed as refused. Exits 0 whatever was\n"
+     "refused.\n",
      run_plugins},
     {"graph", "write the placed graph of a demo traced function, as DOT or text",
      "usage: tensorplug graph [--text] [--output FILE]\n"

@@ -10,6 +10,7 @@
 #include "base/strbuf.h"
 #include "op/op.h"
 #include "plugin/discovery.h"
+#include "plugin/op_names.h"
 #include "plugin/plugin_library.h"
 #include "plugin/plugin_status.h"
 
@@ -56,11 +57,10 @@ static const tp_op_def_t *find_known_op(const tp_device_registry_t *registry,
         const tp_plugin_record_t *record = i < registry->num_plugins ? registry->plugins[i].record
                                                                      : own;
         if (i < registry->num_plugins && registry->plugins[i].refusal != NULL) continue;
-        for (size_t o = 0; o < record->num_ops; o++) {
-            if (strcmp(record->ops[o].name, name) == 0) {
-                *out_owner = record;
-                return &record->ops[o];
-            }
+        const tp_op_def_t *op = tp_plugin_record_find_op(record, name);
+        if (op != NULL) {
+            *out_owner = record;
+            return op;
         }
     }
     return NULL;
@@ -85,11 +85,10 @@ static void check_ops_and_kernels(const tp_device_registry_t *registry,
         } else {
             for (size_t i = 0; i < registry->num_plugins; i++) {
                 const tp_plugin_entry_t *entry = &registry->plugins[i];
-                if (entry->refusal != NULL) continue;
-                for (size_t k = 0; k < entry->record->num_ops; k++)
-                    if (strcmp(entry->record->ops[k].name, name) == 0 && refusal->length == 0)
-                        tp_strbuf_printf(refusal, "op %s is already registered by %s", name,
-                                         entry->record->path);
+                if (entry->refusal == NULL && refusal->length == 0 &&
+                    tp_plugin_record_find_op(entry->record, name) != NULL)
+                    tp_strbuf_printf(refusal, "op %s is already registered by %s", name,
+                                     entry->record->path);
             }
         }
     }
@@ -267,10 +266,9 @@ tp_status_t *tp_device_registry_build(const tp_context_options_t *options,
                                       tp_device_registry_t *out_registry) {
     tp_device_registry_t registry = {0};
     builder_t builder = {&registry, 0, 0};
-    const tp_plugin_record_t *const *builtins;
-    size_t num_builtins;
-    tp_plugin_library_builtins(&builtins, &num_builtins);
-    tp_status_t *error = NULL;
+    const tp_plugin_record_t *const *builtins = NULL;
+    size_t num_builtins = 0;
+    tp_status_t *error = tp_plugin_library_builtins(&builtins, &num_builtins);
     for (size_t i = 0; i < num_builtins && error == NULL; i++)
         error = add_plugin(&builder, builtins[i]);
     if (error == NULL && !options->no_plugins) error = add_plugin_files(&builder, options);

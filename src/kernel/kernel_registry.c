@@ -3,6 +3,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "plugin/op_names.h"
+
 bool tp_kernel_registry_find_op(const tp_device_registry_t *registry, const char *name,
                                 tp_op_t *out_op) {
     const tp_op_t *builtin = tp_builtin_op_find(name);
@@ -13,11 +15,10 @@ bool tp_kernel_registry_find_op(const tp_device_registry_t *registry, const char
     for (size_t i = 0; i < registry->num_plugins; i++) {
         const tp_plugin_entry_t *entry = &registry->plugins[i];
         if (entry->refusal != NULL) continue;
-        for (size_t o = 0; o < entry->record->num_ops; o++) {
-            if (strcmp(entry->record->ops[o].name, name) == 0) {
-                *out_op = (tp_op_t){&entry->record->ops[o], NULL, entry->record};
-                return true;
-            }
+        const tp_op_def_t *def = tp_plugin_record_find_op(entry->record, name);
+        if (def != NULL) {
+            *out_op = (tp_op_t){def, NULL, entry->record};
+            return true;
         }
     }
     return false;

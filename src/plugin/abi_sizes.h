@@ -17,4 +17,16 @@
 #define TP_V1_0_KERNEL_DEF_SIZE sizeof(tp_kernel_def_t)
 #define TP_V1_0_GRAPH_PASS_DEF_SIZE sizeof(tp_graph_pass_def_t)
 
+/* The largest struct_size, and so array stride, the host accepts from a plug-in. The ABI's
+ * largest struct is a few hundred bytes and grows only by appended fields, so a size beyond
+ * this is a corrupt or hostile value: refused before use, it cannot send the host reading or
+ * striding far outside what the plug-in owns (a 1 TiB stride put element 1 of an array in
+ * unmapped memory). */
+#define TP_MAX_PLUGIN_STRUCT_SIZE ((size_t)64 * 1024)
+
+/* The most elements the host accepts in one array a plug-in hands over (attributes, inputs,
+ * outputs, constraints, dtypes): far beyond any real op, and small enough that no count times
+ * stride, nor count plus one times a host struct's size, can overflow. */
+#define TP_MAX_PLUGIN_ARRAY_LENGTH ((size_t)4096)
+
 #endif

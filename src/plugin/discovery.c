@@ -5,14 +5,23 @@
 
 #include <dirent.h>
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include "base/env.h"
+#include "base/log.h"
 #include "base/status.h"
+#include "plugin/plugin_trust.h"
 
 #ifndef TP_INSTALL_PLUGIN_DIR
 #define TP_INSTALL_PLUGIN_DIR "/usr/local/lib/tensorplug/plugins"
@@ -57,18 +66,45 @@ static bool append(tp_path_list_t *list, size_t *capacity, char *path) {
     return true;
 }
 
-/* Adds the plug-in files of one folder, sorted; an entry that names a file is that plug-in
- * alone, so that one plug-in can be loaded without its neighbours (plugin-check does). */
+/* Adds the plug-in files of one folder, sorted, when the folder may be trusted; an entry that
+ * names a file is that plug-in alone, so that one plug-in can be loaded without its neighbours
+ * (plugin-check does). Every "*.so" is listed whatever it is: the loader refuses a FIFO, a
+ * folder or a link loop with a line of its own, where skipping it would hide it. A folder that
+ * does not exist is skipped quietly; one that cannot be used gets a line. Fails only when out
+ * of host memory. */
 static bool scan_folder(const char *folder, tp_path_list_t *list, size_t *capacity) {
-    struct stat entry_info;
-    if (stat(folder, &entry_info) == 0 && S_ISREG(entry_info.st_mode)) {
+    struct stat info;
+    if (stat(folder, &info) != 0) {
+        if (errno == ELOOP)
+            tp_log_message(TP_LOG_WARNING, "skipped plug-in folder %s: it is a symbolic link "
+                           "loop", folder);
+        else if (errno != ENOENT && errno != ENOTDIR)
+            tp_log_message(TP_LOG_WARNING, "skipped plug-in folder %s: %s", folder,
+                           strerror(errno));
+        return true;
+    }
+    if (!S_ISDIR(info.st_mode)) {
         char *path = strdup(folder);
         if (path != NULL && append(list, capacity, path)) return true;
         free(path);
         return false;
     }
-    DIR *directory = opendir(folder);
-    if (directory == NULL) return true;
+    /* What is judged is the folder opened, not whatever the path names a moment later. */
+    int fd = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK);
+    char reason[256];
+    bool usable = fd >= 0 && fstat(fd, &info) == 0;
+    if (!usable)
+        snprintf(reason, sizeof reason, "it cannot be opened: %s", strerror(errno));
+    else
+        usable = tp_plugin_trust_check(&info, reason, sizeof reason);
+    DIR *directory = usable ? fdopendir(fd) : NULL;
+    if (usable && directory == NULL)
+        snprintf(reason, sizeof reason, "it cannot be read: %s", strerror(errno));
+    if (directory == NULL) {
+        if (fd >= 0) close(fd);
+        tp_log_message(TP_LOG_WARNING, "skipped plug-in folder %s: %s", folder, reason);
+        return true;
+    }
     size_t first = list->count;
     bool ok = true;
     struct dirent *entry;
@@ -81,11 +117,6 @@ static bool scan_folder(const char *folder, tp_path_list_t *list, size_t *capaci
             break;
         }
         snprintf(path, length, "%s/%s", folder, entry->d_name);
-        struct stat info;
-        if (stat(path, &info) != 0 || !S_ISREG(info.st_mode)) {
-            free(path);
-            continue;
-        }
         if (!append(list, capacity, path)) {
             free(path);
             ok = false;
@@ -96,11 +127,48 @@ static bool scan_folder(const char *folder, tp_path_list_t *list, size_t *capaci
     return ok;
 }
 
+/* ---- Secure mode ------------------------------------------------------------------------------ */
+
+static atomic_bool secure_mode_forced;
+
+void tp_plugin_discovery_force_secure_mode(bool forced) {
+    atomic_store(&secure_mode_forced, forced);
+}
+
+/* A setuid or setgid program (or one with file capabilities) runs with rights its user does
+ * not have: the kernel marks it AT_SECURE, and the user's search path must not pick its code. */
+static bool secure_mode(void) {
+    return atomic_load(&secure_mode_forced) || getauxval(AT_SECURE) != 0;
+}
+
+/* ---- The search ------------------------------------------------------------------------------- */
+
+/* TP_PLUGINS=none loads no plug-in file. */
+static bool plugins_switched_off(void) {
+    const char *selection = tp_env_get("TP_PLUGINS");
+    if (selection == NULL) return false;
+    if (strcasecmp(selection, "none") == 0) return true;
+    tp_env_warn("TP_PLUGINS", selection, "is not 'none', the one value it takes",
+                "loading plug-ins as usual");
+    return false;
+}
+
 tp_status_t *tp_plugin_discover(const char *search_path, bool include_installed,
                                 tp_path_list_t *out) {
     tp_path_list_t list = {NULL, 0};
     size_t capacity = 0;
     bool ok = true;
+    if (plugins_switched_off()) {
+        *out = list;
+        return NULL;
+    }
+    char installed[PATH_MAX];
+    tp_installed_plugin_dir(installed, sizeof installed);
+    if (search_path != NULL && search_path[0] != '\0' && secure_mode()) {
+        tp_log_message(TP_LOG_WARNING, "ignored the plug-in search path '%s': a setuid or setgid "
+                       "program loads plug-ins only from %s", search_path, installed);
+        search_path = NULL;
+    }
     const char *cursor = search_path != NULL ? search_path : "";
     while (ok && *cursor != '\0') {
         const char *end = strchr(cursor, ':');
@@ -109,16 +177,17 @@ tp_status_t *tp_plugin_discover(const char *search_path, bool include_installed,
             char folder[PATH_MAX];
             memcpy(folder, cursor, length);
             folder[length] = '\0';
-            ok = scan_folder(folder, &list, &capacity);
+            /* A relative entry would name another folder in every working directory. */
+            if (folder[0] != '/')
+                tp_log_message(TP_LOG_WARNING, "skipped plug-in search path entry '%s': it is "
+                               "not an absolute path", folder);
+            else
+                ok = scan_folder(folder, &list, &capacity);
         }
         cursor += length;
         if (*cursor == ':') cursor++;
     }
-    if (ok && include_installed) {
-        char folder[PATH_MAX];
-        tp_installed_plugin_dir(folder, sizeof folder);
-        ok = scan_folder(folder, &list, &capacity);
-    }
+    if (ok && include_installed) ok = scan_folder(installed, &list, &capacity);
     if (!ok) {
         tp_path_list_free(&list);
         return tp_status_make(TP_RESOURCE_EXHAUSTED, "out of host memory listing plug-ins");

@@ -1,6 +1,8 @@
 /* Finding plug-in files: every "*.so" in each folder of a search path, sorted by name within a
  * folder, folders in the order given, then the installed plug-in folder. An entry of the path
- * that names a file rather than a folder is that one plug-in. */
+ * that names a file rather than a folder is that one plug-in. Relative entries, and folders
+ * that someone besides root and the running user can change, are skipped with a line each;
+ * a setuid or setgid program ignores the search path, and TP_PLUGINS=none finds nothing. */
 #ifndef TP_PLUGIN_DISCOVERY_H
 #define TP_PLUGIN_DISCOVERY_H
 
@@ -15,7 +17,7 @@ typedef struct tp_path_list {
 } tp_path_list_t;
 
 /* `search_path` is ':'-separated and may be NULL or empty. A folder that does not exist is
- * skipped. Fails only when out of host memory; *out is then empty. */
+ * skipped quietly. Fails only when out of host memory; *out is then empty. */
 tp_status_t *tp_plugin_discover(const char *search_path, bool include_installed,
                                 tp_path_list_t *out);
 void tp_path_list_free(tp_path_list_t *list);
@@ -24,5 +26,8 @@ void tp_path_list_free(tp_path_list_t *list);
  * (or, for a program linked statically from <prefix>/bin, in <prefix>/lib), and the folder
  * configured at build time when that cannot be found. */
 void tp_installed_plugin_dir(char *buffer, size_t capacity);
+
+/* For tests: discover as a setuid program does, without being one. */
+void tp_plugin_discovery_force_secure_mode(bool forced);
 
 #endif

@@ -9,6 +9,8 @@
 #include "base/log.h"
 #include "base/status.h"
 #include "plugin/builtin_plugins.h"
+#include "plugin/plugin_file.h"
+#include "plugin/plugin_probe.h"
 
 /* Loading and the records are guarded by one lock: plug-ins load rarely, and a plug-in's init
  * must never run twice. */
@@ -43,17 +45,42 @@ static void init_builtins_locked(void) {
     num_builtin_records = tp_builtin_plugin_count;
 }
 
-void tp_plugin_library_builtins(const tp_plugin_record_t *const **out_records, size_t *out_count) {
+/* Plug-ins load one at a time under the library's lock, so a plug-in's init that creates a
+ * context would wait for itself forever: it is refused instead. */
+static tp_status_t *refuse_from_init(void) {
+    const tp_plugin_record_t *loading = tp_plugin_record_initialising();
+    if (loading == NULL) return NULL;
+    return tp_status_make(TP_FAILED_PRECONDITION,
+                          "called from the init of plug-in '%s' (%s): plug-ins load one at a "
+                          "time, so a plug-in's init cannot create a context",
+                          loading->name, loading->path);
+}
+
+tp_status_t *tp_plugin_library_builtins(const tp_plugin_record_t *const **out_records,
+                                        size_t *out_count) {
+    TP_RETURN_IF_ERROR(refuse_from_init());
     pthread_mutex_lock(&library_mutex);
     init_builtins_locked();
     pthread_mutex_unlock(&library_mutex);
     *out_records = builtin_record_pointers;
     *out_count = num_builtin_records;
+    return NULL;
 }
 
-/* Opens the file and runs the descriptor checks and init; every failure becomes the record's
- * refusal. */
+/* How long a probe may take to load a plug-in before it is judged hung. */
+enum { PROBE_TIMEOUT_MS = 60 * 1000 };
+
+/* Checks the file, probes it when asked to (plugin_probe.h), opens it and runs the descriptor
+ * checks and init; every failure becomes the record's refusal. */
 static void load_record(tp_plugin_record_t *record) {
+    char reason[512];
+    if (!tp_plugin_file_check(record->path, reason, sizeof reason) ||
+        (tp_plugin_probe_wanted() &&
+         !tp_plugin_probe(record->path, PROBE_TIMEOUT_MS, reason, sizeof reason))) {
+        tp_plugin_record_refuse(record, "%s", reason);
+        record->name = record->version = "";
+        return;
+    }
     dlerror();
     void *library = dlopen(record->path, RTLD_NOW | RTLD_LOCAL);
     if (library == NULL) {
@@ -77,6 +104,7 @@ static void load_record(tp_plugin_record_t *record) {
 }
 
 tp_status_t *tp_plugin_library_load(const char *path, const tp_plugin_record_t **out_record) {
+    TP_RETURN_IF_ERROR(refuse_from_init());
     char resolved[PATH_MAX];
     const char *key = realpath(path, resolved) != NULL ? resolved : path;
     tp_status_t *status = NULL;

@@ -6,12 +6,16 @@
 #include "plugin/plugin_record.h"
 #include "tensorplug/tensorplug.h"
 
-/* The built-in plug-ins, initialised on first call. Never fails: a built-in that is refused is
- * reported like any plug-in. */
-void tp_plugin_library_builtins(const tp_plugin_record_t *const **out_records, size_t *out_count);
+/* The built-in plug-ins, initialised on first call. A built-in that is refused is reported
+ * like any plug-in; fails only when called from a plug-in's init (FAILED_PRECONDITION), which
+ * would otherwise wait forever for its own loading to end. */
+tp_status_t *tp_plugin_library_builtins(const tp_plugin_record_t *const **out_records,
+                                        size_t *out_count);
 
-/* The record of the plug-in file at `path`, loading it if this process has not. Two paths that
- * name the same file give the same record. Fails only when out of host memory. */
+/* The record of the plug-in file at `path`, loading it if this process has not: the file is
+ * checked first (plugin_file.h), and probed in a child process when TP_PLUGIN_PROBE asks
+ * (plugin_probe.h). Two paths that name the same file give the same record. Fails only when
+ * out of host memory or called from a plug-in's init, as above. */
 tp_status_t *tp_plugin_library_load(const char *path, const tp_plugin_record_t **out_record);
 
 /* Logs the refusal of `record` as one line, once per process. */

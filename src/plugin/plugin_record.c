@@ -9,6 +9,12 @@
 #include "plugin/plugin_record.h"
 #include "plugin/plugin_status.h"
 
+/* The plug-in whose init runs on this thread, so that a call back into the loader from it is
+ * refused rather than waiting forever on the lock its own loading holds. */
+static _Thread_local const tp_plugin_record_t *initialising;
+
+const tp_plugin_record_t *tp_plugin_record_initialising(void) { return initialising; }
+
 void tp_plugin_record_refuse(tp_plugin_record_t *record, const char *format, ...) {
     char reason[1024];
     va_list args;
@@ -29,6 +35,8 @@ static void drop_registrations(tp_plugin_record_t *record) {
     record->kernels = NULL;
     record->num_device_types = record->device_types_capacity = 0;
     record->num_ops = record->ops_capacity = 0;
+    record->op_index = NULL;
+    record->op_index_capacity = 0;
     record->num_kernels = record->kernels_capacity = 0;
     record->has_graph_pass = false;
 }
@@ -54,6 +62,12 @@ void tp_plugin_record_init_from_descriptor(tp_plugin_record_t *record,
     if (descriptor->struct_size < version_end) {
         tp_plugin_record_refuse(record, "its descriptor is %zu bytes, too small to hold an ABI "
                                         "version", descriptor->struct_size);
+        return;
+    }
+    if (descriptor->struct_size > TP_MAX_PLUGIN_STRUCT_SIZE) {
+        tp_plugin_record_refuse(record, "its descriptor claims %zu bytes, more than the %zu any "
+                                        "struct of the ABI may claim",
+                                descriptor->struct_size, TP_MAX_PLUGIN_STRUCT_SIZE);
         return;
     }
     record->abi_major = descriptor->abi_major;
@@ -98,7 +112,10 @@ void tp_plugin_record_init_from_descriptor(tp_plugin_record_t *record,
     record->registrar.record = record;
     record->registrar.accepting = true;
     tp_plugin_status_t status = TP_PLUGIN_STATUS_INIT;
+    const tp_plugin_record_t *outer = initialising;
+    initialising = record;
     descriptor->init(tp_host_api(), &record->registrar, &status);
+    initialising = outer;
     record->registrar.accepting = false;
 
     if (status.code != TP_OK) {

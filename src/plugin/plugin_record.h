@@ -32,6 +32,8 @@ typedef struct tp_plugin_record {
     size_t num_device_types, device_types_capacity;
     tp_op_def_t *ops;
     size_t num_ops, ops_capacity;
+    size_t *op_index;          /* ops by name (op_names.h), in the arena */
+    size_t op_index_capacity;
     tp_kernel_def_t *kernels;
     size_t num_kernels, kernels_capacity;
     bool has_graph_pass;
@@ -48,6 +50,9 @@ const tp_host_api_t *tp_host_api(void);
  * record->refusal and leaves no registration behind. */
 void tp_plugin_record_init_from_descriptor(tp_plugin_record_t *record,
                                            const tp_plugin_descriptor_t *descriptor);
+
+/* The plug-in whose init is running on this thread, or NULL. */
+const tp_plugin_record_t *tp_plugin_record_initialising(void);
 
 /* Sets record->refusal from a printf-style reason (kept in the record's arena). */
 void tp_plugin_record_refuse(tp_plugin_record_t *record, const char *format, ...)

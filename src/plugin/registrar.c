@@ -13,6 +13,7 @@
 #include "kernel/kernel_context.h"
 #include "tensorplug/tensorplug.h"
 #include "plugin/abi_sizes.h"
+#include "plugin/op_names.h"
 #include "plugin/plugin_record.h"
 #include "plugin/plugin_status.h"
 
@@ -87,18 +88,42 @@ static bool registration_open(tp_registrar_t *registrar, const void *def, const 
     return true;
 }
 
-/* Copies a plug-in struct into one of the host's size, zero-filling fields the plug-in's older
- * header did not have; refuses a struct smaller than ABI 1.0's. */
-static bool widen_struct(tp_registrar_t *registrar, tp_plugin_status_t *status, const char *what,
-                         void *host_copy, size_t host_size, const void *given, size_t min_size) {
-    size_t given_size;
-    memcpy(&given_size, given, sizeof given_size);
+/* Refuses a struct_size below ABI 1.0's or above the cap (abi_sizes.h), before any field past
+ * it is read. */
+static bool check_struct_size(tp_registrar_t *registrar, tp_plugin_status_t *status,
+                              const char *what, size_t given_size, size_t min_size) {
     if (given_size < min_size) {
         refuse_registration(registrar, status, TP_INVALID_ARGUMENT,
                             "%s.struct_size is %zu, smaller than the %zu bytes of ABI 1.0", what,
                             given_size, min_size);
         return false;
     }
+    if (given_size > TP_MAX_PLUGIN_STRUCT_SIZE) {
+        refuse_registration(registrar, status, TP_INVALID_ARGUMENT,
+                            "%s.struct_size is %zu, larger than the %zu bytes any struct of the "
+                            "ABI may claim", what, given_size, TP_MAX_PLUGIN_STRUCT_SIZE);
+        return false;
+    }
+    return true;
+}
+
+/* Refuses an array longer than the cap (abi_sizes.h), before any element is read. */
+static bool check_array_length(tp_registrar_t *registrar, tp_plugin_status_t *status,
+                               const char *what, size_t count) {
+    if (count <= TP_MAX_PLUGIN_ARRAY_LENGTH) return true;
+    refuse_registration(registrar, status, TP_INVALID_ARGUMENT,
+                        "%s: %zu elements, more than the %zu the host accepts", what, count,
+                        TP_MAX_PLUGIN_ARRAY_LENGTH);
+    return false;
+}
+
+/* Copies a plug-in struct into one of the host's size, zero-filling fields the plug-in's older
+ * header did not have; refuses a struct smaller than ABI 1.0's. */
+static bool widen_struct(tp_registrar_t *registrar, tp_plugin_status_t *status, const char *what,
+                         void *host_copy, size_t host_size, const void *given, size_t min_size) {
+    size_t given_size;
+    memcpy(&given_size, given, sizeof given_size);
+    if (!check_struct_size(registrar, status, what, given_size, min_size)) return false;
     memset(host_copy, 0, host_size);
     memcpy(host_copy, given, given_size < host_size ? given_size : host_size);
     memcpy(host_copy, &host_size, sizeof host_size);
@@ -113,19 +138,16 @@ static const void *plugin_array_element(const void *array, size_t index) {
     return (const unsigned char *)array + index * stride;
 }
 
-/* Checks that every element of a plug-in's array declares the same struct_size, since that
- * size is the array's stride. */
+/* Checks the array's length and that every element declares the same struct_size, within
+ * bounds, since that size is the array's stride; no element is read before its offset is known
+ * to be sane. */
 static bool check_array_stride(tp_registrar_t *registrar, tp_plugin_status_t *status,
                                const char *what, const void *array, size_t count, size_t min_size) {
     if (count == 0) return true;
+    if (!check_array_length(registrar, status, what, count)) return false;
     size_t stride;
     memcpy(&stride, array, sizeof stride);
-    if (stride < min_size) {
-        refuse_registration(registrar, status, TP_INVALID_ARGUMENT,
-                            "%s.struct_size is %zu, smaller than the %zu bytes of ABI 1.0", what,
-                            stride, min_size);
-        return false;
-    }
+    if (!check_struct_size(registrar, status, what, stride, min_size)) return false;
     for (size_t i = 1; i < count; i++) {
         size_t size;
         memcpy(&size, (const unsigned char *)array + i * stride, sizeof size);
@@ -275,6 +297,9 @@ static bool copy_op_attrs(tp_registrar_t *registrar, tp_plugin_status_t *status,
                 return false;
             }
         }
+        if (!check_array_length(registrar, status, "tp_op_attr_def_t.allowed_dtypes",
+                                attr->num_allowed_dtypes))
+            return false;
         for (size_t j = 0; j < attr->num_allowed_dtypes; j++) {
             if (attr->allowed_dtypes == NULL || !is_valid_dtype(attr->allowed_dtypes[j])) {
                 refuse_registration(registrar, status, TP_INVALID_ARGUMENT,
@@ -386,12 +411,10 @@ static void register_op(tp_registrar_t *registrar, const tp_op_def_t *def,
         return;
     }
     tp_plugin_record_t *record = registrar->record;
-    for (size_t i = 0; i < record->num_ops; i++) {
-        if (strcmp(record->ops[i].name, op.name) == 0) {
-            refuse_registration(registrar, status, TP_ALREADY_EXISTS,
-                                "op %s is registered twice", op.name);
-            return;
-        }
+    if (tp_plugin_record_find_op(record, op.name) != NULL) {
+        refuse_registration(registrar, status, TP_ALREADY_EXISTS, "op %s is registered twice",
+                            op.name);
+        return;
     }
     if (!copy_op_attrs(registrar, status, &op)) return;
     if (!copy_op_args(registrar, status, &op, "input", def->inputs, op.num_inputs, &op.inputs) ||
@@ -404,7 +427,12 @@ static void register_op(tp_registrar_t *registrar, const tp_op_def_t *def,
         refuse_out_of_memory(registrar, status, what);
         return;
     }
-    record->ops[record->num_ops++] = op;
+    record->ops[record->num_ops] = op;
+    if (!tp_plugin_record_index_op(record, record->num_ops)) {
+        refuse_out_of_memory(registrar, status, what);
+        return;
+    }
+    record->num_ops++;
 }
 
 /* ---- Kernels --------------------------------------------------------------------------------- */
@@ -458,6 +486,9 @@ static void register_kernel(tp_registrar_t *registrar, const tp_kernel_def_t *de
         if (!widen_struct(registrar, status, "tp_type_constraint_t", constraint,
                           sizeof *constraint, plugin_array_element(kernel.constraints, i),
                           TP_V1_0_TYPE_CONSTRAINT_SIZE))
+            return;
+        if (!check_array_length(registrar, status, "tp_type_constraint_t.dtypes",
+                                constraint->num_dtypes))
             return;
         if (!is_valid_identifier(constraint->attr) || constraint->num_dtypes == 0 ||
             constraint->dtypes == NULL) {

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# The `tensorplug` command as a user runs it. Usage: test_cli.sh TENSORPLUG TEST_PLUGIN_DIR
+# The `tensorplug` command as a user runs it.
+# Usage: test_cli.sh TENSORPLUG TEST_PLUGIN_DIR EXTRA_PLUGIN_DIR
 set -u
 tensorplug=$1
 plugins=$2
+extra=$3
 source "$(dirname "$0")/support.sh"
 
 export TP_PLUGIN_PATH=
@@ -76,6 +78,47 @@ check "bad type name refused" $?
 expect_line "summary" "$out" "3 loaded, 5 refused"
 [ "$(grep -c 'skipped plug-in' <<<"$out")" -eq 0 ]
 check "plugins does not repeat refusals as log lines" $?
+
+# Plug-ins that crash, exit or call back into the API while they load: each is loaded in a
+# child process first and listed as refused; none ends or blocks the command.
+misbehaving="$extra/crash_in_constructor.so:$extra/crash_in_init.so:$extra/exit_in_init.so"
+misbehaving="$misbehaving:$extra/reenter_linked.so:$plugins/libtp_test_good.so"
+out=$(TP_PLUGIN_PATH=$misbehaving timeout 60 "$tensorplug" plugins 2>&1); rc=$?
+check "plugins outlives plug-ins that crash or exit while loading (rc $rc)" $rc
+expect_line "a crash in a constructor is reported" "$out" \
+    "$extra/crash_in_constructor.so: refused: it crashed with signal 11 (SIGSEGV) during init"
+expect_line "a crash in init is reported" "$out" \
+    "$extra/crash_in_init.so: refused: it crashed with signal 11 (SIGSEGV) during init"
+expect_line "an exit in init is reported" "$out" \
+    "$extra/exit_in_init.so: refused: it ended the process (exit status 3) during init"
+expect_line "an init that creates a context is refused, not deadlocked" "$out" \
+    "$extra/reenter_linked.so: refused: its init failed: tp_context_create: called from the init of plug-in 'misbehaving' ($extra/reenter_linked.so): plug-ins load one at a time, so a plug-in's init cannot create a context"
+expect_line "the plug-ins after them load" "$out" "2 loaded, 4 refused"
+
+# Files that are no plug-in, and folders and entries that cannot be trusted: one line each.
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+mkdir "$scratch/folder" "$scratch/open"
+head -c 4096 "$plugins/libtp_test_good.so" > "$scratch/folder/truncated.so"
+mkfifo "$scratch/folder/fifo.so"
+cp "$plugins/libtp_test_good.so" "$scratch/open/good.so"
+chmod 0777 "$scratch/open"
+out=$(TP_PLUGIN_PATH="relative/plugins:$scratch/folder:$scratch/open" timeout 20 \
+      "$tensorplug" plugins 2>&1); rc=$?
+check "plugins exits 0 beside files that are no plug-in (rc $rc)" $rc
+expect_line "a relative search path entry is refused" "$out" \
+    "tensorplug: skipped plug-in search path entry 'relative/plugins': it is not an absolute path"
+expect_line "a FIFO is refused, without blocking" "$out" \
+    "$scratch/folder/fifo.so: refused: it is a FIFO, not a regular file"
+expect_text "a truncated file is refused, without SIGBUS" "$out" \
+    "$scratch/folder/truncated.so: refused: its loadable segment "
+expect_text "the truncated file's size is named" "$out" "but the file has 4096: it is truncated"
+expect_line "a folder others can write is refused" "$out" \
+    "tensorplug: skipped plug-in folder $scratch/open: it is writable by group and others (mode 0777)"
+expect_line "nothing of them loads" "$out" "1 loaded, 2 refused"
+
+out=$(TP_PLUGINS=none TP_PLUGIN_PATH=$plugins "$tensorplug" plugins 2>&1)
+expect_line "TP_PLUGINS=none loads no plug-in file" "$out" "1 loaded, 0 refused"
 
 out=$("$tensorplug" version); rc=$?
 check "version exits 0" $rc

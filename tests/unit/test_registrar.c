@@ -390,6 +390,86 @@ static void list_lengths_that_overflow_are_refused(void **state) {
     unload(record);
 }
 
+/* ---- Sizes and lengths a plug-in claims ------------------------------------------------------ */
+
+/* Each is bounded before the memory it describes is read: a 1 TiB stride crashed the registrar,
+ * and a descriptor claiming SIZE_MAX bytes loaded. */
+static void claimed_sizes_and_lengths_are_bounded(void **state) {
+    (void)state;
+    const size_t tebibyte = (size_t)1 << 40;
+    current_init = never_called;
+    tp_plugin_descriptor_t d = descriptor();
+    d.struct_size = SIZE_MAX;
+    assert_refusal(load(&d), "its descriptor claims 18446744073709551615 bytes, more than the "
+                             "65536 any struct of the ABI may claim");
+
+    tp_device_type_def_t type = device_type("APU");
+    type.struct_size = SIZE_MAX;
+    refuse_type(type, TP_INVALID_ARGUMENT,
+                "tp_device_type_def_t.struct_size is 18446744073709551615, larger than the 65536 "
+                "bytes any struct of the ABI may claim");
+
+    tp_kernel_def_t kernel = relu_kernel();
+    kernel.struct_size = tebibyte;
+    assert_refusal(load_kernel(kernel), "tp_kernel_def_t.struct_size is 1099511627776, larger "
+                                        "than the 65536 bytes");
+
+    /* Element 1 of this array would lie a tebibyte past element 0. */
+    static tp_type_constraint_t strided[2];
+    strided[0] = (tp_type_constraint_t){tebibyte, "T", float32_only, 1};
+    strided[1] = strided[0];
+    kernel = relu_kernel();
+    kernel.constraints = strided;
+    kernel.num_constraints = 2;
+    assert_refusal(load_kernel(kernel), "tp_type_constraint_t.struct_size is 1099511627776, "
+                                        "larger than the 65536 bytes");
+
+    /* The cap itself is a size the host accepts. */
+    static union {
+        tp_type_constraint_t constraint;
+        unsigned char bytes[65537];
+    } largest;
+    largest.constraint = (tp_type_constraint_t){65536, "T", float32_only, 1};
+    kernel = relu_kernel();
+    kernel.constraints = &largest.constraint;
+    tp_plugin_record_t *record = load_kernel(kernel);
+    assert_null(record->refusal);
+    assert_int_equal(record->kernels[0].constraints[0].dtypes[0], TP_FLOAT32);
+    unload(record);
+    largest.constraint.struct_size = 65537;
+    assert_refusal(load_kernel(kernel), "tp_type_constraint_t.struct_size is 65537, larger");
+
+    kernel = relu_kernel();
+    kernel.num_constraints = SIZE_MAX;
+    assert_refusal(load_kernel(kernel), "tp_type_constraint_t: 18446744073709551615 elements, "
+                                        "more than the 4096 the host accepts");
+    static const tp_type_constraint_t endless_dtypes = {sizeof endless_dtypes, "T", float32_only,
+                                                        SIZE_MAX};
+    kernel = relu_kernel();
+    kernel.constraints = &endless_dtypes;
+    assert_refusal(load_kernel(kernel), "tp_type_constraint_t.dtypes: 18446744073709551615 "
+                                        "elements, more than the 4096");
+
+    tp_op_def_t op = scale_op();
+    op.num_attrs = (size_t)1 << 62;
+    assert_refusal(load_op(op), "tp_op_attr_def_t: 4611686018427387904 elements, more than the "
+                                "4096 the host accepts");
+    static tp_op_arg_def_t wide_input;
+    wide_input = scale_input;
+    wide_input.struct_size = SIZE_MAX;
+    op = scale_op();
+    op.inputs = &wide_input;
+    assert_refusal(load_op(op), "tp_op_arg_def_t.struct_size is 18446744073709551615, larger");
+    static tp_op_attr_def_t endless_allowed;
+    endless_allowed = scale_attrs[0];
+    endless_allowed.num_allowed_dtypes = SIZE_MAX;
+    op = scale_op();
+    op.attrs = &endless_allowed;
+    op.num_attrs = 1;
+    assert_refusal(load_op(op), "tp_op_attr_def_t.allowed_dtypes: 18446744073709551615 "
+                                "elements");
+}
+
 /* ---- Graph passes and the end of init -------------------------------------------------------- */
 
 static void register_two_passes(const tp_host_api_t *host, tp_registrar_t *registrar,
@@ -468,6 +548,7 @@ int main(void) {
         cmocka_unit_test(kernels_are_checked_and_copied),
         cmocka_unit_test(ops_are_checked_and_copied),
         cmocka_unit_test(list_lengths_that_overflow_are_refused),
+        cmocka_unit_test(claimed_sizes_and_lengths_are_bounded),
         cmocka_unit_test(one_graph_pass_per_plugin),
         cmocka_unit_test(registration_after_init_is_refused),
     };
