@@ -1,5 +1,6 @@
 #include "apu_stream.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,7 +10,7 @@ struct apu_command {
     apu_command_t *next;
     apu_work_fn work;
     bool marker; /* an event record, a wait or a callback: no device work, so no latency */
-    unsigned char payload[128];
+    _Alignas(max_align_t) unsigned char payload[128]; /* holds structs of any alignment */
 };
 
 static void sleep_microseconds(uint64_t microseconds) {

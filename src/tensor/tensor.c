@@ -50,8 +50,8 @@ static tp_status_t *out_of_memory(tp_status_t *error, tp_bfc_t *allocator,
 
 tp_status_t *tp_tensor_allocate(tp_context_t *context, tp_device_t *device,
                                 tp_dtype_t dtype, const tp_shape_t *shape, tp_tensor_t **out) {
-    int64_t count;
-    size_t byte_size;
+    int64_t count = 0;
+    size_t byte_size = 0;
     TP_RETURN_IF_ERROR(tp_tensor_check_layout(dtype, shape, &count, &byte_size));
     tp_tensor_t *tensor = calloc(1, sizeof *tensor);
     if (tensor == NULL) return tp_status_make(TP_RESOURCE_EXHAUSTED, "out of host memory");
@@ -120,8 +120,8 @@ tp_status_t *tp_tensor_create(tp_context_t *context, tp_dtype_t dtype, tp_shape_
                               const void *data, size_t size, tp_tensor_t **out_tensor) {
     TP_REQUIRE_ARG(context);
     TP_REQUIRE_ARG(out_tensor);
-    int64_t count;
-    size_t byte_size;
+    int64_t count = 0;
+    size_t byte_size = 0;
     TP_RETURN_IF_ERROR(tp_status_annotate(tp_tensor_check_layout(dtype, &shape, &count,
                                                                  &byte_size),
                                           "tp_tensor_create"));
@@ -196,8 +196,8 @@ const char *tp_tensor_device(const tp_tensor_t *tensor) {
 tp_status_t *tp_tensor_symbolic(tp_context_t *context, struct tp_trace *trace, int32_t node,
                                 int32_t output, tp_dtype_t dtype, const tp_shape_t *shape,
                                 tp_tensor_t **out) {
-    int64_t count;
-    size_t byte_size;
+    int64_t count = 0;
+    size_t byte_size = 0;
     TP_RETURN_IF_ERROR(tp_tensor_check_layout(dtype, shape, &count, &byte_size));
     tp_tensor_t *tensor = calloc(1, sizeof *tensor);
     if (tensor == NULL) return tp_status_make(TP_RESOURCE_EXHAUSTED, "out of host memory");
