@@ -4,6 +4,7 @@
  * recorded later on the stream completes, the other device's stream that waits for it does
  * not fail, and stream_synchronize has nothing left to report. */
 #include "test_support.h"
+#include "queued_support.h"
 
 #include <stdlib.h>
 
@@ -17,14 +18,7 @@ static const char injected[] = "Relu on QDEV:0: injected failure of kernel launc
 
 static void a_failure_is_reported_through_the_next_event_only(void **state) {
     (void)state;
-    /* Read by the plug-in's init, when the first context loads it. */
-    assert_int_equal(setenv("QDEV_FAIL_KERNEL", "1", 1), 0);
-    assert_int_equal(setenv("QDEV_DEVICES", "2", 1), 0);
-    tp_context_options_t options = TP_CONTEXT_OPTIONS_INIT;
-    options.plugin_path = TP_QUEUED_NO_CALLBACK_PLUGIN;
-    options.skip_installed_plugins = true;
-    tp_context_t *context;
-    assert_ok(tp_context_create(&options, &context));
+    tp_context_t *context = queued_context_failing_first_launches();
     tp_device_t *qdev0, *qdev1;
     assert_ok(tp_context_find_device(context, "QDEV:0", &qdev0));
     assert_ok(tp_context_find_device(context, "QDEV:1", &qdev1));
