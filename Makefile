@@ -88,6 +88,7 @@ bench: build
 	$(BUILD)/bin/bench_memory
 	$(BUILD)/bin/bench_graph
 	$(BUILD)/bin/bench_distribute
+	$(BUILD)/bin/bench_registration
 
 # The Debian packages tensorplug, tensorplug-dev and tensorplug-apu, in build/.
 package: build
