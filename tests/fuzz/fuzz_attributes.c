@@ -23,6 +23,8 @@ typedef struct {
 
 static const tp_host_api_t *host;
 static const tp_op_def_t *to_register;
+/* Which wrong output shape the shape function tries first, chosen per input (0: none). */
+static uint8_t misuse;
 
 static const char *any_name(fuzz_input_t *in) {
     size_t index = fuzz_below(in, FUZZ_NUM_NAMES + 1);
@@ -155,6 +157,26 @@ static void check_accessors(const tp_kernel_context_t *call) {
         fuzz_fail(def->name, "an attribute the op does not have was read");
 }
 
+/* A shape function's mistakes: an output that does not exist, a rank out of range, no
+ * dimensions, a negative dimension, more elements than 64 bits count. Each must be refused,
+ * and set nothing. */
+static void try_wrong_shape(tp_kernel_context_t *context, int32_t outputs) {
+    static const int64_t negative[] = {2, -1}, huge[] = {INT64_MAX, 2};
+    tp_plugin_status_t refused = TP_PLUGIN_STATUS_INIT;
+    switch (misuse % 7) {
+    case 0: return;
+    case 1: host->kernel_set_output_shape(context, outputs, 0, NULL, &refused); break;
+    case 2: host->kernel_set_output_shape(context, -1, 0, NULL, &refused); break;
+    case 3: host->kernel_set_output_shape(context, 0, TP_MAX_RANK + 1, huge, &refused); break;
+    case 4: host->kernel_set_output_shape(context, 0, 2, NULL, &refused); break;
+    case 5: host->kernel_set_output_shape(context, 0, 2, negative, &refused); break;
+    default: host->kernel_set_output_shape(context, 0, 2, huge, &refused); break;
+    }
+    if (refused.code == TP_OK) fuzz_fail(host->kernel_op_name(context), "a wrong shape was set");
+    if (outputs > 0 && context->output_shape_set[0] && misuse % 7 > 2)
+        fuzz_fail(host->kernel_op_name(context), "a refused shape was kept");
+}
+
 /* What a plug-in's shape function does: read the attributes, look at the inputs (views without
  * memory), try the outputs (refused until inference is done), then set each output's shape
  * from an input, or a scalar. */
@@ -166,6 +188,7 @@ static void infer_shape(void *op_state, tp_kernel_context_t *context, tp_plugin_
     tp_plugin_status_t refused = TP_PLUGIN_STATUS_INIT;
     host->kernel_output(context, 0, &view, &refused);
     if (refused.code == TP_OK) fuzz_fail(host->kernel_op_name(context), "output during inference");
+    try_wrong_shape(context, outputs);
     for (int32_t o = 0; o < outputs; o++) {
         int32_t rank = 0;
         const int64_t *dims = NULL;
@@ -210,6 +233,7 @@ static void call_op(fuzz_input_t *in, const tp_op_t *op) {
     fuzz_call_t call_data = {0};
     if (!fuzz_make_inputs(in, op->def, &call_data)) return;
     fuzz_make_attrs(in, op->def, &call_data);
+    misuse = fuzz_byte(in);
     tp_kernel_context_t call;
     tp_status_t *status = tp_kernel_context_resolve(&call, op, call_data.inputs,
                                                     call_data.num_inputs, call_data.attrs,
