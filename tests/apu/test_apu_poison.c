@@ -6,7 +6,8 @@
  * alone (1 + thread + THREADS * chain), so a failure message says which chain launched it:
  *
  *     x (CPU) -> Relu on APU:d -> Relu on APU:e (peer copy) -> Add on the CPU (staged through
- *     host memory) -> Relu on APU:d (copied back) ; and a traced function Relu(APU:e)(Relu(APU:d)(x))
+ *     host memory) -> Relu on APU:d (copied back);
+ *     a traced function of x: Relu on APU:e of Relu on APU:d
  *
  * with d and e the two APUs in an order that changes from chain to chain. Every tensor is read
  * once the whole chain is queued. What must hold, for every chain of every thread:
