@@ -15,7 +15,7 @@
  *
  *   run()  # PluggableDevices also work with tf.function and graph mode.
  *
- * Run it with the plug-in found: TP_PLUGIN_PATH=build/plugins build/examples/apu_relu.
+ * Run it with the plug-in found: TP_PLUGIN_PATH=$PWD/build/plugins build/examples/apu_relu.
  * RandomStandardNormal has no APU kernel, so it runs on the CPU; unlike TensorFlow, that
  * fallback is reported on standard error. In the traced function, scopes place both nodes
  * explicitly, so the graph's placement lines show CPU and APU without a fallback. The seed is

@@ -5,7 +5,7 @@
  * Each APU reserves 40% of its memory at the first tensor, and never more: a tensor that does
  * not fit is an out-of-memory status, and once memory is freed the same request succeeds.
  *
- * Run it with the plug-in found: TP_PLUGIN_PATH=build/plugins build/examples/memory_fraction
+ * Run it with the plug-in found: TP_PLUGIN_PATH=$PWD/build/plugins build/examples/memory_fraction
  * (TP_APU_MEMORY=1G, the default, gives each APU 1 GiB).
  */
 #include <stdlib.h>

@@ -7,7 +7,7 @@
  * them, never giving memory back. The statistics show it: relu of a 1 MiB tensor, then of a
  * 4 MiB one, on /APU:0.
  *
- * Run it with the plug-in found: TP_PLUGIN_PATH=build/plugins build/examples/memory_growth
+ * Run it with the plug-in found: TP_PLUGIN_PATH=$PWD/build/plugins build/examples/memory_growth
  */
 #include <stdlib.h>
 

@@ -14,7 +14,7 @@
  *
  * Here the two devices are the host's CPU split into two logical devices, CPU:0 and CPU:1, so
  * that the program runs on any machine. Then, if two APUs are installed
- * (TP_PLUGIN_PATH=build/plugins TP_APU_DEVICES=2), the same shape of program with Relu, the
+ * (TP_PLUGIN_PATH=$PWD/build/plugins TP_APU_DEVICES=2), the same shape of program with Relu, the
  * APU's one kernel, on APU:0 and APU:1: the values cross from the CPU to each APU and back.
  */
 #include <tensorplug/tensorplug.h>
@@ -72,7 +72,8 @@ int main(void) {
     tp_tensor_release(c[1]);
 
     if (tp_physical_device_count(context, "APU") < 2) {
-        printf("(the APU part needs two APUs: TP_PLUGIN_PATH=build/plugins TP_APU_DEVICES=2)\n");
+        printf("(the APU part needs two APUs: "
+               "TP_PLUGIN_PATH=$PWD/build/plugins TP_APU_DEVICES=2)\n");
         tp_context_destroy(context);
         return 0;
     }

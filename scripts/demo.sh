@@ -2,7 +2,8 @@
 # The walk-through `make demo` runs: the runtime alone, then the APU package installed into a
 # local prefix (no root needed), then the reference documents' examples. Usage: demo.sh BUILD
 set -eu
-build=${1:-build}
+# Absolute, since plug-in search paths must be.
+build=$(cd "${1:-build}" && pwd)
 prefix="$build/demo-prefix"
 step() { printf '\n== %s\n' "$*"; }
 unset TP_PLUGIN_PATH

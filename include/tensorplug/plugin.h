@@ -492,7 +492,10 @@ typedef struct tp_host_api {
 
 /* Called once per process. Registers what the plug-in provides; a status set to an error makes
  * the host skip the plug-in and drop whatever it registered. `host` stays valid for the life of
- * the process and may be kept. */
+ * the process and may be kept. An init must not create a context (tp_context_create), on its
+ * thread or on one it waits for: plug-ins load one at a time, so that call fails with
+ * FAILED_PRECONDITION, which the init should pass on; other application functions may be
+ * called. */
 typedef void (*tp_plugin_init_fn)(const tp_host_api_t *host, tp_registrar_t *registrar,
                                   tp_plugin_status_t *status);
 

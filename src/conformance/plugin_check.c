@@ -9,9 +9,11 @@
  * so one that crashes while it loads fails the load check instead of ending the tool. A run in
  * which every device and kernel check was n/a fails: it checked nothing. */
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -376,6 +378,14 @@ tp_status_t *tp_plugin_check(const char *path, const tp_plugin_check_options_t *
     if (access(path, R_OK) != 0)
         return tp_status_make(TP_NOT_FOUND, "plugin-check: cannot read '%s': %s", path,
                               strerror(errno));
+    /* The loader takes absolute paths only (a relative one names another file in every
+     * working directory), so the file the user named is made absolute here, once. */
+    char absolute[PATH_MAX];
+    if (realpath(path, absolute) == NULL)
+        return tp_status_make(TP_NOT_FOUND, "plugin-check: cannot resolve '%s': %s", path,
+                              strerror(errno));
+    const char *given = path;
+    path = absolute;
     tp_plugin_check_options_t effective = TP_PLUGIN_CHECK_OPTIONS_INIT;
     if (options != NULL)
         memcpy(&effective, options,
@@ -388,7 +398,7 @@ tp_status_t *tp_plugin_check(const char *path, const tp_plugin_check_options_t *
         return tp_status_make(TP_RESOURCE_EXHAUSTED, "plugin-check: out of host memory");
     }
     tally_t tally = {out, 0, 0, 0, ""};
-    fprintf(out, "plugin-check %s\n", path);
+    fprintf(out, "plugin-check %s\n", given);
     tp_status_t *error = NULL;
     /* The registrations check adds to the plan as it runs, so the count is read each time. */
     bool loaded = true;

@@ -204,11 +204,12 @@ static tp_status_t *add_plugin(builder_t *builder, const tp_plugin_record_t *rec
 }
 
 static tp_status_t *add_plugin_files(builder_t *builder, const tp_context_options_t *options) {
-    const char *search_path = options->plugin_path;
-    if (search_path == NULL) search_path = tp_env_get("TP_PLUGIN_PATH");
+    bool from_environment = options->plugin_path == NULL;
+    const char *search_path =
+        from_environment ? tp_env_get("TP_PLUGIN_PATH") : options->plugin_path;
     tp_path_list_t files;
-    TP_RETURN_IF_ERROR(
-        tp_plugin_discover(search_path, !options->skip_installed_plugins, &files));
+    TP_RETURN_IF_ERROR(tp_plugin_discover(search_path, from_environment,
+                                          !options->skip_installed_plugins, &files));
     tp_status_t *error = NULL;
     for (size_t i = 0; i < files.count && error == NULL; i++) {
         const tp_plugin_record_t *record;

@@ -153,7 +153,8 @@ static bool plugins_switched_off(void) {
     return false;
 }
 
-tp_status_t *tp_plugin_discover(const char *search_path, bool include_installed,
+tp_status_t *tp_plugin_discover(const char *search_path, bool path_from_environment,
+                                bool include_installed,
                                 tp_path_list_t *out) {
     tp_path_list_t list = {NULL, 0};
     size_t capacity = 0;
@@ -164,7 +165,8 @@ tp_status_t *tp_plugin_discover(const char *search_path, bool include_installed,
     }
     char installed[PATH_MAX];
     tp_installed_plugin_dir(installed, sizeof installed);
-    if (search_path != NULL && search_path[0] != '\0' && secure_mode()) {
+    if (path_from_environment && search_path != NULL && search_path[0] != '\0' &&
+        secure_mode()) {
         tp_log_message(TP_LOG_WARNING, "ignored the plug-in search path '%s': a setuid or setgid "
                        "program loads plug-ins only from %s", search_path, installed);
         search_path = NULL;

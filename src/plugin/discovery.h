@@ -17,8 +17,12 @@ typedef struct tp_path_list {
 } tp_path_list_t;
 
 /* `search_path` is ':'-separated and may be NULL or empty. A folder that does not exist is
- * skipped quietly. Fails only when out of host memory; *out is then empty. */
-tp_status_t *tp_plugin_discover(const char *search_path, bool include_installed,
+ * skipped quietly. A path from the environment (TP_PLUGIN_PATH) is ignored, with a warning, in
+ * a setuid or setgid program; one the program chose itself (its plugin_path option) is not,
+ * as glibc ignores LD_LIBRARY_PATH there but not the paths a program gives dlopen. Fails only
+ * when out of host memory; *out is then empty. */
+tp_status_t *tp_plugin_discover(const char *search_path, bool path_from_environment,
+                                bool include_installed,
                                 tp_path_list_t *out);
 void tp_path_list_free(tp_path_list_t *list);
 
