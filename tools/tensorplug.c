@@ -411,6 +411,14 @@ static void print_usage(FILE *out) {
                  "TP_VISIBLE_DEVICES, TP_FORCE_ALLOW_GROWTH.\n");
 }
 
+/* A command whose output was lost (a full disk, /dev/full, a closed pipe) has failed, whatever
+ * it computed: stdout is flushed and checked before the exit status is given. */
+static int checked_output(int code) {
+    if (fflush(stdout) == 0 && !ferror(stdout)) return code;
+    fprintf(stderr, "tensorplug: cannot write the output: %s\n", strerror(errno));
+    return code == EXIT_SUCCESS ? EXIT_FAILURE : code;
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         print_usage(stderr);
@@ -418,17 +426,17 @@ int main(int argc, char **argv) {
     }
     if (is_help(argv[1])) {
         print_usage(stdout);
-        return EXIT_SUCCESS;
+        return checked_output(EXIT_SUCCESS);
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
         if (strcmp(argv[1], commands[i].name) != 0) continue;
         for (int a = 2; a < argc; a++) {
             if (is_help(argv[a])) {
                 fputs(commands[i].usage, stdout);
-                return EXIT_SUCCESS;
+                return checked_output(EXIT_SUCCESS);
             }
         }
-        return commands[i].run(argc - 2, argv + 2);
+        return checked_output(commands[i].run(argc - 2, argv + 2));
     }
     fprintf(stderr, "tensorplug: unknown command '%s'\n\n", argv[1]);
     print_usage(stderr);

@@ -5,11 +5,17 @@
 #include <string.h>
 
 #include "base/log.h"
+#include "base/printable.h"
 #include "base/status.h"
 #include "plugin/plugin_status.h"
 
+/* The plug-in's text, escaped: device listings print it as it is kept. */
 static char *copy_text(const char *text, const char *fallback) {
-    return strdup(text != NULL && text[0] != '\0' ? text : fallback);
+    if (text == NULL || text[0] == '\0') return strdup(fallback);
+    size_t capacity = strlen(text) * TP_PRINTABLE_EXPANSION + 1;
+    char *shown = malloc(capacity);
+    if (shown != NULL) tp_printable_copy(shown, capacity, text);
+    return shown;
 }
 
 tp_status_t *tp_physical_device_open(const tp_plugin_record_t *plugin,

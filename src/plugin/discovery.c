@@ -20,6 +20,7 @@
 
 #include "base/env.h"
 #include "base/log.h"
+#include "base/printable.h"
 #include "base/status.h"
 #include "plugin/plugin_trust.h"
 
@@ -66,6 +67,14 @@ static bool append(tp_path_list_t *list, size_t *capacity, char *path) {
     return true;
 }
 
+/* Whether `text` reads on a terminal as it is (tp_printable_copy changes nothing). */
+static bool is_printable(const char *text) {
+    char shown[PATH_MAX * TP_PRINTABLE_EXPANSION + 1];
+    size_t length = strlen(text);
+    return length < PATH_MAX && tp_printable_copy(shown, sizeof shown, text) == length &&
+           memcmp(shown, text, length) == 0;
+}
+
 /* Adds the plug-in files of one folder, sorted, when the folder may be trusted; an entry that
  * names a file is that plug-in alone, so that one plug-in can be loaded without its neighbours
  * (plugin-check does). Every "*.so" is listed whatever it is: the loader refuses a FIFO, a
@@ -110,6 +119,14 @@ static bool scan_folder(const char *folder, tp_path_list_t *list, size_t *capaci
     struct dirent *entry;
     while (ok && (entry = readdir(directory)) != NULL) {
         if (!has_plugin_suffix(entry->d_name)) continue;
+        if (!is_printable(entry->d_name)) {
+            /* Its name would put control bytes in every line and listing that names it. */
+            char shown[NAME_MAX * TP_PRINTABLE_EXPANSION + 1];
+            tp_printable_copy(shown, sizeof shown, entry->d_name);
+            tp_log_message(TP_LOG_WARNING, "skipped plug-in file %s/%s: its name holds bytes "
+                           "that are not printable", folder, shown);
+            continue;
+        }
         size_t length = strlen(folder) + 1 + strlen(entry->d_name) + 1;
         char *path = malloc(length);
         if (path == NULL) {
@@ -180,7 +197,10 @@ tp_status_t *tp_plugin_discover(const char *search_path, bool path_from_environm
             memcpy(folder, cursor, length);
             folder[length] = '\0';
             /* A relative entry would name another folder in every working directory. */
-            if (folder[0] != '/')
+            if (!is_printable(folder))
+                tp_log_message(TP_LOG_WARNING, "skipped plug-in search path entry '%s': it "
+                               "holds bytes that are not printable", folder);
+            else if (folder[0] != '/')
                 tp_log_message(TP_LOG_WARNING, "skipped plug-in search path entry '%s': it is "
                                "not an absolute path", folder);
             else

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/printable.h"
 #include "plugin/abi_sizes.h"
 #include "plugin/plugin_record.h"
 #include "plugin/plugin_status.h"
@@ -21,7 +22,10 @@ void tp_plugin_record_refuse(tp_plugin_record_t *record, const char *format, ...
     va_start(args, format);
     vsnprintf(reason, sizeof reason, format, args);
     va_end(args);
-    record->refusal = tp_arena_strdup(&record->arena, reason);
+    /* A reason quotes the plug-in's own words and file names: kept as it will be shown. */
+    char shown[sizeof reason * TP_PRINTABLE_EXPANSION];
+    tp_printable_copy(shown, sizeof shown, reason);
+    record->refusal = tp_arena_strdup(&record->arena, shown);
     if (record->refusal == NULL) record->refusal = "refused (out of host memory)";
 }
 

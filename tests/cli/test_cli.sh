@@ -125,6 +125,16 @@ check "version exits 0" $rc
 [ "$out" = "tensorplug 0.1.0 (plug-in ABI 1.4)" ]
 check "version prints versions (got: $out)" $?
 
+# Output that cannot be written is a failure, said on standard error.
+for command in devices plugins version "devices --json" --help; do
+    err=$(TP_PLUGIN_PATH=$plugins "$tensorplug" $command 2>&1 >/dev/full); rc=$?
+    [ $rc -eq 1 ] && grep -q "^tensorplug: cannot write the output: No space left on device$" <<<"$err"
+    check "'$command' to /dev/full exits 1 and says why (rc $rc: $err)" $?
+done
+err=$("$tensorplug" graph --text 2>&1 >/dev/full); rc=$?
+[ $rc -eq 1 ] && grep -q "writing 'standard output' failed: No space left on device" <<<"$err"
+check "'graph' to /dev/full exits 1 and says why (rc $rc: $err)" $?
+
 for command in "" devices plugins graph version; do
     out=$("$tensorplug" $command --help); rc=$?
     check "'$command --help' exits 0" $rc
