@@ -58,6 +58,9 @@ static pthread_once_t thread_count_once = PTHREAD_ONCE_INIT;
  * TP_CPU_THREADS caps the threads of one kernel, OpenBLAS's included: with several logical
  * CPU devices each running its own replica, one thread per device is the fair share. Read with
  * secure_getenv, as the runtime reads its own variables, and never ignored silently. */
+/* The registrar of the init that counts the threads, so that a warning names the CPU. */
+static tp_registrar_t *counting_registrar;
+
 static void count_threads(void) {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     int every_core = cores < 1 ? 1 : cores > MAX_THREADS ? MAX_THREADS : (int)cores;
@@ -69,10 +72,8 @@ static void count_threads(void) {
             cores = value;
             openblas_set_num_threads(value > MAX_THREADS ? MAX_THREADS : (int)value);
         } else {
-            /* Threads are counted during init, before the CPU keeps its registrar: the host
-             * names the line as a plug-in's. */
             if (tp_cpu_host != NULL)
-                tp_cpu_host->log(NULL, TP_LOG_WARNING,
+                tp_cpu_host->log(counting_registrar, TP_LOG_WARNING,
                                  "TP_CPU_THREADS='%s' is not a whole number above 0; using "
                                  "the default, every core (%d)",
                                  requested, every_core);
@@ -81,7 +82,8 @@ static void count_threads(void) {
     thread_count = cores < 1 ? 1 : cores > MAX_THREADS ? MAX_THREADS : (int)cores;
 }
 
-void cpu_configure_threads(void) {
+void cpu_configure_threads(tp_registrar_t *registrar) {
+    counting_registrar = registrar; /* init runs once per process, before any kernel */
     pthread_once(&thread_count_once, count_threads);
 }
 

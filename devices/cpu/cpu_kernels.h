@@ -24,7 +24,7 @@ bool cpu_failed(const tp_plugin_status_t *status);
 /* Calls fn over [0, count) in slices on both (all) cores when count * cost is large enough to
  * pay for the threads, else on the calling thread. */
 /* Reads TP_CPU_THREADS, once, before the first kernel runs. */
-void cpu_configure_threads(void);
+void cpu_configure_threads(tp_registrar_t *registrar);
 typedef void (*cpu_range_fn)(void *arg, int64_t begin, int64_t end);
 void cpu_parallel_for(int64_t count, int64_t cost_per_item, cpu_range_fn fn, void *arg);
 

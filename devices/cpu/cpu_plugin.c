@@ -200,7 +200,7 @@ static void cpu_init(const tp_host_api_t *host_api, tp_registrar_t *registrar,
     };
     host->register_device_type(registrar, &cpu, status);
     tp_cpu_host = host_api;
-    cpu_configure_threads();
+    cpu_configure_threads(registrar);
     cpu_register_elementwise_kernels(registrar, status);
     cpu_register_matmul_kernels(registrar, status);
     cpu_register_reduction_kernels(registrar, status);

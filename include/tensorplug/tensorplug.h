@@ -70,7 +70,9 @@ TP_API const char *tp_code_name(tp_code_t code);
 
 /* ---- Logging --------------------------------------------------------------------------------- */
 
-/* Receives each line the runtime logs (plug-in refusals, warnings), without a newline. */
+/* Receives each line the runtime logs (plug-in refusals, warnings), without a newline, with
+ * control bytes and line-moving characters escaped as \xHH. It may call the log functions
+ * itself: a line it logs comes back to it once, then goes to standard error. */
 typedef void (*tp_log_fn)(tp_log_level_t level, const char *line, void *user_data);
 
 /* Sends the process's log lines to `fn` instead of standard error; NULL restores standard

@@ -266,7 +266,7 @@ static void a_malformed_cpu_thread_count(void **state) {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     char want[256];
     snprintf(want, sizeof want,
-             "tensorplug warning: [plug-in] TP_CPU_THREADS='0' is not a whole number above 0; "
+             "tensorplug warning: [cpu] TP_CPU_THREADS='0' is not a whole number above 0; "
              "using the default, every core (%ld)",
              cores < 1 ? 1 : cores > 16 ? 16 : cores);
     const char *settings[] = {"TP_CPU_THREADS=0", NULL};
