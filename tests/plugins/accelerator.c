@@ -30,7 +30,7 @@ static void relu(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t 
     tp_tensor_view_t x = {.struct_size = sizeof x}, y = {.struct_size = sizeof y};
     host->kernel_input(context, 0, &x, status);
     host->kernel_output(context, 0, &y, status);
-    if (host->status_code(status) != TP_OK) return;
+    if (host->status_code(status) != TP_OK || x.num_elements == 0) return; /* no memory */
     const float *in = (const float *)((char *)x.mem + x.offset);
     float *out = (float *)((char *)y.mem + y.offset);
     for (int64_t i = 0; i < x.num_elements; i++) {
