@@ -79,9 +79,16 @@ tp_status_t *tp_kernel_launch(tp_kernel_context_t *call, const tp_kernel_def_t *
     tp_completion_t *done = NULL;
     tp_device_lock_queue(call->device);
     error = run_kernel(call, kernel);
-    if (error == NULL)
+    if (error == NULL) {
         error = tp_completion_record(call->device, call->op->def->name, pending, num_pending,
                                      &done);
+    } else {
+        /* A kernel that failed after queueing part of its work: an event after that part takes
+         * whatever it fails with, which belongs to this failed launch, not to the next one. */
+        tp_status_free(tp_completion_record(call->device, call->op->def->name, NULL, 0, &done));
+        tp_completion_release(done);
+        done = NULL;
+    }
     tp_device_unlock_queue(call->device);
     if (pending != small) free(pending);
     if (error != NULL) return error;
