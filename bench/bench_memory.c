@@ -132,7 +132,7 @@ static void allocate_free_pairs(void) {
     }
     printf("  %-34s %8.1f ns/pair\n", "baseline: glibc malloc/free", malloc_ns);
 
-    tp_bfc_options_t options = {UINT64_C(1) << 34, true, UINT64_C(2) << 20};
+    tp_bfc_options_t options = {UINT64_C(1) << 34, true, UINT64_C(2) << 20, 0};
     tp_bfc_t *bfc;
     TP_CHECK(tp_bfc_create("bench_bfc", (tp_bfc_backend_t){host_allocate, host_deallocate, NULL},
                            &options, &bfc));

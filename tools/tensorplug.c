@@ -92,7 +92,10 @@ static void print_devices_json(const tp_context_t *context, const char *type) {
         print_json_string(stdout, tp_physical_device_hardware_name(device));
         printf(", \"vendor\": ");
         print_json_string(stdout, tp_physical_device_vendor(device));
-        printf(", \"memory_bytes\": %" PRIu64 "}", tp_physical_device_memory_bytes(device));
+        printf(", \"driver_version\": ");
+        print_json_string(stdout, tp_physical_device_driver_version(device));
+        printf(", \"compute_units\": %" PRId32 ", \"memory_bytes\": %" PRIu64 "}",
+               tp_physical_device_compute_units(device), tp_physical_device_memory_bytes(device));
     }
     printf("%s]\n", count > 0 ? "\n" : "");
 }

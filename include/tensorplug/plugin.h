@@ -31,7 +31,7 @@ extern "C" {
 #endif
 
 #define TP_ABI_MAJOR 1
-#define TP_ABI_MINOR 4
+#define TP_ABI_MINOR 5
 
 #if defined(__GNUC__)
 #define TP_PRINTF_LIKE(fmt_index, first_arg) __attribute__((format(printf, fmt_index, first_arg)))
@@ -103,7 +103,24 @@ typedef struct tp_device_info {
     const char *hardware_name; /* "Awesome Processing Unit (simulated)" */
     const char *vendor;        /* "tensorplug" */
     uint64_t memory_bytes;     /* total device memory */
+    /* Added in 1.5: what `tensorplug devices` shows beside the name; NULL and 0 when the
+     * plug-in does not say. */
+    const char *driver_version; /* "OpenCL 3.0 PoCL 3.1, driver 3.1" */
+    int32_t compute_units;      /* cores, compute units or streaming multiprocessors */
+    /* Added in 1.5: the largest size one allocate serves (OpenCL's
+     * CL_DEVICE_MAX_MEM_ALLOC_SIZE); 0: memory_bytes. The host reserves memory in regions no
+     * larger, and refuses a tensor larger with RESOURCE_EXHAUSTED. */
+    uint64_t max_allocation_bytes;
+    uint32_t flags; /* added in 1.5: TP_DEVICE_INFO_* bits */
 } tp_device_info_t;
+
+/* What one device says of itself: bits of tp_device_info_t.flags (1.5). */
+enum {
+    /* The device's memory is the host's (an OpenCL CPU device, an integrated GPU sharing the
+     * host's RAM): like the CPU's, it grows on demand by default instead of being reserved up
+     * front, which would take the memory from every other program on the machine. */
+    TP_DEVICE_INFO_HOST_MEMORY = 1u << 0
+};
 
 /* What a device type declares about itself: bits of tp_device_type_def_t.flags (1.4). */
 enum {

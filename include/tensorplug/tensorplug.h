@@ -256,6 +256,10 @@ TP_API const char *tp_physical_device_type(const tp_physical_device_t *device);
 TP_API int32_t tp_physical_device_ordinal(const tp_physical_device_t *device);
 TP_API const char *tp_physical_device_hardware_name(const tp_physical_device_t *device);
 TP_API const char *tp_physical_device_vendor(const tp_physical_device_t *device);
+/* What the plug-in says of its driver ("OpenCL 3.0 PoCL 3.1, driver 3.1"), "" if nothing;
+ * and the device's compute units (cores, streaming multiprocessors), 0 if it does not say. */
+TP_API const char *tp_physical_device_driver_version(const tp_physical_device_t *device);
+TP_API int32_t tp_physical_device_compute_units(const tp_physical_device_t *device);
 TP_API uint64_t tp_physical_device_memory_bytes(const tp_physical_device_t *device);
 /* "/job:localhost/replica:0/task:0/device:CPU:0": the name of the device with the same ordinal
  * (the logical device ops run on, unless devices were split or hidden). */

@@ -145,6 +145,14 @@ const char *tp_physical_device_vendor(const tp_physical_device_t *device) {
     return device == NULL ? "" : device->vendor;
 }
 
+const char *tp_physical_device_driver_version(const tp_physical_device_t *device) {
+    return device == NULL ? "" : device->driver_version;
+}
+
+int32_t tp_physical_device_compute_units(const tp_physical_device_t *device) {
+    return device == NULL ? 0 : device->compute_units;
+}
+
 uint64_t tp_physical_device_memory_bytes(const tp_physical_device_t *device) {
     return device == NULL ? 0 : device->memory_bytes;
 }

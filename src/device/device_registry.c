@@ -326,6 +326,7 @@ tp_status_t *tp_device_registry_initialize(tp_device_registry_t *registry, tp_gr
             tp_bfc_options_t options =
                 tp_memory_config_allocator(&physical->memory, d, physical->memory_bytes,
                                            physical->grows_by_default, forced);
+            options.max_region = physical->max_allocation;
             tp_device_t *device;
             error = tp_device_create(physical, count_of_type(registry, physical->def->type),
                                      &options, &device);

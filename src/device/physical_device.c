@@ -44,13 +44,19 @@ tp_status_t *tp_physical_device_open(const tp_plugin_record_t *plugin,
     }
     device->hardware_name = copy_text(info.hardware_name, def->type);
     device->vendor = copy_text(info.vendor, "unknown");
+    device->driver_version = copy_text(info.driver_version, "");
+    device->compute_units = info.compute_units > 0 ? info.compute_units : 0;
     device->memory_bytes = info.memory_bytes;
-    if (device->hardware_name == NULL || device->vendor == NULL) {
+    device->max_allocation = info.max_allocation_bytes;
+    device->grows_by_default = (info.flags & TP_DEVICE_INFO_HOST_MEMORY) != 0;
+    if (device->hardware_name == NULL || device->vendor == NULL ||
+        device->driver_version == NULL) {
         error = tp_status_make(TP_RESOURCE_EXHAUSTED, "out of host memory opening %s",
                                device->name);
         def->device_release(device->handle);
         free(device->hardware_name);
         free(device->vendor);
+        free(device->driver_version);
         free(device);
         return error;
     }
@@ -85,6 +91,7 @@ void tp_physical_device_close(tp_physical_device_t *device) {
     tp_memory_config_free(&device->memory);
     free(device->hardware_name);
     free(device->vendor);
+    free(device->driver_version);
     free(device);
 }
 

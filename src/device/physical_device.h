@@ -19,13 +19,17 @@ struct tp_physical_device {
     char full_name[96];         /* /job:localhost/replica:0/task:0/device:APU:0 */
     char *hardware_name;
     char *vendor;
+    char *driver_version;       /* "" when the plug-in does not say */
+    int32_t compute_units;      /* 0 when the plug-in does not say */
     uint64_t memory_bytes;      /* 0 when the plug-in does not say */
+    uint64_t max_allocation;    /* the most one allocate serves; 0: no limit but memory */
 
     /* What the application asked of the device before its context initialized the logical
      * devices (guarded by the context). */
     tp_memory_config_t memory;
     bool visible;
-    bool grows_by_default;      /* the host's CPU: its memory is shared with everything else */
+    bool grows_by_default;      /* the host's CPU, or a device that says its memory is the
+                                 * host's: shared with everything else */
 
     /* Raw memory handed out, by tp_physical_device_allocate. */
     atomic_int_fast64_t bytes_in_use;

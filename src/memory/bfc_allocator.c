@@ -119,22 +119,8 @@ static void drop_chunk(tp_bfc_t *bfc, chunk_t *chunk) {
 
 /* ---- Regions --------------------------------------------------------------------------------- */
 
-/* Takes a region of at least `needed` bytes from the device, within the limit. */
-static tp_status_t *add_region(tp_bfc_t *bfc, uint64_t needed) {
-    uint64_t room = bfc->options.limit - bfc->stats.bytes_reserved;
-    uint64_t size;
-    if (!bfc->options.allow_growth) {
-        if (bfc->regions != NULL || room < needed)
-            return tp_status_make(TP_RESOURCE_EXHAUSTED, "no free block is large enough");
-        size = room; /* the whole limit, once */
-    } else {
-        size = bfc->next_region_size > needed ? bfc->next_region_size : needed;
-        if (size > room) size = room;
-        if (size < needed)
-            return tp_status_make(TP_RESOURCE_EXHAUSTED, "the limit leaves %llu bytes to grow by",
-                                  (unsigned long long)room);
-    }
-    size = size / GRANULE * GRANULE;
+/* Takes one region of `size` bytes from the device and offers it as one free chunk. */
+static tp_status_t *take_region(tp_bfc_t *bfc, uint64_t size) {
     region_t *region = malloc(sizeof *region);
     chunk_t *chunk = new_chunk(bfc);
     tp_status_t *error = region == NULL || chunk == NULL
@@ -150,10 +136,65 @@ static tp_status_t *add_region(tp_bfc_t *bfc, uint64_t needed) {
     region->next = bfc->regions;
     bfc->regions = region;
     bfc->stats.bytes_reserved += size;
-    if (bfc->options.allow_growth && bfc->next_region_size <= UINT64_MAX / 2)
-        bfc->next_region_size = size * 2;
     *chunk = (chunk_t){.region = region, .offset = 0, .size = size, .in_use = false};
     bin_insert(bfc, chunk);
+    return NULL;
+}
+
+/* Gives back every region, each still one free chunk: a reservation that failed part way. */
+static void return_untouched_regions(tp_bfc_t *bfc) {
+    while (bfc->regions != NULL) {
+        region_t *region = bfc->regions;
+        chunk_t *chunk = NULL;
+        for (int bin = 0; bin < NUM_BINS && chunk == NULL; bin++)
+            for (chunk = bfc->bins[bin]; chunk != NULL && chunk->region != region;)
+                chunk = chunk->bin_next;
+        if (chunk != NULL) {
+            bin_remove(bfc, chunk);
+            drop_chunk(bfc, chunk);
+        }
+        bfc->regions = region->next;
+        bfc->stats.bytes_reserved -= region->size;
+        bfc->backend.deallocate(bfc->backend.state, region->mem, region->size);
+        free(region);
+    }
+}
+
+/* Takes memory of at least `needed` bytes from the device, within the limit, in regions no
+ * larger than the device serves in one allocation. */
+static tp_status_t *add_region(tp_bfc_t *bfc, uint64_t needed) {
+    uint64_t largest = bfc->options.max_region / GRANULE * GRANULE;
+    if (largest == 0) largest = UINT64_MAX / GRANULE * GRANULE;
+    if (needed > largest)
+        return tp_status_make(TP_RESOURCE_EXHAUSTED,
+                              "the device serves at most %llu bytes in one allocation",
+                              (unsigned long long)largest);
+    uint64_t room = bfc->options.limit - bfc->stats.bytes_reserved;
+    if (!bfc->options.allow_growth) {
+        if (bfc->regions != NULL || room < needed)
+            return tp_status_make(TP_RESOURCE_EXHAUSTED, "no free block is large enough");
+        /* The whole limit, once, or nothing. */
+        for (room = room / GRANULE * GRANULE; room > 0;) {
+            uint64_t size = room < largest ? room : largest;
+            tp_status_t *error = take_region(bfc, size);
+            if (error != NULL) {
+                return_untouched_regions(bfc);
+                return error;
+            }
+            room -= size;
+        }
+        return NULL;
+    }
+    uint64_t size = bfc->next_region_size > needed ? bfc->next_region_size : needed;
+    if (size > room) size = room;
+    if (size > largest) size = largest;
+    if (size < needed)
+        return tp_status_make(TP_RESOURCE_EXHAUSTED, "the limit leaves %llu bytes to grow by",
+                              (unsigned long long)room);
+    size = size / GRANULE * GRANULE;
+    tp_status_t *error = take_region(bfc, size);
+    if (error != NULL) return error;
+    if (bfc->next_region_size <= UINT64_MAX / 2) bfc->next_region_size = size * 2;
     return NULL;
 }
 

@@ -19,8 +19,9 @@ typedef struct tp_bfc_backend {
 
 typedef struct tp_bfc_options {
     uint64_t limit;          /* the most the allocator reserves from the device */
-    bool allow_growth;       /* false: the first allocation reserves `limit` in one region */
+    bool allow_growth;       /* false: the first allocation reserves all of `limit` */
     uint64_t initial_region; /* with growth: the first region's size (doubling after) */
+    uint64_t max_region;     /* the most the device serves in one allocation; 0: no limit */
 } tp_bfc_options_t;
 
 typedef struct tp_bfc_stats {

@@ -151,7 +151,7 @@ tp_bfc_options_t tp_memory_config_allocator(const tp_memory_config_t *config, si
     }
     if (limit == UINT64_MAX) growth = true; /* nothing known to reserve up front */
     uint64_t initial = INITIAL_REGION < limit ? INITIAL_REGION : limit;
-    return (tp_bfc_options_t){limit, growth, growth ? initial : 0};
+    return (tp_bfc_options_t){limit, growth, growth ? initial : 0, 0};
 }
 
 tp_growth_t tp_memory_config_forced_growth(void) {

@@ -9,7 +9,7 @@
 /* A logical device made straight over a physical one, for tests that drive a plug-in's device
  * through the core without a context's configuration. */
 static inline tp_device_t *device_over(tp_physical_device_t *physical) {
-    tp_bfc_options_t options = {UINT64_C(1) << 30, true, UINT64_C(1) << 20};
+    tp_bfc_options_t options = {UINT64_C(1) << 30, true, UINT64_C(1) << 20, 0};
     tp_device_t *device = NULL;
     assert_ok(tp_device_create(physical, physical->ordinal, &options, &device));
     return device;

@@ -11,12 +11,13 @@
 typedef struct {
     uint64_t reserved;
     int regions;
-    int fail_next; /* the next device allocation fails */
+    int fail_next;  /* the next device allocation fails */
+    int fail_after; /* > 0: allocations after this many succeed fail */
 } fake_device_t;
 
 static tp_status_t *fake_allocate(void *state, uint64_t size, void **out_mem) {
     fake_device_t *device = state;
-    if (device->fail_next) {
+    if (device->fail_next || (device->fail_after > 0 && device->regions >= device->fail_after)) {
         device->fail_next = 0;
         return tp_status_make(TP_RESOURCE_EXHAUSTED, "the fake device is full");
     }
@@ -35,12 +36,17 @@ static void fake_deallocate(void *state, void *mem, uint64_t size) {
     free(mem);
 }
 
-static tp_bfc_t *make(fake_device_t *device, uint64_t limit, bool growth, uint64_t initial) {
+static tp_bfc_t *make_capped(fake_device_t *device, uint64_t limit, bool growth,
+                             uint64_t initial, uint64_t max_region) {
     tp_bfc_backend_t backend = {fake_allocate, fake_deallocate, device};
-    tp_bfc_options_t options = {limit, growth, initial};
+    tp_bfc_options_t options = {limit, growth, initial, max_region};
     tp_bfc_t *bfc;
     assert_ok(tp_bfc_create("FAKE_0_bfc", backend, &options, &bfc));
     return bfc;
+}
+
+static tp_bfc_t *make(fake_device_t *device, uint64_t limit, bool growth, uint64_t initial) {
+    return make_capped(device, limit, growth, initial, 0);
 }
 
 static tp_bfc_stats_t stats_of(tp_bfc_t *bfc) {
@@ -99,6 +105,47 @@ static void out_of_memory_is_a_status_and_recoverable(void **state) {
     tp_bfc_free(block.chunk);
     assert_error(tp_bfc_allocate(bfc, 0, &block), TP_INVALID_ARGUMENT,
                  "cannot allocate 0 bytes");
+    tp_bfc_destroy(bfc);
+}
+
+/* A device that serves at most 1 MiB at once (OpenCL's CL_DEVICE_MAX_MEM_ALLOC_SIZE) still
+ * reserves its whole limit up front, in regions it can serve, and refuses a larger block. */
+static void regions_stay_within_the_largest_device_allocation(void **state) {
+    (void)state;
+    fake_device_t device = {0};
+    tp_bfc_t *bfc = make_capped(&device, (5 << 20) / 2, false, 0, 1 << 20);
+    tp_bfc_block_t block[3], none = {0};
+    assert_ok(tp_bfc_allocate(bfc, 1 << 20, &block[0]));
+    assert_int_equal(device.reserved, (5 << 20) / 2); /* 1 MiB, 1 MiB and 512 KiB */
+    assert_int_equal(device.regions, 3);
+    assert_ok(tp_bfc_allocate(bfc, 1 << 20, &block[1]));
+    assert_ok(tp_bfc_allocate(bfc, 512 << 10, &block[2]));
+    assert_int_equal(device.regions, 3);
+    assert_error(tp_bfc_allocate(bfc, 256, &none), TP_RESOURCE_EXHAUSTED,
+                 "no free block is large enough");
+    for (int i = 0; i < 3; i++) tp_bfc_free(block[i].chunk);
+    assert_error(tp_bfc_allocate(bfc, (1 << 20) + 1, &none), TP_RESOURCE_EXHAUSTED,
+                 "cannot allocate 1048577 bytes (the device serves at most 1048576 bytes in "
+                 "one allocation)");
+    tp_bfc_destroy(bfc);
+    assert_int_equal(device.regions, 0);
+
+    /* Growth takes regions no larger either. */
+    bfc = make_capped(&device, 8 << 20, true, 4 << 20, 1 << 20);
+    assert_ok(tp_bfc_allocate(bfc, 1000, &block[0]));
+    assert_int_equal(device.reserved, 1 << 20);
+    tp_bfc_free(block[0].chunk);
+    tp_bfc_destroy(bfc);
+
+    /* A reservation the device cannot finish leaves nothing reserved, and says why. */
+    device.fail_after = 2;
+    bfc = make_capped(&device, 3 << 20, false, 0, 1 << 20);
+    assert_error(tp_bfc_allocate(bfc, 1000, &none), TP_RESOURCE_EXHAUSTED,
+                 "(the fake device is full)");
+    assert_int_equal(device.regions, 0);
+    assert_int_equal(device.reserved, 0);
+    assert_int_equal(stats_of(bfc).bytes_reserved, 0);
+    assert_int_equal(stats_of(bfc).largest_free_block, 0);
     tp_bfc_destroy(bfc);
 }
 
@@ -208,6 +255,7 @@ int main(void) {
         cmocka_unit_test(chunks_are_reused_and_merged),
         cmocka_unit_test(out_of_memory_is_a_status_and_recoverable),
         cmocka_unit_test(growth_doubles_regions_within_the_limit),
+        cmocka_unit_test(regions_stay_within_the_largest_device_allocation),
         cmocka_unit_test(fragmentation_under_alternating_sizes),
         cmocka_unit_test(two_threads_allocate_at_once),
     };

@@ -1,0 +1,244 @@
+/* Element-wise kernels of tensorplug's OpenCL plug-in: unary math, broadcasting binary
+ * arithmetic, the activation gradients, Fill and Cast. One work-item per output element; every
+ * kernel checks its index against `n`, since the global size may be rounded up to a group.
+ *
+ * Tensors arrive as a buffer and a byte offset into it. A binary kernel given rank 0 reads both
+ * inputs at the output's index (their shapes equal the output's); otherwise it maps the
+ * output's index to each input's through the output's dims and the inputs' broadcast strides
+ * (0 along a dimension the input repeats), as NumPy broadcasting does.
+ *
+ * Results match the CPU device's: float32 math is done in double and rounded once where the
+ * device has doubles (-DTP_FP64), integers wrap, float-to-integer casts saturate with NaN to 0,
+ * and integer division by zero raises the launch's flag. */
+#ifdef TP_FP64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
+/* Each result is rounded once, as the CPU rounds it: no fused multiply-add. */
+#pragma OPENCL FP_CONTRACT OFF
+
+#define AT(T, base, offset) ((__global T *)((base) + (offset)))
+#define CONST_AT(T, base, offset) ((__global const T *)((base) + (offset)))
+
+/* float32 elementary functions as the CPU computes them: in double, rounded once. */
+#ifdef TP_FP64
+#define MATH_TYPE_float double
+#else
+#define MATH_TYPE_float float
+#endif
+#define MATH_TYPE_double double
+
+/* ---- Unary ----------------------------------------------------------------------------------- */
+
+#define UNARY(name, T, expression)                                                                \
+    __kernel void name(__global const char *x_base, ulong x_offset, __global char *y_base,         \
+                       ulong y_offset, ulong n) {                                                  \
+        size_t i = get_global_id(0);                                                               \
+        if (i >= n) return;                                                                        \
+        T x = CONST_AT(T, x_base, x_offset)[i];                                                    \
+        AT(T, y_base, y_offset)[i] = (expression);                                                 \
+    }
+
+/* Relu keeps NaN, as a comparison with NaN is false. */
+#define FLOAT_UNARY(T, M, suffix)                                                                  \
+    UNARY(relu_##suffix, T, x < (T)0 ? (T)0 : x)                                                   \
+    UNARY(neg_##suffix, T, -x)                                                                     \
+    UNARY(abs_##suffix, T, fabs(x))                                                                \
+    UNARY(square_##suffix, T, x * x)                                                               \
+    UNARY(sigmoid_##suffix, T, (T)((M)1 / ((M)1 + exp(-(M)x))))                                    \
+    UNARY(tanh_##suffix, T, (T)tanh((M)x))                                                         \
+    UNARY(exp_##suffix, T, (T)exp((M)x))                                                           \
+    UNARY(log_##suffix, T, (T)log((M)x))                                                           \
+    UNARY(sqrt_##suffix, T, (T)sqrt((M)x))
+
+/* Integers wrap: the arithmetic is done unsigned, where overflow is defined. */
+#define INTEGER_UNARY(T, U, suffix)                                                                \
+    UNARY(relu_##suffix, T, x > (T)0 ? x : (T)0)                                                   \
+    UNARY(neg_##suffix, T, (T)((U)0 - (U)x))                                                       \
+    UNARY(abs_##suffix, T, x < (T)0 ? (T)((U)0 - (U)x) : x)                                        \
+    UNARY(square_##suffix, T, (T)((U)x * (U)x))
+
+FLOAT_UNARY(float, MATH_TYPE_float, float32)
+#ifdef TP_FP64
+FLOAT_UNARY(double, MATH_TYPE_double, float64)
+#endif
+INTEGER_UNARY(int, uint, int32)
+INTEGER_UNARY(long, ulong, int64)
+
+/* ---- Binary, with broadcasting ---------------------------------------------------------------- */
+
+static long broadcast_index(ulong index, int rank, long8 dims8, long8 strides8) {
+    long dims[8], strides[8];
+    vstore8(dims8, 0, dims);
+    vstore8(strides8, 0, strides);
+    long at = 0;
+    for (int d = rank - 1; d >= 0; d--) {
+        at += (long)(index % (ulong)dims[d]) * strides[d];
+        index /= (ulong)dims[d];
+    }
+    return at;
+}
+
+#define BINARY_HEAD(name, ...)                                                                     \
+    __kernel void name(__global const char *a_base, ulong a_offset, __global const char *b_base,   \
+                       ulong b_offset, __global char *z_base, ulong z_offset, ulong n, int rank,   \
+                       long8 dims, long8 a_strides, long8 b_strides __VA_ARGS__)
+
+#define BINARY_OPERANDS(T)                                                                         \
+    size_t i = get_global_id(0);                                                                   \
+    if (i >= n) return;                                                                            \
+    long ia = (long)i, ib = (long)i;                                                               \
+    if (rank > 0) {                                                                                \
+        ia = broadcast_index(i, rank, dims, a_strides);                                            \
+        ib = broadcast_index(i, rank, dims, b_strides);                                            \
+    }                                                                                              \
+    T a = CONST_AT(T, a_base, a_offset)[ia];                                                       \
+    T b = CONST_AT(T, b_base, b_offset)[ib];
+
+#define BINARY(name, T, expression)                                                                \
+    BINARY_HEAD(name, ) {                                                                          \
+        BINARY_OPERANDS(T)                                                                         \
+        AT(T, z_base, z_offset)[i] = (expression);                                                 \
+    }
+
+#define FLOAT_BINARY(T, suffix)                                                                    \
+    BINARY(add_##suffix, T, a + b)                                                                 \
+    BINARY(sub_##suffix, T, a - b)                                                                 \
+    BINARY(mul_##suffix, T, a * b)                                                                 \
+    BINARY(div_##suffix, T, a / b)
+
+/* Division truncates as C's does; x / -1 wraps instead of trapping on the smallest value, and a
+ * zero divisor gives 0 and sets *divided_by_zero, which the plug-in reports as the op's
+ * failure. */
+#define INTEGER_BINARY(T, U, suffix)                                                               \
+    BINARY(add_##suffix, T, (T)((U)a + (U)b))                                                      \
+    BINARY(sub_##suffix, T, (T)((U)a - (U)b))                                                      \
+    BINARY(mul_##suffix, T, (T)((U)a * (U)b))                                                      \
+    BINARY_HEAD(div_##suffix, , __global int *divided_by_zero) {                                   \
+        BINARY_OPERANDS(T)                                                                         \
+        T z = 0;                                                                                   \
+        if (b == (T)0)                                                                             \
+            *divided_by_zero = 1;                                                                  \
+        else if (b == (T)-1)                                                                       \
+            z = (T)((U)0 - (U)a);                                                                  \
+        else                                                                                       \
+            z = a / b;                                                                             \
+        AT(T, z_base, z_offset)[i] = z;                                                            \
+    }
+
+FLOAT_BINARY(float, float32)
+#ifdef TP_FP64
+FLOAT_BINARY(double, float64)
+#endif
+INTEGER_BINARY(int, uint, int32)
+INTEGER_BINARY(long, ulong, int64)
+
+/* ---- Activation gradients: ReluGrad(gradients, features), SigmoidGrad(y, dy), TanhGrad(y, dy) */
+
+#define GRADIENT(name, T, expression)                                                              \
+    __kernel void name(__global const char *a_base, ulong a_offset, __global const char *b_base,   \
+                       ulong b_offset, __global char *z_base, ulong z_offset, ulong n) {           \
+        size_t i = get_global_id(0);                                                               \
+        if (i >= n) return;                                                                        \
+        T a = CONST_AT(T, a_base, a_offset)[i];                                                    \
+        T b = CONST_AT(T, b_base, b_offset)[i];                                                    \
+        AT(T, z_base, z_offset)[i] = (expression);                                                 \
+    }
+
+#define FLOAT_GRADIENTS(T, suffix)                                                                 \
+    GRADIENT(relu_grad_##suffix, T, b > (T)0 ? a : (T)0)                                           \
+    GRADIENT(sigmoid_grad_##suffix, T, b * a * ((T)1 - a))                                         \
+    GRADIENT(tanh_grad_##suffix, T, b * ((T)1 - a * a))
+
+FLOAT_GRADIENTS(float, float32)
+#ifdef TP_FP64
+FLOAT_GRADIENTS(double, float64)
+#endif
+GRADIENT(relu_grad_int32, int, b > 0 ? a : 0)
+GRADIENT(relu_grad_int64, long, b > 0 ? a : 0)
+
+/* ---- Fill: every element a copy of the one-element tensor `value` ----------------------------- */
+
+#define FILL(name, T)                                                                              \
+    __kernel void name(__global const char *v_base, ulong v_offset, __global char *y_base,         \
+                       ulong y_offset, ulong n) {                                                  \
+        size_t i = get_global_id(0);                                                               \
+        if (i >= n) return;                                                                        \
+        AT(T, y_base, y_offset)[i] = CONST_AT(T, v_base, v_offset)[0];                             \
+    }
+
+FILL(fill_1, uchar)
+FILL(fill_4, uint)
+FILL(fill_8, ulong)
+
+/* ---- Cast ------------------------------------------------------------------------------------- */
+
+/* Each source dtype read as the value it stands for: floats as themselves, integers and bools
+ * as integers (a bool byte is 0 or 1). */
+#define FROM_float32 float
+#define FROM_float64 double
+#define FROM_int32 int
+#define FROM_int64 long
+#define FROM_uint8 uchar
+#define FROM_bool uchar
+
+/* To each destination dtype: from a float, saturating with NaN to 0, as the CPU does; from an
+ * integer, wrapping. The bounds are written in the source's own float type (a float32 source
+ * needs no double): where an integer limit is not a float of that type it rounds up to the
+ * next power of two, past every value that still fits. */
+#define SATURATE(x, T, low, high, low_value, high_value)                                            \
+    (isnan(x) ? (T)0 : (x) <= (low) ? (low_value) : (x) >= (high) ? (high_value) : (T)(x))
+
+#define FROM_FLOAT32_float32(x) (x)
+#define FROM_FLOAT32_float64(x) ((double)(x))
+#define FROM_FLOAT32_int32(x) SATURATE(x, int, -2147483648.0f, 2147483647.0f, INT_MIN, INT_MAX)
+#define FROM_FLOAT32_int64(x) SATURATE(x, long, -9223372036854775808.0f, 9223372036854775807.0f, LONG_MIN, \
+                                                   LONG_MAX)
+#define FROM_FLOAT32_uint8(x) SATURATE(x, uchar, 0.0f, 255.0f, (uchar)0, (uchar)255)
+#define FROM_FLOAT32_bool(x) ((uchar)((x) != 0.0f))
+#define FROM_FLOAT64_float32(x) ((float)(x))
+#define FROM_FLOAT64_float64(x) (x)
+#define FROM_FLOAT64_int32(x) SATURATE(x, int, -2147483648.0, 2147483647.0, INT_MIN, INT_MAX)
+#define FROM_FLOAT64_int64(x) SATURATE(x, long, -9223372036854775808.0, 9223372036854775807.0, LONG_MIN, \
+                                                  LONG_MAX)
+#define FROM_FLOAT64_uint8(x) SATURATE(x, uchar, 0.0, 255.0, (uchar)0, (uchar)255)
+#define FROM_FLOAT64_bool(x) ((uchar)((x) != 0.0))
+#define FROM_INTEGER_float32(x) ((float)(x))
+#define FROM_INTEGER_float64(x) ((double)(x))
+#define FROM_INTEGER_int32(x) ((int)(uint)(ulong)(x))
+#define FROM_INTEGER_int64(x) ((long)(x))
+#define FROM_INTEGER_uint8(x) ((uchar)((ulong)(x) & 0xff))
+#define FROM_INTEGER_bool(x) ((uchar)((x) != 0))
+#define TO_TYPE_float32 float
+#define TO_TYPE_float64 double
+#define TO_TYPE_int32 int
+#define TO_TYPE_int64 long
+#define TO_TYPE_uint8 uchar
+#define TO_TYPE_bool uchar
+
+#define CAST(from, to, convert)                                                                    \
+    __kernel void cast_##from##_##to(__global const char *x_base, ulong x_offset,                  \
+                                     __global char *y_base, ulong y_offset, ulong n) {             \
+        size_t i = get_global_id(0);                                                               \
+        if (i >= n) return;                                                                        \
+        FROM_##from x = CONST_AT(FROM_##from, x_base, x_offset)[i];                                \
+        AT(TO_TYPE_##to, y_base, y_offset)[i] = convert##_##to(x);                                 \
+    }
+
+#define CASTS(from, convert)                                                                       \
+    CAST(from, float32, convert) CAST(from, int32, convert) CAST(from, int64, convert)             \
+    CAST(from, uint8, convert) CAST(from, bool, convert)
+
+CASTS(float32, FROM_FLOAT32)
+CASTS(int32, FROM_INTEGER)
+CASTS(int64, FROM_INTEGER)
+CASTS(uint8, FROM_INTEGER)
+CASTS(bool, FROM_INTEGER)
+#ifdef TP_FP64
+CASTS(float64, FROM_FLOAT64)
+CAST(float64, float64, FROM_FLOAT64)
+CAST(float32, float64, FROM_FLOAT32)
+CAST(int32, float64, FROM_INTEGER)
+CAST(int64, float64, FROM_INTEGER)
+CAST(uint8, float64, FROM_INTEGER)
+CAST(bool, float64, FROM_INTEGER)
+#endif

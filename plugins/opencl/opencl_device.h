@@ -1,0 +1,135 @@
+/* What the OpenCL plug-in's files share: its devices, streams and programs, the launch of a
+ * kernel, and the helpers that turn OpenCL's error codes into statuses. */
+#ifndef TENSORPLUG_OPENCL_DEVICE_H
+#define TENSORPLUG_OPENCL_DEVICE_H
+
+#define CL_TARGET_OPENCL_VERSION 120
+#include <CL/cl.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "opencl_sources.h"
+#include "tensorplug/plugin.h"
+
+extern const tp_host_api_t *opencl_host;
+
+/* The most kernel names the plug-in's programs have, on every device alike. */
+#define OPENCL_MAX_KERNELS 512
+
+/* Kernel objects of one kernel name on one device that no launch is using: OpenCL kernel
+ * objects hold their arguments, so two threads never share one between setting its
+ * arguments and queueing it. */
+typedef struct opencl_idle_kernels {
+    cl_kernel *items;
+    size_t count, capacity;
+} opencl_idle_kernels_t;
+
+typedef struct opencl_built_program {
+    cl_program program;   /* NULL until built */
+    char failure[1024];   /* why it could not be built, once it could not */
+} opencl_built_program_t;
+
+/* One OpenCL device, opened by device_init on a context made when the plug-in loaded. */
+typedef struct opencl_device {
+    int32_t ordinal;
+    cl_platform_id platform;
+    cl_device_id id;
+    cl_context context;      /* shared by the devices of one platform */
+    char name[256], vendor[256];
+    char driver[384];        /* "OpenCL 3.0 PoCL 3.1, driver 3.1+debian" */
+    char device_version[256];/* CL_DEVICE_VERSION: part of what keys the program cache */
+    cl_uint compute_units;
+    uint64_t memory_bytes;   /* CL_DEVICE_GLOBAL_MEM_SIZE */
+    uint64_t largest_buffer; /* CL_DEVICE_MAX_MEM_ALLOC_SIZE */
+    bool has_fp64;           /* cl_khr_fp64 */
+    bool host_memory;        /* a CPU device, or a GPU sharing the host's memory */
+
+    pthread_mutex_t mutex;   /* guards everything below */
+    uint64_t used_bytes;
+    opencl_built_program_t programs[OPENCL_MAX_PROGRAMS]; /* as opencl_programs */
+    opencl_idle_kernels_t kernels[OPENCL_MAX_KERNELS];
+} opencl_device_t;
+
+/* A command the plug-in queued, kept until an event or a synchronize has read its outcome:
+ * OpenCL reports a command that fails on the device only through its event's status. */
+typedef struct opencl_command {
+    cl_event event;
+    const char *what; /* "Relu", "memcpy_host_to_device": static text */
+    /* A check the device made: the command reads a flag into *flag (malloc'ed, owned here),
+     * and a flag other than 0 once the command is done fails it with `failure`. */
+    int32_t *flag;
+    const char *failure; /* "integer division by zero": static text */
+} opencl_command_t;
+
+typedef struct opencl_commands {
+    opencl_command_t *items;
+    size_t count, capacity;
+} opencl_commands_t;
+
+/* An in-order command queue and the commands queued on it since the last event record. */
+typedef struct opencl_stream {
+    opencl_device_t *device;
+    cl_command_queue queue;
+    pthread_mutex_t mutex; /* guards pending */
+    opencl_commands_t pending;
+} opencl_stream_t;
+
+/* ---- Errors (opencl_errors.c) ---------------------------------------------------------------- */
+
+/* The OpenCL name of an error code ("CL_OUT_OF_RESOURCES"), or "OpenCL error -N". */
+const char *opencl_error_name(cl_int code, char *buffer, size_t capacity);
+/* Sets `status` to the failure of OpenCL call `call` made for `what` (an op, "allocate") on
+ * `device`: "Relu on GPU:0 (name): clEnqueueNDRangeKernel failed: CL_OUT_OF_RESOURCES". */
+void opencl_fail(tp_plugin_status_t *status, const opencl_device_t *device, const char *what,
+                 const char *call, cl_int code);
+
+/* ---- Memory (opencl_memory.c) ---------------------------------------------------------------- */
+
+void opencl_allocate(void *device, uint64_t size, void **out_mem, tp_plugin_status_t *status);
+void opencl_deallocate(void *device, void *mem);
+void opencl_memory_usage(void *device, uint64_t *free_bytes, uint64_t *total_bytes);
+
+/* ---- Streams, copies, events, callbacks (opencl_stream.c) ------------------------------------ */
+
+void opencl_fill_stream_functions(tp_device_type_def_t *def);
+/* Takes `event` of a command just queued on `stream` into the stream's pending commands. */
+void opencl_stream_track(opencl_stream_t *stream, cl_event event, const char *what,
+                         tp_plugin_status_t *status);
+/* Queues, after the work before it, a check of the 4-byte flag at `flag_mem` that a kernel of
+ * `what` set: a flag other than 0 fails that work with `failure`, through the first event
+ * recorded after it or the stream's synchronize. */
+void opencl_stream_check_flag(opencl_stream_t *stream, cl_mem flag_mem, const char *what,
+                              const char *failure, tp_plugin_status_t *status);
+
+/* ---- Programs and launches (opencl_program.c) ----------------------------------------------- */
+
+/* The id of kernel `name` of program `program` (kernels/PROGRAM.cl), the same on every
+ * device; only during init. -1 with `status` set when there is no such program or the table
+ * is full. */
+int32_t opencl_kernel_id(const char *program, const char *name, tp_plugin_status_t *status);
+/* Releases the device's programs and kernel objects (device_release). */
+void opencl_programs_release(opencl_device_t *device);
+
+/* One argument of a kernel launch. */
+typedef struct opencl_arg {
+    size_t size;
+    const void *value; /* NULL with a size: local memory of that many bytes */
+} opencl_arg_t;
+#define OPENCL_ARG(x) ((opencl_arg_t){sizeof(x), &(x)})
+#define OPENCL_LOCAL(bytes) ((opencl_arg_t){(bytes), NULL})
+
+/* Queues kernel `id` for op `what` over `global` work-items in groups of `local` (0: the
+ * device chooses) on the kernel context's stream, and tracks it. Never waits for the device.
+ * False with `status` set when it cannot be queued. */
+bool opencl_launch(tp_kernel_context_t *context, const char *what, int32_t id,
+                   const opencl_arg_t *args, size_t num_args, size_t global, size_t local,
+                   tp_plugin_status_t *status);
+
+/* ---- Kernels (one file each kind) ------------------------------------------------------------ */
+
+void opencl_register_elementwise_kernels(tp_registrar_t *registrar, bool fp64,
+                                         tp_plugin_status_t *status);
+
+#endif
