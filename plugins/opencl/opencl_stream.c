@@ -434,24 +434,68 @@ static void stream_wait_event(void *device, void *stream_handle, void *handle,
 
 /* ---- Host callbacks -------------------------------------------------------------------------- */
 
-/* A host callback holds its stream until fn returns, as a CUDA host function does: the marker
- * before it calls fn on an OpenCL thread once the work before it is done, and a barrier after
- * it waits for a user event that completes when fn has returned. */
-typedef struct {
+/* A host callback holds its stream until fn returns, as a CUDA host function does: a marker
+ * before it learns when the work before it is done, and a barrier after it waits for a user
+ * event that completes when fn has returned. OpenCL may run an event's callback at once on the
+ * thread that sets it, and fn may block, so fn runs on the plug-in's own callback thread,
+ * never on the caller's and never on the OpenCL implementation's. */
+typedef struct callback {
     void (*fn)(void *arg);
     void *arg;
     cl_event returned; /* the user event the barrier waits for */
+    struct callback *next;
 } callback_t;
 
-/* Runs once the work before the marker is done, failed or not. */
-static void CL_CALLBACK call_back(cl_event marker, cl_int state, void *payload) {
+static pthread_mutex_t callbacks_mutex = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t callbacks_due = PTHREAD_COND_INITIALIZER;
+static callback_t *first_due, *last_due;
+static bool callback_thread_started;
+
+/* Runs the callbacks whose work is done, in the order their work finished, for the life of the
+ * process. */
+static void *callback_thread(void *unused) {
+    (void)unused;
+    pthread_mutex_lock(&callbacks_mutex);
+    for (;;) {
+        while (first_due == NULL) pthread_cond_wait(&callbacks_due, &callbacks_mutex);
+        callback_t *callback = first_due;
+        first_due = callback->next;
+        if (first_due == NULL) last_due = NULL;
+        pthread_mutex_unlock(&callbacks_mutex);
+        callback->fn(callback->arg);
+        clSetUserEventStatus(callback->returned, CL_COMPLETE);
+        clReleaseEvent(callback->returned);
+        free(callback);
+        pthread_mutex_lock(&callbacks_mutex);
+    }
+    return NULL;
+}
+
+/* OpenCL calls this once the work before the marker is done, failed or not. */
+static void CL_CALLBACK callback_due(cl_event marker, cl_int state, void *payload) {
     (void)marker;
     (void)state;
-    callback_t callback = *(callback_t *)payload;
-    free(payload);
-    callback.fn(callback.arg);
-    clSetUserEventStatus(callback.returned, CL_COMPLETE);
-    clReleaseEvent(callback.returned);
+    callback_t *callback = payload;
+    pthread_mutex_lock(&callbacks_mutex);
+    if (last_due != NULL)
+        last_due->next = callback;
+    else
+        first_due = callback;
+    last_due = callback;
+    pthread_cond_signal(&callbacks_due);
+    pthread_mutex_unlock(&callbacks_mutex);
+}
+
+static bool start_callback_thread(void) {
+    pthread_mutex_lock(&callbacks_mutex);
+    if (!callback_thread_started) {
+        pthread_t thread;
+        callback_thread_started = pthread_create(&thread, NULL, callback_thread, NULL) == 0;
+        if (callback_thread_started) pthread_detach(thread);
+    }
+    bool started = callback_thread_started;
+    pthread_mutex_unlock(&callbacks_mutex);
+    return started;
 }
 
 static void host_callback(void *device, void *stream_handle, void (*fn)(void *arg), void *arg,
@@ -459,8 +503,10 @@ static void host_callback(void *device, void *stream_handle, void (*fn)(void *ar
     (void)device;
     opencl_stream_t *stream = stream_handle;
     callback_t *callback = malloc(sizeof *callback);
-    if (callback == NULL) {
-        opencl_host->status_set(status, TP_RESOURCE_EXHAUSTED, "GPU:%d: out of host memory",
+    if (callback == NULL || !start_callback_thread()) {
+        free(callback);
+        opencl_host->status_set(status, TP_RESOURCE_EXHAUSTED,
+                                "host_callback on GPU:%d: out of host memory or threads",
                                 (int)stream->device->ordinal);
         return;
     }
@@ -471,7 +517,7 @@ static void host_callback(void *device, void *stream_handle, void (*fn)(void *ar
         opencl_fail(status, stream->device, "host_callback", "clCreateUserEvent", error);
         return;
     }
-    *callback = (callback_t){fn, arg, returned};
+    *callback = (callback_t){fn, arg, returned, NULL};
     cl_event marker, barrier;
     error = clEnqueueMarkerWithWaitList(stream->queue, 0, NULL, &marker);
     if (error != CL_SUCCESS) {
@@ -487,11 +533,11 @@ static void host_callback(void *device, void *stream_handle, void (*fn)(void *ar
         /* fn still runs once the work is done; only the hold is lost. */
         barrier = NULL;
     }
-    error = clSetEventCallback(marker, CL_COMPLETE, call_back, callback);
+    error = clSetEventCallback(marker, CL_COMPLETE, callback_due, callback);
     if (error != CL_SUCCESS) {
-        /* Run it here once the work is done, rather than never. */
+        /* Hand it over once the work is done, rather than never. */
         clWaitForEvents(1, &marker);
-        call_back(marker, CL_COMPLETE, callback);
+        callback_due(marker, CL_COMPLETE, callback);
     }
     /* The marker outlives its callback: OpenCL keeps an event while a callback is due. */
     clReleaseEvent(marker);

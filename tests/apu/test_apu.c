@@ -13,7 +13,7 @@
 
 static int setup(void **state) {
     tp_context_options_t options = TP_CONTEXT_OPTIONS_INIT;
-    options.plugin_path = TP_APU_PLUGIN_DIR;
+    options.plugin_path = TP_APU_PLUGIN;
     options.skip_installed_plugins = true;
     tp_log_set_level(TP_LOG_ERROR); /* fallbacks of ops without APU kernels are expected */
     return create_context_state(state, &options);

@@ -11,7 +11,7 @@ static const char *const mixed[4] = {"/cpu:0", "/device:APU:0", "/cpu:1", "/devi
 
 static int setup(void **state) {
     tp_context_options_t options = TP_CONTEXT_OPTIONS_INIT;
-    options.plugin_path = TP_APU_PLUGIN_DIR;
+    options.plugin_path = TP_APU_PLUGIN;
     options.skip_installed_plugins = true;
     tp_log_set_level(TP_LOG_ERROR);
     if (create_context_state(state, &options) != 0) return -1;

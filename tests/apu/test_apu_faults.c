@@ -30,7 +30,7 @@ static const char *const apus[2] = {"/device:APU:0", "/device:APU:1"};
 
 static tp_context_t *apu_context(size_t count) {
     tp_context_options_t options = TP_CONTEXT_OPTIONS_INIT;
-    options.plugin_path = TP_APU_PLUGIN_DIR;
+    options.plugin_path = TP_APU_PLUGIN;
     options.skip_installed_plugins = true;
     tp_context_t *context;
     assert_ok(tp_context_create(&options, &context));

@@ -14,7 +14,7 @@
 
 static tp_context_options_t apu_options(void) {
     tp_context_options_t options = TP_CONTEXT_OPTIONS_INIT;
-    options.plugin_path = TP_APU_PLUGIN_DIR;
+    options.plugin_path = TP_APU_PLUGIN;
     options.skip_installed_plugins = true;
     return options;
 }

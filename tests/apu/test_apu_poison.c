@@ -203,7 +203,7 @@ static void *work(void *arg) {
 static void failures_stay_with_the_tensors_computed_from_them(void **state) {
     (void)state;
     tp_context_options_t options = TP_CONTEXT_OPTIONS_INIT;
-    options.plugin_path = TP_APU_PLUGIN_DIR;
+    options.plugin_path = TP_APU_PLUGIN;
     options.skip_installed_plugins = true;
     tp_context_t *context;
     assert_ok(tp_context_create(&options, &context));

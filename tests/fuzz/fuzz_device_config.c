@@ -21,7 +21,7 @@ enum { MAX_SPLIT = 8 };
 
 static const tp_context_options_t *options(void) {
     static tp_context_options_t options = TP_CONTEXT_OPTIONS_INIT;
-    options.plugin_path = TP_APU_PLUGIN_DIR;
+    options.plugin_path = TP_APU_PLUGIN;
     options.skip_installed_plugins = true;
     return &options;
 }

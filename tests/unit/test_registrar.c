@@ -130,7 +130,7 @@ static void descriptors_are_checked_before_init(void **state) {
 
     d = descriptor();
     d.abi_major = 0;
-    assert_refusal(load(&d), "built for plug-in ABI 0.4; this runtime speaks ABI 1.5");
+    assert_refusal(load(&d), "built for plug-in ABI 0.5; this runtime speaks ABI 1.5");
 
     d = descriptor();
     d.struct_size = offsetof(tp_plugin_descriptor_t, init);
