@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Runs one example with no plug-in (or those in EXAMPLE_PLUGIN_PATH) and compares what it prints with the reference document's
 # lines, kept in EXAMPLE.expected. Usage: run_example.sh PROGRAM EXPECTED [STDERR_LINE]
-# EXAMPLE_SCRUB, a sed -E script, rewrites what varies from run to run (timings) first.
+# EXAMPLE_SCRUB, a sed -E script, rewrites what varies from run to run (timings) first;
+# EXAMPLE_ARGS are the program's arguments.
 set -u
 program=$1
 expected=$2
 stderr_line=${3:-}
-out=$(TP_PLUGIN_PATH=${EXAMPLE_PLUGIN_PATH:-} TP_LOG_DEVICE_PLACEMENT= "$program" \
+# shellcheck disable=SC2086 # the arguments are words
+out=$(TP_PLUGIN_PATH=${EXAMPLE_PLUGIN_PATH:-} TP_LOG_DEVICE_PLACEMENT= "$program" ${EXAMPLE_ARGS:-} \
       2>"${TMPDIR:-/tmp}/example.$$.err")
 rc=$?
 if [ -n "${EXAMPLE_SCRUB:-}" ]; then out=$(sed -E "$EXAMPLE_SCRUB" <<<"$out"); fi

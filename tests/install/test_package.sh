@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# `make package`'s three Debian packages: their names, the APU package's contents (the plug-in
-# and its documentation alone), and that unpacking the runtime and the APU packages into a
-# fresh prefix is all it takes for APU:0 to appear. Usage: test_package.sh BUILD_DIR
+# `make package`'s Debian packages: their names, the plug-in packages' contents (a plug-in and
+# its documentation alone), the OpenCL package's dependencies (the ICD loader and CLBlast, not
+# PoCL), and that unpacking the runtime and a plug-in package into a fresh prefix is all it
+# takes for its devices to appear. Usage: test_package.sh BUILD_DIR
 set -u
 build=$1
 work=$(mktemp -d)
@@ -14,7 +15,7 @@ cpack -G DEB --config "$build/CPackConfig.cmake" -B "$work/packages" >"$work/cpa
 rc=$?; [ $rc -eq 0 ] || cat "$work/cpack.log"
 check "cpack" $rc
 version=$(sed -n 's/^tensorplug \([0-9.]*\) .*/\1/p' <<<"$("$build/bin/tensorplug" version)")
-for name in tensorplug tensorplug-dev tensorplug-apu; do
+for name in tensorplug tensorplug-dev tensorplug-apu tensorplug-opencl; do
     [ -e "$work/packages/${name}_${version}_amd64.deb" ]
     check "${name}_${version}_amd64.deb is made" $?
 done
@@ -33,6 +34,19 @@ out=$(TP_PLUGIN_PATH= "$prefix/usr/bin/tensorplug" devices)
 [ "$out" = "PhysicalDevice(name='/physical_device:CPU:0', device_type='CPU')
 PhysicalDevice(name='/physical_device:APU:0', device_type='APU')" ]
 check "after unpacking the APU package, APU:0 appears (got: $out)" $?
+
+opencl="$work/packages/tensorplug-opencl_${version}_amd64.deb"
+files=$(dpkg-deb -c "$opencl" | awk '$1 !~ /^d/ {print $6}' | sort | tr '\n' ' ')
+[ "$files" = "./usr/lib/tensorplug/plugins/libtensorplug_opencl.so ./usr/share/doc/tensorplug-opencl/README.md " ]
+check "the OpenCL package holds the plug-in and its README alone (got: $files)" $?
+depends=$(dpkg-deb -f "$opencl" Depends)
+grep -q 'ocl-icd-libopencl1' <<<"$depends" && grep -q 'libclblast1' <<<"$depends" &&
+    ! grep -q pocl <<<"$depends"
+check "the OpenCL package depends on the ICD loader and CLBlast, not on PoCL (got: $depends)" $?
+dpkg-deb -x "$opencl" "$prefix"
+out=$(TP_PLUGIN_PATH= TP_OPENCL_DEVICE_TYPES=cpu TP_OPENCL_CACHE_DIR=none "$prefix/usr/bin/tensorplug" devices --type GPU 2>&1)
+[ "$out" = "PhysicalDevice(name='/physical_device:GPU:0', device_type='GPU')" ]
+check "after unpacking the OpenCL package, PoCL's device appears as GPU:0 (got: $out)" $?
 
 echo "$passes passed, $failures failed"
 [ $failures -eq 0 ]
