@@ -65,6 +65,8 @@ static void cpu_device_init(void *type_state, int32_t ordinal, tp_device_info_t 
     info->hardware_name = hardware_name;
     info->vendor = vendor;
     info->memory_bytes = pages > 0 && page_size > 0 ? (uint64_t)pages * (uint64_t)page_size : 0;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    info->compute_units = cores > 0 && cores <= INT32_MAX ? (int32_t)cores : 0;
     *out_device = device;
 }
 

@@ -19,6 +19,9 @@ grep -q '"name": "/physical_device:CPU:0", "device_type": "CPU", "ordinal": 0' <
 check "devices --json names the CPU" $?
 grep -q '"memory_bytes": [1-9][0-9]*}' <<<"$out"
 check "devices --json gives the CPU's memory" $?
+cores=$(getconf _NPROCESSORS_ONLN)
+grep -q "\"driver_version\": \"\", \"compute_units\": $cores, " <<<"$out"
+check "devices --json gives the CPU's cores as compute units, and no driver ($cores expected)" $?
 
 out=$(TP_PLUGIN_PATH=$plugins "$tensorplug" devices 2>/dev/null); rc=$?
 check "devices with test plug-ins exits 0" $rc

@@ -1,0 +1,88 @@
+/* RandomUniform and RandomStandardNormal on the GPU, from kernels/random.cl: the CPU device's
+ * counter-based generator, so that a seed gives the same values on either device (random.cl
+ * says where that is bit for bit). compute only queues work; it never waits for the device. */
+#include <stdio.h>
+
+#include "opencl_device.h"
+
+#define COUNT(array) (sizeof(array) / sizeof((array)[0]))
+
+/* One random op: its kernel ids for float32 and float64 (-1: none). */
+typedef struct random_op {
+    const char *op;     /* "RandomUniform" */
+    const char *kernel; /* "uniform": the kernels are uniform_float32 and uniform_float64 */
+    int32_t float32_id, float64_id;
+} random_op_t;
+
+static random_op_t random_ops[] = {
+    {"RandomUniform", "uniform", -1, -1},
+    {"RandomStandardNormal", "normal", -1, -1},
+};
+
+static bool failed(const tp_plugin_status_t *status) {
+    return opencl_host->status_code(status) != TP_OK;
+}
+
+static void compute(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t *status) {
+    const random_op_t *op = kernel;
+    tp_tensor_view_t y = {.struct_size = sizeof y};
+    opencl_host->kernel_output(context, 0, &y, status);
+    int64_t seed = 0;
+    if (!failed(status)) opencl_host->kernel_attr_int(context, "seed", &seed, status);
+    if (failed(status)) return;
+    const opencl_device_t *device = opencl_host->kernel_device(context);
+    /* A float64 kernel is registered when some device has cl_khr_fp64, not necessarily this
+     * one. */
+    int32_t id = y.dtype == TP_FLOAT32                         ? op->float32_id
+                 : y.dtype == TP_FLOAT64 && device->has_fp64 ? op->float64_id
+                                                               : -1;
+    if (id < 0) {
+        opencl_host->status_set(status, TP_UNIMPLEMENTED, "%s on GPU:%d (%s): no kernel for %s",
+                                op->op, (int)device->ordinal, device->name,
+                                y.dtype == TP_FLOAT64 ? "float64: the device lacks cl_khr_fp64"
+                                                      : "this dtype, only float32 and float64");
+        return;
+    }
+    if (y.num_elements == 0) return;
+    cl_ulong seed_bits = (cl_ulong)seed; /* the CPU mixes the seed's two's-complement bits */
+    cl_mem y_mem = (cl_mem)y.mem;
+    cl_ulong n = (cl_ulong)y.num_elements;
+    const opencl_arg_t args[] = {OPENCL_ARG(seed_bits), OPENCL_ARG(y_mem), OPENCL_ARG(y.offset),
+                                 OPENCL_ARG(n)};
+    opencl_launch(context, op->op, id, args, COUNT(args), (size_t)n, 0, status);
+}
+
+/* Both ops' kernels share their op's table: create hands it to compute. */
+static void *share_op(void *kernel_state, tp_kernel_context_t *context,
+                      tp_plugin_status_t *status) {
+    (void)context;
+    (void)status;
+    return kernel_state;
+}
+
+void opencl_register_random_kernels(tp_registrar_t *registrar, bool fp64,
+                                    tp_plugin_status_t *status) {
+    static const tp_dtype_t floats[] = {TP_FLOAT32, TP_FLOAT64};
+    for (size_t i = 0; i < COUNT(random_ops) && !failed(status); i++) {
+        random_op_t *op = &random_ops[i];
+        char name[64];
+        snprintf(name, sizeof name, "%s_float32", op->kernel);
+        op->float32_id = opencl_kernel_id("random", name, status);
+        if (fp64 && !failed(status)) {
+            snprintf(name, sizeof name, "%s_float64", op->kernel);
+            op->float64_id = opencl_kernel_id("random", name, status);
+        }
+        if (failed(status)) return;
+        const tp_type_constraint_t constraint = {sizeof constraint, "dtype", floats,
+                                                 fp64 ? 2 : 1};
+        const tp_kernel_def_t def = {.struct_size = sizeof def,
+                                     .op = op->op,
+                                     .device_type = "GPU",
+                                     .constraints = &constraint,
+                                     .num_constraints = 1,
+                                     .kernel_state = op,
+                                     .create = share_op,
+                                     .compute = compute};
+        opencl_host->register_kernel(registrar, &def, status);
+    }
+}
