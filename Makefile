@@ -89,8 +89,9 @@ bench: build
 	$(BUILD)/bin/bench_graph
 	$(BUILD)/bin/bench_distribute
 	$(BUILD)/bin/bench_registration
+	$(BUILD)/bin/bench_opencl
 
-# The Debian packages tensorplug, tensorplug-dev and tensorplug-apu, in build/.
+# The Debian packages tensorplug, tensorplug-dev, tensorplug-apu and tensorplug-opencl, in build/
 package: build
 	cd $(BUILD) && cpack -G DEB
 
