@@ -131,6 +131,8 @@ bool opencl_launch(tp_kernel_context_t *context, const char *what, int32_t id,
 
 void opencl_register_elementwise_kernels(tp_registrar_t *registrar, bool fp64,
                                          tp_plugin_status_t *status);
+void opencl_register_reduction_kernels(tp_registrar_t *registrar, bool fp64,
+                                       tp_plugin_status_t *status);
 void opencl_register_random_kernels(tp_registrar_t *registrar, bool fp64,
                                     tp_plugin_status_t *status);
 void opencl_register_matmul_kernels(tp_registrar_t *registrar, bool fp64,

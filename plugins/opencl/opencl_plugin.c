@@ -251,6 +251,7 @@ static void init(const tp_host_api_t *host, tp_registrar_t *registrar,
     host->register_device_type(registrar, &def, status);
     if (host->status_code(status) != TP_OK) return;
     opencl_register_elementwise_kernels(registrar, any_fp64, status);
+    opencl_register_reduction_kernels(registrar, any_fp64, status);
     opencl_register_random_kernels(registrar, any_fp64, status);
     opencl_register_matmul_kernels(registrar, any_fp64, status);
     opencl_register_layout_kernels(registrar, status);
