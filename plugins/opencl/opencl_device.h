@@ -127,6 +127,27 @@ bool opencl_launch(tp_kernel_context_t *context, const char *what, int32_t id,
                    const opencl_arg_t *args, size_t num_args, size_t global, size_t local,
                    tp_plugin_status_t *status);
 
+/* ---- What kernels share (opencl_kernel_support.c) ------------------------------------------- */
+
+bool opencl_failed(const tp_plugin_status_t *status);
+/* Input or output `index` of the kernel call into *view; false with `status` set. */
+bool opencl_input(tp_kernel_context_t *context, int32_t index, tp_tensor_view_t *view,
+                  tp_plugin_status_t *status);
+bool opencl_output(tp_kernel_context_t *context, int32_t index, tp_tensor_view_t *view,
+                   tp_plugin_status_t *status);
+/* "float32", as kernel names end; NULL for a dtype the plug-in does not know. */
+const char *opencl_dtype_suffix(tp_dtype_t dtype);
+size_t opencl_dtype_size(tp_dtype_t dtype);
+/* The number of tp_dtype_t values: tables of kernel ids by dtype have this many entries. */
+#define OPENCL_NUM_DTYPES 7
+/* ids[dtype], the op's kernel for `dtype`, if it exists and the context's device can run it
+ * (float64 needs cl_khr_fp64); else -1 with UNIMPLEMENTED on `status`, naming op and device. */
+int32_t opencl_kernel_for(const char *op, const int32_t *ids, tp_dtype_t dtype,
+                          tp_kernel_context_t *context, tp_plugin_status_t *status);
+/* A kernel's create that hands its kernel_state (the op's table) to compute. */
+void *opencl_share_op(void *kernel_state, tp_kernel_context_t *context,
+                      tp_plugin_status_t *status);
+
 /* ---- Kernels (one file each kind) ------------------------------------------------------------ */
 
 void opencl_register_elementwise_kernels(tp_registrar_t *registrar, bool fp64,

@@ -9,70 +9,19 @@
 #include "opencl_device.h"
 
 #define COUNT(array) (sizeof(array) / sizeof((array)[0]))
-#define NUM_DTYPES 7 /* tp_dtype_t values 0..6 */
 
 static const tp_dtype_t floats[] = {TP_FLOAT32, TP_FLOAT64};
 static const tp_dtype_t numbers[] = {TP_FLOAT32, TP_FLOAT64, TP_INT32, TP_INT64};
 static const tp_dtype_t all_types[] = {TP_FLOAT32, TP_FLOAT64, TP_INT32,
                                        TP_INT64,   TP_UINT8,   TP_BOOL};
 
-static const char *dtype_suffix(tp_dtype_t dtype) {
-    switch (dtype) {
-    case TP_FLOAT32: return "float32";
-    case TP_FLOAT64: return "float64";
-    case TP_INT32: return "int32";
-    case TP_INT64: return "int64";
-    case TP_UINT8: return "uint8";
-    case TP_BOOL: return "bool";
-    default: return NULL;
-    }
-}
-
-static size_t dtype_size(tp_dtype_t dtype) {
-    return dtype == TP_FLOAT64 || dtype == TP_INT64 ? 8 : dtype == TP_FLOAT32 || dtype == TP_INT32 ? 4 : 1;
-}
-
 /* One op as the GPU runs it: which kernel each dtype takes (-1: none), the dtype-indexed
  * table filled at registration. */
 typedef struct gpu_op {
     const char *op;        /* "Add" */
     const char *kernel;    /* "add": the kernels are add_<dtype> */
-    int32_t ids[NUM_DTYPES];
+    int32_t ids[OPENCL_NUM_DTYPES];
 } gpu_op_t;
-
-/* ---- Reading a kernel's tensors ------------------------------------------------------------ */
-
-static bool failed(const tp_plugin_status_t *status) {
-    return opencl_host->status_code(status) != TP_OK;
-}
-
-static bool input(tp_kernel_context_t *context, int32_t index, tp_tensor_view_t *view,
-                  tp_plugin_status_t *status) {
-    *view = (tp_tensor_view_t){.struct_size = sizeof *view};
-    opencl_host->kernel_input(context, index, view, status);
-    return !failed(status);
-}
-
-static bool output(tp_kernel_context_t *context, int32_t index, tp_tensor_view_t *view,
-                   tp_plugin_status_t *status) {
-    *view = (tp_tensor_view_t){.struct_size = sizeof *view};
-    opencl_host->kernel_output(context, index, view, status);
-    return !failed(status);
-}
-
-/* The kernel of `op` for `dtype` on the context's device: a float64 kernel exists on devices
- * with cl_khr_fp64 only. */
-static int32_t kernel_for(const gpu_op_t *op, tp_dtype_t dtype, tp_kernel_context_t *context,
-                          tp_plugin_status_t *status) {
-    const opencl_device_t *device = opencl_host->kernel_device(context);
-    int32_t id = (int)dtype >= 0 && (int)dtype < NUM_DTYPES ? op->ids[dtype] : -1;
-    if (id >= 0 && (dtype != TP_FLOAT64 || device->has_fp64)) return id;
-    opencl_host->status_set(status, TP_UNIMPLEMENTED, "%s on GPU:%d (%s): no kernel for %s%s",
-                            op->op, (int)device->ordinal, device->name,
-                            dtype_suffix(dtype) != NULL ? dtype_suffix(dtype) : "this dtype",
-                            dtype == TP_FLOAT64 ? ": the device lacks cl_khr_fp64" : "");
-    return -1;
-}
 
 /* The buffer of a view as a kernel argument (NULL memory only for an empty tensor, which no
  * kernel reads). */
@@ -83,8 +32,8 @@ static cl_mem buffer_of(const tp_tensor_view_t *view) { return (cl_mem)view->mem
 static void unary(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t *status) {
     const gpu_op_t *op = kernel;
     tp_tensor_view_t x, y;
-    if (!input(context, 0, &x, status) || !output(context, 0, &y, status)) return;
-    int32_t id = kernel_for(op, y.dtype, context, status);
+    if (!opencl_input(context, 0, &x, status) || !opencl_output(context, 0, &y, status)) return;
+    int32_t id = opencl_kernel_for(op->op, op->ids, y.dtype, context, status);
     if (id < 0 || y.num_elements == 0) return;
     cl_mem x_mem = buffer_of(&x), y_mem = buffer_of(&y);
     cl_ulong n = (cl_ulong)y.num_elements;
@@ -150,10 +99,10 @@ static void launch_binary(tp_kernel_context_t *context, const gpu_op_t *op, int3
 static void binary(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t *status) {
     const gpu_op_t *op = kernel;
     tp_tensor_view_t a, b, z;
-    if (!input(context, 0, &a, status) || !input(context, 1, &b, status) ||
-        !output(context, 0, &z, status))
+    if (!opencl_input(context, 0, &a, status) || !opencl_input(context, 1, &b, status) ||
+        !opencl_output(context, 0, &z, status))
         return;
-    int32_t id = kernel_for(op, z.dtype, context, status);
+    int32_t id = opencl_kernel_for(op->op, op->ids, z.dtype, context, status);
     if (id < 0 || z.num_elements == 0) return;
     cl_long dims[8] = {0}, a_strides[8] = {0}, b_strides[8] = {0};
     cl_int rank = 0;
@@ -170,10 +119,10 @@ static void binary(void *kernel, tp_kernel_context_t *context, tp_plugin_status_
 static void bias_add(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t *status) {
     const gpu_op_t *op = kernel;
     tp_tensor_view_t x, bias, z;
-    if (!input(context, 0, &x, status) || !input(context, 1, &bias, status) ||
-        !output(context, 0, &z, status))
+    if (!opencl_input(context, 0, &x, status) || !opencl_input(context, 1, &bias, status) ||
+        !opencl_output(context, 0, &z, status))
         return;
-    int32_t id = kernel_for(op, z.dtype, context, status);
+    int32_t id = opencl_kernel_for(op->op, op->ids, z.dtype, context, status);
     if (id < 0 || z.num_elements == 0) return;
     int64_t channels = bias.num_elements;
     cl_long dims[8] = {z.num_elements / channels, channels};
@@ -185,7 +134,7 @@ static void bias_add(void *kernel, tp_kernel_context_t *context, tp_plugin_statu
 static void add_n(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t *status) {
     const gpu_op_t *op = kernel;
     tp_tensor_view_t first, z;
-    if (!input(context, 0, &first, status) || !output(context, 0, &z, status)) return;
+    if (!opencl_input(context, 0, &first, status) || !opencl_output(context, 0, &z, status)) return;
     int32_t count = opencl_host->kernel_num_inputs(context);
     if (z.num_elements == 0) return;
     if (count == 1) {
@@ -199,12 +148,12 @@ static void add_n(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t
             opencl_stream_track(stream, event, op->op, status);
         return;
     }
-    int32_t id = kernel_for(op, z.dtype, context, status);
+    int32_t id = opencl_kernel_for(op->op, op->ids, z.dtype, context, status);
     const cl_long none[8] = {0};
     tp_tensor_view_t sum = first;
-    for (int32_t k = 1; k < count && id >= 0 && !failed(status); k++) {
+    for (int32_t k = 1; k < count && id >= 0 && !opencl_failed(status); k++) {
         tp_tensor_view_t x;
-        if (!input(context, k, &x, status)) return;
+        if (!opencl_input(context, k, &x, status)) return;
         launch_binary(context, op, id, &sum, &x, &z, 0, none, none, none, status);
         sum = z;
     }
@@ -214,10 +163,10 @@ static void add_n(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t
 static void gradient(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t *status) {
     const gpu_op_t *op = kernel;
     tp_tensor_view_t a, b, z;
-    if (!input(context, 0, &a, status) || !input(context, 1, &b, status) ||
-        !output(context, 0, &z, status))
+    if (!opencl_input(context, 0, &a, status) || !opencl_input(context, 1, &b, status) ||
+        !opencl_output(context, 0, &z, status))
         return;
-    int32_t id = kernel_for(op, z.dtype, context, status);
+    int32_t id = opencl_kernel_for(op->op, op->ids, z.dtype, context, status);
     if (id < 0 || z.num_elements == 0) return;
     cl_mem a_mem = buffer_of(&a), b_mem = buffer_of(&b), z_mem = buffer_of(&z);
     cl_ulong n = (cl_ulong)z.num_elements;
@@ -233,8 +182,8 @@ static void gradient(void *kernel, tp_kernel_context_t *context, tp_plugin_statu
 static void fill(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t *status) {
     const gpu_op_t *op = kernel;
     tp_tensor_view_t value, y;
-    if (!input(context, 0, &value, status) || !output(context, 0, &y, status)) return;
-    size_t size = dtype_size(y.dtype);
+    if (!opencl_input(context, 0, &value, status) || !opencl_output(context, 0, &y, status)) return;
+    size_t size = opencl_dtype_size(y.dtype);
     int32_t id = op->ids[size == 1 ? 0 : size == 4 ? 1 : 2];
     if (y.num_elements == 0) return;
     cl_mem v_mem = buffer_of(&value), y_mem = buffer_of(&y);
@@ -264,9 +213,9 @@ static void fill_constant(void *kernel, tp_kernel_context_t *context,
                           tp_plugin_status_t *status) {
     const gpu_op_t *op = kernel;
     tp_tensor_view_t y;
-    if (!output(context, 0, &y, status) || y.num_elements == 0) return;
+    if (!opencl_output(context, 0, &y, status) || y.num_elements == 0) return;
     unsigned char pattern[8] = {0};
-    size_t size = dtype_size(y.dtype);
+    size_t size = opencl_dtype_size(y.dtype);
     if (strcmp(op->op, "OnesLike") == 0) one_of(y.dtype, pattern);
     opencl_stream_t *stream = opencl_host->kernel_stream(context);
     cl_event event;
@@ -283,7 +232,7 @@ static void fill_constant(void *kernel, tp_kernel_context_t *context,
 static void copy(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t *status) {
     const gpu_op_t *op = kernel;
     tp_tensor_view_t x, y;
-    if (!input(context, 0, &x, status) || !output(context, 0, &y, status) || y.byte_size == 0)
+    if (!opencl_input(context, 0, &x, status) || !opencl_output(context, 0, &y, status) || y.byte_size == 0)
         return;
     opencl_stream_t *stream = opencl_host->kernel_stream(context);
     cl_event event;
@@ -309,7 +258,7 @@ static void constant(void *kernel, tp_kernel_context_t *context, tp_plugin_statu
     const void *bytes = NULL;
     uint64_t size = 0;
     opencl_host->kernel_attr_bytes(context, "value", &bytes, &size, status);
-    if (failed(status) || !output(context, 0, &y, status) || y.byte_size == 0) return;
+    if (opencl_failed(status) || !opencl_output(context, 0, &y, status) || y.byte_size == 0) return;
     if (size != y.byte_size) {
         opencl_host->status_set(status, TP_INVALID_ARGUMENT,
                                 "Const: %llu value bytes for a tensor of %llu bytes",
@@ -340,22 +289,22 @@ static void constant(void *kernel, tp_kernel_context_t *context, tp_plugin_statu
 /* ---- Cast ------------------------------------------------------------------------------------ */
 
 /* Cast's kernels, cast_<from>_<to>, by source and destination dtype. */
-static int32_t cast_ids[NUM_DTYPES][NUM_DTYPES];
+static int32_t cast_ids[OPENCL_NUM_DTYPES][OPENCL_NUM_DTYPES];
 
 static void cast(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t *status) {
     const gpu_op_t *op = kernel;
     tp_tensor_view_t x, y;
-    if (!input(context, 0, &x, status) || !output(context, 0, &y, status)) return;
+    if (!opencl_input(context, 0, &x, status) || !opencl_output(context, 0, &y, status)) return;
     const opencl_device_t *device = opencl_host->kernel_device(context);
-    bool in_range = (int)x.dtype > 0 && (int)x.dtype < NUM_DTYPES && (int)y.dtype > 0 &&
-                    (int)y.dtype < NUM_DTYPES;
+    bool in_range = (int)x.dtype > 0 && (int)x.dtype < OPENCL_NUM_DTYPES && (int)y.dtype > 0 &&
+                    (int)y.dtype < OPENCL_NUM_DTYPES;
     int32_t id = in_range ? cast_ids[x.dtype][y.dtype] : -1;
     if (id < 0 || ((x.dtype == TP_FLOAT64 || y.dtype == TP_FLOAT64) && !device->has_fp64)) {
         opencl_host->status_set(status, TP_UNIMPLEMENTED,
                                 "Cast on GPU:%d (%s): no kernel from %s to %s%s",
                                 (int)device->ordinal, device->name,
-                                in_range ? dtype_suffix(x.dtype) : "?",
-                                in_range ? dtype_suffix(y.dtype) : "?",
+                                in_range ? opencl_dtype_suffix(x.dtype) : "?",
+                                in_range ? opencl_dtype_suffix(y.dtype) : "?",
                                 in_range ? ": the device lacks cl_khr_fp64" : "");
         return;
     }
@@ -387,14 +336,6 @@ static gpu_op_t ops[] = {
     {"Cast", NULL, {0}},
 };
 
-/* Every kernel of an op shares the op's table: create hands it to compute. */
-static void *share_op(void *kernel_state, tp_kernel_context_t *context,
-                      tp_plugin_status_t *status) {
-    (void)context;
-    (void)status;
-    return kernel_state;
-}
-
 static gpu_op_t *find_op(const char *name) {
     for (size_t i = 0; i < COUNT(ops); i++)
         if (strcmp(ops[i].op, name) == 0) return &ops[i];
@@ -406,20 +347,20 @@ static gpu_op_t *find_op(const char *name) {
 static void register_op(tp_registrar_t *registrar, const char *name, const char *attr,
                         const tp_dtype_t *dtypes, size_t count, compute_fn compute, bool fp64,
                         tp_plugin_status_t *status) {
-    if (failed(status)) return;
+    if (opencl_failed(status)) return;
     gpu_op_t *op = find_op(name);
     tp_dtype_t kept[8];
     size_t num_kept = 0;
-    for (int d = 0; d < NUM_DTYPES; d++) op->ids[d] = -1;
-    for (size_t i = 0; i < count && !failed(status); i++) {
+    for (int d = 0; d < OPENCL_NUM_DTYPES; d++) op->ids[d] = -1;
+    for (size_t i = 0; i < count && !opencl_failed(status); i++) {
         if (dtypes[i] == TP_FLOAT64 && !fp64) continue;
         kept[num_kept++] = dtypes[i];
         if (op->kernel == NULL) continue;
         char kernel_name[64];
-        snprintf(kernel_name, sizeof kernel_name, "%s_%s", op->kernel, dtype_suffix(dtypes[i]));
+        snprintf(kernel_name, sizeof kernel_name, "%s_%s", op->kernel, opencl_dtype_suffix(dtypes[i]));
         op->ids[dtypes[i]] = opencl_kernel_id("elementwise", kernel_name, status);
     }
-    if (failed(status) || num_kept == 0) return;
+    if (opencl_failed(status) || num_kept == 0) return;
     const tp_type_constraint_t constraint = {sizeof constraint, attr, kept, num_kept};
     const tp_kernel_def_t def = {.struct_size = sizeof def,
                                  .op = name,
@@ -427,7 +368,7 @@ static void register_op(tp_registrar_t *registrar, const char *name, const char 
                                  .constraints = &constraint,
                                  .num_constraints = 1,
                                  .kernel_state = op,
-                                 .create = share_op,
+                                 .create = opencl_share_op,
                                  .compute = compute};
     opencl_host->register_kernel(registrar, &def, status);
 }
@@ -436,7 +377,7 @@ static void register_fill_and_cast(tp_registrar_t *registrar, bool fp64,
                                    tp_plugin_status_t *status) {
     gpu_op_t *fill_op = find_op("Fill");
     const char *fill_kernels[3] = {"fill_1", "fill_4", "fill_8"};
-    for (int i = 0; i < 3 && !failed(status); i++)
+    for (int i = 0; i < 3 && !opencl_failed(status); i++)
         fill_op->ids[i] = opencl_kernel_id("elementwise", fill_kernels[i], status);
     tp_dtype_t kept[8];
     size_t num_kept = 0;
@@ -449,17 +390,17 @@ static void register_fill_and_cast(tp_registrar_t *registrar, bool fp64,
                            .constraints = &fill_constraint,
                            .num_constraints = 1,
                            .kernel_state = fill_op,
-                           .create = share_op,
+                           .create = opencl_share_op,
                            .compute = fill};
-    if (!failed(status)) opencl_host->register_kernel(registrar, &def, status);
+    if (!opencl_failed(status)) opencl_host->register_kernel(registrar, &def, status);
 
-    for (int from = 0; from < NUM_DTYPES; from++)
-        for (int to = 0; to < NUM_DTYPES; to++) cast_ids[from][to] = -1;
-    for (size_t f = 0; f < num_kept && !failed(status); f++)
-        for (size_t t = 0; t < num_kept && !failed(status); t++) {
+    for (int from = 0; from < OPENCL_NUM_DTYPES; from++)
+        for (int to = 0; to < OPENCL_NUM_DTYPES; to++) cast_ids[from][to] = -1;
+    for (size_t f = 0; f < num_kept && !opencl_failed(status); f++)
+        for (size_t t = 0; t < num_kept && !opencl_failed(status); t++) {
             char kernel_name[64];
-            snprintf(kernel_name, sizeof kernel_name, "cast_%s_%s", dtype_suffix(kept[f]),
-                     dtype_suffix(kept[t]));
+            snprintf(kernel_name, sizeof kernel_name, "cast_%s_%s", opencl_dtype_suffix(kept[f]),
+                     opencl_dtype_suffix(kept[t]));
             cast_ids[kept[f]][kept[t]] = opencl_kernel_id("elementwise", kernel_name, status);
         }
     const tp_type_constraint_t cast_constraints[] = {
@@ -470,7 +411,7 @@ static void register_fill_and_cast(tp_registrar_t *registrar, bool fp64,
     def.num_constraints = 2;
     def.kernel_state = find_op("Cast");
     def.compute = cast;
-    if (!failed(status)) opencl_host->register_kernel(registrar, &def, status);
+    if (!opencl_failed(status)) opencl_host->register_kernel(registrar, &def, status);
 }
 
 void opencl_register_elementwise_kernels(tp_registrar_t *registrar, bool fp64,

@@ -8,10 +8,6 @@
 /* The kernels transpose_1, transpose_4 and transpose_8, by element size. */
 static int32_t transpose_ids[3];
 
-static bool failed(const tp_plugin_status_t *status) {
-    return opencl_host->status_code(status) != TP_OK;
-}
-
 /* Output dimension d of `dims` walks the input by walk[d] elements. Dimensions of length 1
  * walk nowhere, and an output dimension whose walk steps over the whole of the next one is
  * one longer dimension with it; so the kernel divides less, and a transpose that moves
@@ -37,12 +33,12 @@ static void transpose(void *kernel, tp_kernel_context_t *context, tp_plugin_stat
     (void)kernel;
     tp_tensor_view_t x = {.struct_size = sizeof x}, y = {.struct_size = sizeof y};
     opencl_host->kernel_input(context, 0, &x, status);
-    if (failed(status)) return;
+    if (opencl_failed(status)) return;
     opencl_host->kernel_output(context, 0, &y, status);
     const int64_t *perm = NULL;
     int32_t count = 0;
-    if (!failed(status)) opencl_host->kernel_attr_int_list(context, "perm", &perm, &count, status);
-    if (failed(status) || y.num_elements == 0) return;
+    if (!opencl_failed(status)) opencl_host->kernel_attr_int_list(context, "perm", &perm, &count, status);
+    if (opencl_failed(status) || y.num_elements == 0) return;
     int32_t rank = x.rank;
     int64_t x_strides[TP_MAX_RANK], walk[TP_MAX_RANK], stride = 1;
     for (int32_t d = rank - 1; d >= 0; d--) {
@@ -80,9 +76,9 @@ static void transpose(void *kernel, tp_kernel_context_t *context, tp_plugin_stat
 
 void opencl_register_layout_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status) {
     static const char *const names[3] = {"transpose_1", "transpose_4", "transpose_8"};
-    for (int i = 0; i < 3 && !failed(status); i++)
+    for (int i = 0; i < 3 && !opencl_failed(status); i++)
         transpose_ids[i] = opencl_kernel_id("layout", names[i], status);
-    if (failed(status)) return;
+    if (opencl_failed(status)) return;
     /* float64 moves as 8 bytes, so it needs no cl_khr_fp64. */
     static const tp_dtype_t all_types[] = {TP_FLOAT32, TP_FLOAT64, TP_INT32,
                                            TP_INT64,   TP_UINT8,   TP_BOOL};

@@ -9,10 +9,6 @@
 #ifdef TP_OPENCL_CLBLAST
 #include <clblast_c.h>
 
-static bool failed(const tp_plugin_status_t *status) {
-    return opencl_host->status_code(status) != TP_OK;
-}
-
 /* CLBlast's name for a code of its own; its codes above -64 are OpenCL's, named by
  * opencl_error_name. */
 static const char *clblast_code_name(CLBlastStatusCode code, char *buffer, size_t capacity) {
@@ -64,7 +60,7 @@ static bool view(tp_kernel_context_t *context, bool is_output, int32_t index,
         opencl_host->kernel_output(context, index, out, status);
     else
         opencl_host->kernel_input(context, index, out, status);
-    return !failed(status);
+    return !opencl_failed(status);
 }
 
 /* The view's offset in elements, which is what CLBlast takes; false when the tensor's last
@@ -99,7 +95,7 @@ static void matmul(void *kernel, tp_kernel_context_t *context, tp_plugin_status_
         return;
     opencl_host->kernel_attr_bool(context, "transpose_a", &transpose_a, status);
     opencl_host->kernel_attr_bool(context, "transpose_b", &transpose_b, status);
-    if (failed(status)) return;
+    if (opencl_failed(status)) return;
     opencl_device_t *device = opencl_host->kernel_device(context);
     bool doubles = c.dtype == TP_FLOAT64;
     if (doubles && !device->has_fp64) {
@@ -149,7 +145,7 @@ static void matmul(void *kernel, tp_kernel_context_t *context, tp_plugin_status_
 
 void opencl_register_matmul_kernels(tp_registrar_t *registrar, bool fp64,
                                     tp_plugin_status_t *status) {
-    if (failed(status)) return;
+    if (opencl_failed(status)) return;
     static const tp_dtype_t floats[] = {TP_FLOAT32, TP_FLOAT64};
     const tp_type_constraint_t constraint = {sizeof constraint, "T", floats, fp64 ? 2 : 1};
     const tp_kernel_def_t def = {.struct_size = sizeof def,

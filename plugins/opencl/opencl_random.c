@@ -19,17 +19,13 @@ static random_op_t random_ops[] = {
     {"RandomStandardNormal", "normal", -1, -1},
 };
 
-static bool failed(const tp_plugin_status_t *status) {
-    return opencl_host->status_code(status) != TP_OK;
-}
-
 static void compute(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t *status) {
     const random_op_t *op = kernel;
     tp_tensor_view_t y = {.struct_size = sizeof y};
     opencl_host->kernel_output(context, 0, &y, status);
     int64_t seed = 0;
-    if (!failed(status)) opencl_host->kernel_attr_int(context, "seed", &seed, status);
-    if (failed(status)) return;
+    if (!opencl_failed(status)) opencl_host->kernel_attr_int(context, "seed", &seed, status);
+    if (opencl_failed(status)) return;
     const opencl_device_t *device = opencl_host->kernel_device(context);
     /* A float64 kernel is registered when some device has cl_khr_fp64, not necessarily this
      * one. */
@@ -52,27 +48,19 @@ static void compute(void *kernel, tp_kernel_context_t *context, tp_plugin_status
     opencl_launch(context, op->op, id, args, COUNT(args), (size_t)n, 0, status);
 }
 
-/* Both ops' kernels share their op's table: create hands it to compute. */
-static void *share_op(void *kernel_state, tp_kernel_context_t *context,
-                      tp_plugin_status_t *status) {
-    (void)context;
-    (void)status;
-    return kernel_state;
-}
-
 void opencl_register_random_kernels(tp_registrar_t *registrar, bool fp64,
                                     tp_plugin_status_t *status) {
     static const tp_dtype_t floats[] = {TP_FLOAT32, TP_FLOAT64};
-    for (size_t i = 0; i < COUNT(random_ops) && !failed(status); i++) {
+    for (size_t i = 0; i < COUNT(random_ops) && !opencl_failed(status); i++) {
         random_op_t *op = &random_ops[i];
         char name[64];
         snprintf(name, sizeof name, "%s_float32", op->kernel);
         op->float32_id = opencl_kernel_id("random", name, status);
-        if (fp64 && !failed(status)) {
+        if (fp64 && !opencl_failed(status)) {
             snprintf(name, sizeof name, "%s_float64", op->kernel);
             op->float64_id = opencl_kernel_id("random", name, status);
         }
-        if (failed(status)) return;
+        if (opencl_failed(status)) return;
         const tp_type_constraint_t constraint = {sizeof constraint, "dtype", floats,
                                                  fp64 ? 2 : 1};
         const tp_kernel_def_t def = {.struct_size = sizeof def,
@@ -81,7 +69,7 @@ void opencl_register_random_kernels(tp_registrar_t *registrar, bool fp64,
                                      .constraints = &constraint,
                                      .num_constraints = 1,
                                      .kernel_state = op,
-                                     .create = share_op,
+                                     .create = opencl_share_op,
                                      .compute = compute};
         opencl_host->register_kernel(registrar, &def, status);
     }

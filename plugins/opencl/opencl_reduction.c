@@ -14,7 +14,6 @@
 #include "opencl_device.h"
 
 #define COUNT(array) (sizeof(array) / sizeof((array)[0]))
-#define NUM_DTYPES 7 /* tp_dtype_t values 0..6 */
 
 /* Larger groups add tree levels without adding bandwidth; 256 also keeps the tree's local
  * memory at 2 KiB and stays within every device's per-kernel limit for kernels this small. */
@@ -24,24 +23,10 @@
 /* The most groups one output's extent is split between. */
 #define MAX_SPLITS 1024
 
-static const char *dtype_suffix(tp_dtype_t dtype) {
-    switch (dtype) {
-    case TP_FLOAT32: return "float32";
-    case TP_FLOAT64: return "float64";
-    case TP_INT32: return "int32";
-    case TP_INT64: return "int64";
-    default: return NULL;
-    }
-}
-
-static size_t dtype_size(tp_dtype_t dtype) {
-    return dtype == TP_FLOAT64 || dtype == TP_INT64 ? 8 : 4;
-}
-
 /* Kernel ids by dtype, -1 where there is none: reduce_sum_T (Sum, and Mean with its division),
  * reduce_max_T, and Softmax's softmax_T, softmax_sum_T and softmax_scale_T. */
-static int32_t sum_ids[NUM_DTYPES], max_ids[NUM_DTYPES], softmax_ids[NUM_DTYPES],
-    softmax_sum_ids[NUM_DTYPES], softmax_scale_ids[NUM_DTYPES];
+static int32_t sum_ids[OPENCL_NUM_DTYPES], max_ids[OPENCL_NUM_DTYPES], softmax_ids[OPENCL_NUM_DTYPES],
+    softmax_sum_ids[OPENCL_NUM_DTYPES], softmax_scale_ids[OPENCL_NUM_DTYPES];
 
 typedef struct reduction_op {
     const char *op;
@@ -55,40 +40,6 @@ static reduction_op_t ops[] = {
     {"Max", max_ids, false},
     {"Softmax", softmax_ids, false},
 };
-
-/* ---- Reading a kernel's tensors ------------------------------------------------------------ */
-
-static bool failed(const tp_plugin_status_t *status) {
-    return opencl_host->status_code(status) != TP_OK;
-}
-
-static bool input(tp_kernel_context_t *context, int32_t index, tp_tensor_view_t *view,
-                  tp_plugin_status_t *status) {
-    *view = (tp_tensor_view_t){.struct_size = sizeof *view};
-    opencl_host->kernel_input(context, index, view, status);
-    return !failed(status);
-}
-
-static bool output(tp_kernel_context_t *context, int32_t index, tp_tensor_view_t *view,
-                   tp_plugin_status_t *status) {
-    *view = (tp_tensor_view_t){.struct_size = sizeof *view};
-    opencl_host->kernel_output(context, index, view, status);
-    return !failed(status);
-}
-
-/* The op's kernel for `dtype` on the context's device: float64 ones exist on devices with
- * cl_khr_fp64 only. */
-static int32_t kernel_for(const reduction_op_t *op, tp_dtype_t dtype,
-                          tp_kernel_context_t *context, tp_plugin_status_t *status) {
-    const opencl_device_t *device = opencl_host->kernel_device(context);
-    int32_t id = (int)dtype >= 0 && (int)dtype < NUM_DTYPES ? op->ids[dtype] : -1;
-    if (id >= 0 && (dtype != TP_FLOAT64 || device->has_fp64)) return id;
-    opencl_host->status_set(status, TP_UNIMPLEMENTED, "%s on GPU:%d (%s): no kernel for %s%s",
-                            op->op, (int)device->ordinal, device->name,
-                            dtype_suffix(dtype) != NULL ? dtype_suffix(dtype) : "this dtype",
-                            dtype == TP_FLOAT64 ? ": the device lacks cl_khr_fp64" : "");
-    return -1;
-}
 
 /* ---- Planning -------------------------------------------------------------------------------- */
 
@@ -283,12 +234,12 @@ static void reduce_into(tp_kernel_context_t *context, const char *what, int32_t 
 static void reduce(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t *status) {
     const reduction_op_t *op = kernel;
     tp_tensor_view_t x, y;
-    if (!input(context, 0, &x, status) || !output(context, 0, &y, status)) return;
+    if (!opencl_input(context, 0, &x, status) || !opencl_output(context, 0, &y, status)) return;
     const int64_t *axes = NULL;
     int32_t num_axes = 0;
     opencl_host->kernel_attr_int_list(context, "axis", &axes, &num_axes, status);
-    if (failed(status)) return;
-    int32_t id = kernel_for(op, y.dtype, context, status);
+    if (opencl_failed(status)) return;
+    int32_t id = opencl_kernel_for(op->op, op->ids, y.dtype, context, status);
     if (id < 0 || y.num_elements == 0) return;
     opencl_device_t *device = opencl_host->kernel_device(context);
     /* No axes reduce them all, as on the CPU. */
@@ -309,7 +260,7 @@ static void reduce(void *kernel, tp_kernel_context_t *context, tp_plugin_status_
     reduction_plan_t plan = plan_reduction(&x, reduced);
     launch_shape_t shape = shape_launch(device, &plan, true);
     place_t from = {(cl_mem)x.mem, x.offset}, to = {(cl_mem)y.mem, y.offset};
-    reduce_into(context, op->op, id, id, from, to, &plan, &shape, dtype_size(y.dtype), op->mean,
+    reduce_into(context, op->op, id, id, from, to, &plan, &shape, opencl_dtype_size(y.dtype), op->mean,
                 (cl_long)plan.n_red, NULL, 0, status);
 }
 
@@ -320,8 +271,8 @@ static void reduce(void *kernel, tp_kernel_context_t *context, tp_plugin_status_
 static void softmax(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t *status) {
     const reduction_op_t *op = kernel;
     tp_tensor_view_t x, y;
-    if (!input(context, 0, &x, status) || !output(context, 0, &y, status)) return;
-    int32_t id = kernel_for(op, y.dtype, context, status);
+    if (!opencl_input(context, 0, &x, status) || !opencl_output(context, 0, &y, status)) return;
+    int32_t id = opencl_kernel_for(op->op, op->ids, y.dtype, context, status);
     if (id < 0 || y.num_elements == 0) return;
     opencl_device_t *device = opencl_host->kernel_device(context);
     if (x.rank < 1) {
@@ -335,7 +286,7 @@ static void softmax(void *kernel, tp_kernel_context_t *context, tp_plugin_status
     launch_shape_t shape = shape_launch(device, &plan, true);
     /* The kernels compute float32 in double where the device has doubles. */
     tp_dtype_t math = device->has_fp64 ? TP_FLOAT64 : TP_FLOAT32;
-    size_t size = dtype_size(y.dtype), math_size = dtype_size(math);
+    size_t size = opencl_dtype_size(y.dtype), math_size = opencl_dtype_size(math);
     place_t from = {(cl_mem)x.mem, x.offset}, to = {(cl_mem)y.mem, y.offset};
     if (shape.splits == 1) {
         const opencl_arg_t args[] = {OPENCL_ARG(from.mem), OPENCL_ARG(from.offset),
@@ -355,7 +306,7 @@ static void softmax(void *kernel, tp_kernel_context_t *context, tp_plugin_status
     reduce_into(context, op->op, max_ids[y.dtype], max_ids[y.dtype], from, maxima, &plan,
                 &shape, size, 0, 0, NULL, 0, status);
     const opencl_arg_t shift[] = {OPENCL_ARG(maxima.mem), OPENCL_ARG(maxima.offset)};
-    if (!failed(status))
+    if (!opencl_failed(status))
         reduce_into(context, op->op, softmax_sum_ids[y.dtype], sum_ids[math], from, sums, &plan,
                     &shape, math_size, 0, 0, shift, COUNT(shift), status);
     cl_ulong n = (cl_ulong)y.num_elements;
@@ -364,7 +315,7 @@ static void softmax(void *kernel, tp_kernel_context_t *context, tp_plugin_status
                                  OPENCL_ARG(sums.mem),   OPENCL_ARG(sums.offset),
                                  OPENCL_ARG(to.mem),     OPENCL_ARG(to.offset),
                                  OPENCL_ARG(n),          OPENCL_ARG(width)};
-    if (!failed(status))
+    if (!opencl_failed(status))
         opencl_launch(context, op->op, softmax_scale_ids[y.dtype], args, COUNT(args), (size_t)n,
                       0, status);
     clReleaseMemObject(rows_mem);
@@ -374,26 +325,18 @@ static void softmax(void *kernel, tp_kernel_context_t *context, tp_plugin_status
 
 typedef void (*compute_fn)(void *, tp_kernel_context_t *, tp_plugin_status_t *);
 
-/* Every kernel of an op shares the op's table: create hands it to compute. */
-static void *share_op(void *kernel_state, tp_kernel_context_t *context,
-                      tp_plugin_status_t *status) {
-    (void)context;
-    (void)status;
-    return kernel_state;
-}
-
 /* The id of reduction.cl's kernel <family>_<dtype> into ids[dtype]. */
 static void take_id(int32_t *ids, const char *family, tp_dtype_t dtype,
                     tp_plugin_status_t *status) {
-    if (failed(status)) return;
+    if (opencl_failed(status)) return;
     char name[64];
-    snprintf(name, sizeof name, "%s_%s", family, dtype_suffix(dtype));
+    snprintf(name, sizeof name, "%s_%s", family, opencl_dtype_suffix(dtype));
     ids[dtype] = opencl_kernel_id("reduction", name, status);
 }
 
 static void register_op(tp_registrar_t *registrar, reduction_op_t *op, const tp_dtype_t *dtypes,
                         size_t count, compute_fn compute, tp_plugin_status_t *status) {
-    if (failed(status) || count == 0) return;
+    if (opencl_failed(status) || count == 0) return;
     const tp_type_constraint_t constraint = {sizeof constraint, "T", dtypes, count};
     const tp_kernel_def_t def = {.struct_size = sizeof def,
                                  .op = op->op,
@@ -401,14 +344,14 @@ static void register_op(tp_registrar_t *registrar, reduction_op_t *op, const tp_
                                  .constraints = &constraint,
                                  .num_constraints = 1,
                                  .kernel_state = op,
-                                 .create = share_op,
+                                 .create = opencl_share_op,
                                  .compute = compute};
     opencl_host->register_kernel(registrar, &def, status);
 }
 
 void opencl_register_reduction_kernels(tp_registrar_t *registrar, bool fp64,
                                        tp_plugin_status_t *status) {
-    for (int d = 0; d < NUM_DTYPES; d++)
+    for (int d = 0; d < OPENCL_NUM_DTYPES; d++)
         sum_ids[d] = max_ids[d] = softmax_ids[d] = softmax_sum_ids[d] = softmax_scale_ids[d] = -1;
     /* float64 kernels only where some device has cl_khr_fp64. */
     tp_dtype_t numbers[4], floats[2];

@@ -1,0 +1,63 @@
+/* What every kernel file of the plug-in needs: reading a kernel's tensors, a status test, the
+ * names and sizes of dtypes as the .cl files spell them, and a create that shares the op's
+ * table with compute. */
+#include "opencl_device.h"
+
+bool opencl_failed(const tp_plugin_status_t *status) {
+    return opencl_host->status_code(status) != TP_OK;
+}
+
+bool opencl_input(tp_kernel_context_t *context, int32_t index, tp_tensor_view_t *view,
+                  tp_plugin_status_t *status) {
+    *view = (tp_tensor_view_t){.struct_size = sizeof *view};
+    opencl_host->kernel_input(context, index, view, status);
+    return !opencl_failed(status);
+}
+
+bool opencl_output(tp_kernel_context_t *context, int32_t index, tp_tensor_view_t *view,
+                   tp_plugin_status_t *status) {
+    *view = (tp_tensor_view_t){.struct_size = sizeof *view};
+    opencl_host->kernel_output(context, index, view, status);
+    return !opencl_failed(status);
+}
+
+const char *opencl_dtype_suffix(tp_dtype_t dtype) {
+    switch (dtype) {
+    case TP_FLOAT32: return "float32";
+    case TP_FLOAT64: return "float64";
+    case TP_INT32: return "int32";
+    case TP_INT64: return "int64";
+    case TP_UINT8: return "uint8";
+    case TP_BOOL: return "bool";
+    default: return NULL;
+    }
+}
+
+size_t opencl_dtype_size(tp_dtype_t dtype) {
+    switch (dtype) {
+    case TP_FLOAT64:
+    case TP_INT64: return 8;
+    case TP_FLOAT32:
+    case TP_INT32: return 4;
+    default: return 1;
+    }
+}
+
+void *opencl_share_op(void *kernel_state, tp_kernel_context_t *context,
+                      tp_plugin_status_t *status) {
+    (void)context;
+    (void)status;
+    return kernel_state;
+}
+
+int32_t opencl_kernel_for(const char *op, const int32_t *ids, tp_dtype_t dtype,
+                          tp_kernel_context_t *context, tp_plugin_status_t *status) {
+    const opencl_device_t *device = opencl_host->kernel_device(context);
+    int32_t id = (int)dtype >= 0 && (int)dtype < OPENCL_NUM_DTYPES ? ids[dtype] : -1;
+    if (id >= 0 && (dtype != TP_FLOAT64 || device->has_fp64)) return id;
+    const char *name = opencl_dtype_suffix(dtype);
+    opencl_host->status_set(status, TP_UNIMPLEMENTED, "%s on GPU:%d (%s): no kernel for %s%s", op,
+                            (int)device->ordinal, device->name, name != NULL ? name : "this dtype",
+                            dtype == TP_FLOAT64 ? ": the device lacks cl_khr_fp64" : "");
+    return -1;
+}
