@@ -97,6 +97,10 @@ void opencl_fill_stream_functions(tp_device_type_def_t *def);
 /* Takes `event` of a command just queued on `stream` into the stream's pending commands. */
 void opencl_stream_track(opencl_stream_t *stream, cl_event event, const char *what,
                          tp_plugin_status_t *status);
+/* The outcome of queueing a command of `what` with OpenCL call `call`: tracked if `error` is
+ * CL_SUCCESS, else the call's failure on `status`. False when `status` holds a failure. */
+bool opencl_stream_queued(opencl_stream_t *stream, const char *what, const char *call,
+                          cl_int error, cl_event event, tp_plugin_status_t *status);
 /* Queues, after the work before it, a check of the 4-byte flag at `flag_mem` that a kernel of
  * `what` set: a flag other than 0 fails that work with `failure`, through the first event
  * recorded after it or the stream's synchronize. */
@@ -144,6 +148,18 @@ size_t opencl_dtype_size(tp_dtype_t dtype);
  * (float64 needs cl_khr_fp64); else -1 with UNIMPLEMENTED on `status`, naming op and device. */
 int32_t opencl_kernel_for(const char *op, const int32_t *ids, tp_dtype_t dtype,
                           tp_kernel_context_t *context, tp_plugin_status_t *status);
+/* Queues a device-side copy of y's bytes from x (Identity, Reshape, a Transpose that moves
+ * nothing), tracked as `what`. */
+void opencl_copy_tensor(tp_kernel_context_t *context, const char *what,
+                        const tp_tensor_view_t *x, const tp_tensor_view_t *y,
+                        tp_plugin_status_t *status);
+typedef void (*opencl_compute_fn)(void *kernel, tp_kernel_context_t *context,
+                                  tp_plugin_status_t *status);
+/* Registers `op`'s GPU kernel for `num_dtypes` dtypes of type attribute `attr`; its create
+ * hands `state` to compute. Nothing when `status` already holds a failure. */
+void opencl_register(tp_registrar_t *registrar, const char *op, const char *attr,
+                     const tp_dtype_t *dtypes, size_t num_dtypes, void *state,
+                     opencl_compute_fn compute, tp_plugin_status_t *status);
 /* A kernel's create that hands its kernel_state (the op's table) to compute. */
 void *opencl_share_op(void *kernel_state, tp_kernel_context_t *context,
                       tp_plugin_status_t *status);

@@ -27,7 +27,24 @@ typedef struct gpu_op {
  * kernel reads). */
 static cl_mem buffer_of(const tp_tensor_view_t *view) { return (cl_mem)view->mem; }
 
-/* ---- Unary ------------------------------------------------------------------------------------ */
+/* Launches kernel `id` with one work-item per element of the last of `views`: the kernels
+ * of elementwise.cl that take each tensor as (buffer, offset), then the element count. */
+static void launch_per_element(tp_kernel_context_t *context, const char *what, int32_t id,
+                               const tp_tensor_view_t *const *views, size_t num_views,
+                               tp_plugin_status_t *status) {
+    cl_mem mems[3];
+    opencl_arg_t args[2 * 3 + 1];
+    for (size_t v = 0; v < num_views; v++) {
+        mems[v] = buffer_of(views[v]);
+        args[2 * v] = OPENCL_ARG(mems[v]);
+        args[2 * v + 1] = OPENCL_ARG(views[v]->offset);
+    }
+    cl_ulong n = (cl_ulong)views[num_views - 1]->num_elements;
+    args[2 * num_views] = OPENCL_ARG(n);
+    opencl_launch(context, what, id, args, 2 * num_views + 1, (size_t)n, 0, status);
+}
+
+/* ---- Unary ------------------------------------------------------------------------------- */
 
 static void unary(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t *status) {
     const gpu_op_t *op = kernel;
@@ -35,11 +52,7 @@ static void unary(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t
     if (!opencl_input(context, 0, &x, status) || !opencl_output(context, 0, &y, status)) return;
     int32_t id = opencl_kernel_for(op->op, op->ids, y.dtype, context, status);
     if (id < 0 || y.num_elements == 0) return;
-    cl_mem x_mem = buffer_of(&x), y_mem = buffer_of(&y);
-    cl_ulong n = (cl_ulong)y.num_elements;
-    const opencl_arg_t args[] = {OPENCL_ARG(x_mem), OPENCL_ARG(x.offset), OPENCL_ARG(y_mem),
-                                 OPENCL_ARG(y.offset), OPENCL_ARG(n)};
-    opencl_launch(context, op->op, id, args, COUNT(args), (size_t)n, 0, status);
+    launch_per_element(context, op->op, id, (const tp_tensor_view_t *[]){&x, &y}, 2, status);
 }
 
 /* ---- Binary, with broadcasting ------------------------------------------------------------- */
@@ -134,18 +147,12 @@ static void bias_add(void *kernel, tp_kernel_context_t *context, tp_plugin_statu
 static void add_n(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t *status) {
     const gpu_op_t *op = kernel;
     tp_tensor_view_t first, z;
-    if (!opencl_input(context, 0, &first, status) || !opencl_output(context, 0, &z, status)) return;
+    if (!opencl_input(context, 0, &first, status) || !opencl_output(context, 0, &z, status))
+        return;
     int32_t count = opencl_host->kernel_num_inputs(context);
     if (z.num_elements == 0) return;
     if (count == 1) {
-        opencl_stream_t *stream = opencl_host->kernel_stream(context);
-        cl_event event;
-        cl_int error = clEnqueueCopyBuffer(stream->queue, buffer_of(&first), buffer_of(&z),
-                                           first.offset, z.offset, z.byte_size, 0, NULL, &event);
-        if (error != CL_SUCCESS)
-            opencl_fail(status, stream->device, op->op, "clEnqueueCopyBuffer", error);
-        else
-            opencl_stream_track(stream, event, op->op, status);
+        opencl_copy_tensor(context, op->op, &first, &z, status);
         return;
     }
     int32_t id = opencl_kernel_for(op->op, op->ids, z.dtype, context, status);
@@ -168,29 +175,23 @@ static void gradient(void *kernel, tp_kernel_context_t *context, tp_plugin_statu
         return;
     int32_t id = opencl_kernel_for(op->op, op->ids, z.dtype, context, status);
     if (id < 0 || z.num_elements == 0) return;
-    cl_mem a_mem = buffer_of(&a), b_mem = buffer_of(&b), z_mem = buffer_of(&z);
-    cl_ulong n = (cl_ulong)z.num_elements;
-    const opencl_arg_t args[] = {OPENCL_ARG(a_mem), OPENCL_ARG(a.offset), OPENCL_ARG(b_mem),
-                                 OPENCL_ARG(b.offset), OPENCL_ARG(z_mem), OPENCL_ARG(z.offset),
-                                 OPENCL_ARG(n)};
-    opencl_launch(context, op->op, id, args, COUNT(args), (size_t)n, 0, status);
+    launch_per_element(context, op->op, id, (const tp_tensor_view_t *[]){&a, &b, &z}, 3,
+                       status);
 }
 
-/* ---- Fill, ZerosLike, OnesLike ---------------------------------------------------------------- */
+/* ---- Fill, ZerosLike, OnesLike ----------------------------------------------------------- */
 
 /* Fill: every element a copy of input 0's one element, by element size. */
 static void fill(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t *status) {
     const gpu_op_t *op = kernel;
     tp_tensor_view_t value, y;
-    if (!opencl_input(context, 0, &value, status) || !opencl_output(context, 0, &y, status)) return;
+    if (!opencl_input(context, 0, &value, status) || !opencl_output(context, 0, &y, status))
+        return;
     size_t size = opencl_dtype_size(y.dtype);
     int32_t id = op->ids[size == 1 ? 0 : size == 4 ? 1 : 2];
     if (y.num_elements == 0) return;
-    cl_mem v_mem = buffer_of(&value), y_mem = buffer_of(&y);
-    cl_ulong n = (cl_ulong)y.num_elements;
-    const opencl_arg_t args[] = {OPENCL_ARG(v_mem), OPENCL_ARG(value.offset),
-                                 OPENCL_ARG(y_mem), OPENCL_ARG(y.offset), OPENCL_ARG(n)};
-    opencl_launch(context, op->op, id, args, COUNT(args), (size_t)n, 0, status);
+    launch_per_element(context, op->op, id, (const tp_tensor_view_t *[]){&value, &y}, 2,
+                       status);
 }
 
 /* The bytes of 1 in `dtype`. */
@@ -221,10 +222,7 @@ static void fill_constant(void *kernel, tp_kernel_context_t *context,
     cl_event event;
     cl_int error = clEnqueueFillBuffer(stream->queue, buffer_of(&y), pattern, size, y.offset,
                                        y.byte_size, 0, NULL, &event);
-    if (error != CL_SUCCESS)
-        opencl_fail(status, stream->device, op->op, "clEnqueueFillBuffer", error);
-    else
-        opencl_stream_track(stream, event, op->op, status);
+    opencl_stream_queued(stream, op->op, "clEnqueueFillBuffer", error, event, status);
 }
 
 /* ---- Copies: Identity, Reshape, Const -------------------------------------------------------- */
@@ -232,16 +230,8 @@ static void fill_constant(void *kernel, tp_kernel_context_t *context,
 static void copy(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t *status) {
     const gpu_op_t *op = kernel;
     tp_tensor_view_t x, y;
-    if (!opencl_input(context, 0, &x, status) || !opencl_output(context, 0, &y, status) || y.byte_size == 0)
-        return;
-    opencl_stream_t *stream = opencl_host->kernel_stream(context);
-    cl_event event;
-    cl_int error = clEnqueueCopyBuffer(stream->queue, buffer_of(&x), buffer_of(&y), x.offset,
-                                       y.offset, y.byte_size, 0, NULL, &event);
-    if (error != CL_SUCCESS)
-        opencl_fail(status, stream->device, op->op, "clEnqueueCopyBuffer", error);
-    else
-        opencl_stream_track(stream, event, op->op, status);
+    if (opencl_input(context, 0, &x, status) && opencl_output(context, 0, &y, status))
+        opencl_copy_tensor(context, op->op, &x, &y, status);
 }
 
 static void CL_CALLBACK free_staging(cl_event event, cl_int state, void *staging) {
@@ -258,7 +248,8 @@ static void constant(void *kernel, tp_kernel_context_t *context, tp_plugin_statu
     const void *bytes = NULL;
     uint64_t size = 0;
     opencl_host->kernel_attr_bytes(context, "value", &bytes, &size, status);
-    if (opencl_failed(status) || !opencl_output(context, 0, &y, status) || y.byte_size == 0) return;
+    if (opencl_failed(status) || !opencl_output(context, 0, &y, status) || y.byte_size == 0)
+        return;
     if (size != y.byte_size) {
         opencl_host->status_set(status, TP_INVALID_ARGUMENT,
                                 "Const: %llu value bytes for a tensor of %llu bytes",
@@ -309,16 +300,10 @@ static void cast(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t 
         return;
     }
     if (y.num_elements == 0) return;
-    cl_mem x_mem = buffer_of(&x), y_mem = buffer_of(&y);
-    cl_ulong n = (cl_ulong)y.num_elements;
-    const opencl_arg_t args[] = {OPENCL_ARG(x_mem), OPENCL_ARG(x.offset), OPENCL_ARG(y_mem),
-                                 OPENCL_ARG(y.offset), OPENCL_ARG(n)};
-    opencl_launch(context, op->op, id, args, COUNT(args), (size_t)n, 0, status);
+    launch_per_element(context, op->op, id, (const tp_tensor_view_t *[]){&x, &y}, 2, status);
 }
 
 /* ---- Registration ---------------------------------------------------------------------------- */
-
-typedef void (*compute_fn)(void *, tp_kernel_context_t *, tp_plugin_status_t *);
 
 static gpu_op_t ops[] = {
     {"Relu", "relu", {0}},         {"Neg", "neg", {0}},
@@ -345,8 +330,8 @@ static gpu_op_t *find_op(const char *name) {
 /* Registers `op`'s kernel for `dtypes` of attribute `attr`, taking the ids of its OpenCL
  * kernels <kernel>_<dtype> (float64 ones only when some device has cl_khr_fp64). */
 static void register_op(tp_registrar_t *registrar, const char *name, const char *attr,
-                        const tp_dtype_t *dtypes, size_t count, compute_fn compute, bool fp64,
-                        tp_plugin_status_t *status) {
+                        const tp_dtype_t *dtypes, size_t count, opencl_compute_fn compute,
+                        bool fp64, tp_plugin_status_t *status) {
     if (opencl_failed(status)) return;
     gpu_op_t *op = find_op(name);
     tp_dtype_t kept[8];
@@ -357,20 +342,11 @@ static void register_op(tp_registrar_t *registrar, const char *name, const char 
         kept[num_kept++] = dtypes[i];
         if (op->kernel == NULL) continue;
         char kernel_name[64];
-        snprintf(kernel_name, sizeof kernel_name, "%s_%s", op->kernel, opencl_dtype_suffix(dtypes[i]));
+        snprintf(kernel_name, sizeof kernel_name, "%s_%s", op->kernel,
+                 opencl_dtype_suffix(dtypes[i]));
         op->ids[dtypes[i]] = opencl_kernel_id("elementwise", kernel_name, status);
     }
-    if (opencl_failed(status) || num_kept == 0) return;
-    const tp_type_constraint_t constraint = {sizeof constraint, attr, kept, num_kept};
-    const tp_kernel_def_t def = {.struct_size = sizeof def,
-                                 .op = name,
-                                 .device_type = "GPU",
-                                 .constraints = &constraint,
-                                 .num_constraints = 1,
-                                 .kernel_state = op,
-                                 .create = opencl_share_op,
-                                 .compute = compute};
-    opencl_host->register_kernel(registrar, &def, status);
+    opencl_register(registrar, name, attr, kept, num_kept, op, compute, status);
 }
 
 static void register_fill_and_cast(tp_registrar_t *registrar, bool fp64,
@@ -383,16 +359,7 @@ static void register_fill_and_cast(tp_registrar_t *registrar, bool fp64,
     size_t num_kept = 0;
     for (size_t i = 0; i < COUNT(all_types); i++)
         if (all_types[i] != TP_FLOAT64 || fp64) kept[num_kept++] = all_types[i];
-    const tp_type_constraint_t fill_constraint = {sizeof fill_constraint, "T", kept, num_kept};
-    tp_kernel_def_t def = {.struct_size = sizeof def,
-                           .op = "Fill",
-                           .device_type = "GPU",
-                           .constraints = &fill_constraint,
-                           .num_constraints = 1,
-                           .kernel_state = fill_op,
-                           .create = opencl_share_op,
-                           .compute = fill};
-    if (!opencl_failed(status)) opencl_host->register_kernel(registrar, &def, status);
+    opencl_register(registrar, "Fill", "T", kept, num_kept, fill_op, fill, status);
 
     for (int from = 0; from < OPENCL_NUM_DTYPES; from++)
         for (int to = 0; to < OPENCL_NUM_DTYPES; to++) cast_ids[from][to] = -1;
@@ -406,11 +373,14 @@ static void register_fill_and_cast(tp_registrar_t *registrar, bool fp64,
     const tp_type_constraint_t cast_constraints[] = {
         {sizeof cast_constraints[0], "SrcT", kept, num_kept},
         {sizeof cast_constraints[0], "DstT", kept, num_kept}};
-    def.op = "Cast";
-    def.constraints = cast_constraints;
-    def.num_constraints = 2;
-    def.kernel_state = find_op("Cast");
-    def.compute = cast;
+    const tp_kernel_def_t def = {.struct_size = sizeof def,
+                                 .op = "Cast",
+                                 .device_type = "GPU",
+                                 .constraints = cast_constraints,
+                                 .num_constraints = 2,
+                                 .kernel_state = find_op("Cast"),
+                                 .create = opencl_share_op,
+                                 .compute = cast};
     if (!opencl_failed(status)) opencl_host->register_kernel(registrar, &def, status);
 }
 

@@ -1,6 +1,6 @@
 /* What every kernel file of the plug-in needs: reading a kernel's tensors, a status test, the
- * names and sizes of dtypes as the .cl files spell them, and a create that shares the op's
- * table with compute. */
+ * names and sizes of dtypes as the .cl files spell them, the kernel for a dtype, a device-side
+ * copy, and registration with a create that shares the op's table with compute. */
 #include "opencl_device.h"
 
 bool opencl_failed(const tp_plugin_status_t *status) {
@@ -60,4 +60,31 @@ int32_t opencl_kernel_for(const char *op, const int32_t *ids, tp_dtype_t dtype,
                             (int)device->ordinal, device->name, name != NULL ? name : "this dtype",
                             dtype == TP_FLOAT64 ? ": the device lacks cl_khr_fp64" : "");
     return -1;
+}
+
+void opencl_copy_tensor(tp_kernel_context_t *context, const char *what,
+                        const tp_tensor_view_t *x, const tp_tensor_view_t *y,
+                        tp_plugin_status_t *status) {
+    if (y->byte_size == 0) return;
+    opencl_stream_t *stream = opencl_host->kernel_stream(context);
+    cl_event event;
+    cl_int error = clEnqueueCopyBuffer(stream->queue, (cl_mem)x->mem, (cl_mem)y->mem, x->offset,
+                                       y->offset, y->byte_size, 0, NULL, &event);
+    opencl_stream_queued(stream, what, "clEnqueueCopyBuffer", error, event, status);
+}
+
+void opencl_register(tp_registrar_t *registrar, const char *op, const char *attr,
+                     const tp_dtype_t *dtypes, size_t num_dtypes, void *state,
+                     opencl_compute_fn compute, tp_plugin_status_t *status) {
+    if (opencl_failed(status) || num_dtypes == 0) return;
+    const tp_type_constraint_t constraint = {sizeof constraint, attr, dtypes, num_dtypes};
+    const tp_kernel_def_t def = {.struct_size = sizeof def,
+                                 .op = op,
+                                 .device_type = "GPU",
+                                 .constraints = &constraint,
+                                 .num_constraints = 1,
+                                 .kernel_state = state,
+                                 .create = opencl_share_op,
+                                 .compute = compute};
+    opencl_host->register_kernel(registrar, &def, status);
 }

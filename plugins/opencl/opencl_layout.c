@@ -31,13 +31,11 @@ static int32_t simplify(int32_t rank, const int64_t *dims, const int64_t *walk,
 
 static void transpose(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t *status) {
     (void)kernel;
-    tp_tensor_view_t x = {.struct_size = sizeof x}, y = {.struct_size = sizeof y};
-    opencl_host->kernel_input(context, 0, &x, status);
-    if (opencl_failed(status)) return;
-    opencl_host->kernel_output(context, 0, &y, status);
+    tp_tensor_view_t x, y;
+    if (!opencl_input(context, 0, &x, status) || !opencl_output(context, 0, &y, status)) return;
     const int64_t *perm = NULL;
     int32_t count = 0;
-    if (!opencl_failed(status)) opencl_host->kernel_attr_int_list(context, "perm", &perm, &count, status);
+    opencl_host->kernel_attr_int_list(context, "perm", &perm, &count, status);
     if (opencl_failed(status) || y.num_elements == 0) return;
     int32_t rank = x.rank;
     int64_t x_strides[TP_MAX_RANK], walk[TP_MAX_RANK], stride = 1;
@@ -49,15 +47,8 @@ static void transpose(void *kernel, tp_kernel_context_t *context, tp_plugin_stat
     for (int32_t d = 0; d < rank; d++) walk[d] = x_strides[count == 0 ? rank - 1 - d : perm[d]];
     cl_long dims8[8] = {0}, walk8[8] = {0};
     cl_int kept = simplify(rank, y.dims, walk, dims8, walk8);
-    opencl_stream_t *stream = opencl_host->kernel_stream(context);
     if (kept == 0 || (kept == 1 && walk8[0] == 1)) {
-        cl_event event;
-        cl_int error = clEnqueueCopyBuffer(stream->queue, (cl_mem)x.mem, (cl_mem)y.mem,
-                                           x.offset, y.offset, y.byte_size, 0, NULL, &event);
-        if (error != CL_SUCCESS)
-            opencl_fail(status, stream->device, "Transpose", "clEnqueueCopyBuffer", error);
-        else
-            opencl_stream_track(stream, event, "Transpose", status);
+        opencl_copy_tensor(context, "Transpose", &x, &y, status);
         return;
     }
     uint64_t size = y.byte_size / (uint64_t)y.num_elements;
@@ -78,16 +69,8 @@ void opencl_register_layout_kernels(tp_registrar_t *registrar, tp_plugin_status_
     static const char *const names[3] = {"transpose_1", "transpose_4", "transpose_8"};
     for (int i = 0; i < 3 && !opencl_failed(status); i++)
         transpose_ids[i] = opencl_kernel_id("layout", names[i], status);
-    if (opencl_failed(status)) return;
     /* float64 moves as 8 bytes, so it needs no cl_khr_fp64. */
     static const tp_dtype_t all_types[] = {TP_FLOAT32, TP_FLOAT64, TP_INT32,
                                            TP_INT64,   TP_UINT8,   TP_BOOL};
-    const tp_type_constraint_t constraint = {sizeof constraint, "T", all_types, 6};
-    const tp_kernel_def_t def = {.struct_size = sizeof def,
-                                 .op = "Transpose",
-                                 .device_type = "GPU",
-                                 .constraints = &constraint,
-                                 .num_constraints = 1,
-                                 .compute = transpose};
-    opencl_host->register_kernel(registrar, &def, status);
+    opencl_register(registrar, "Transpose", "T", all_types, 6, NULL, transpose, status);
 }

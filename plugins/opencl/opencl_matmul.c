@@ -53,16 +53,6 @@ static void clblast_fail(tp_plugin_status_t *status, const opencl_device_t *devi
                             clblast_code_name(code, buffer, sizeof buffer));
 }
 
-static bool view(tp_kernel_context_t *context, bool is_output, int32_t index,
-                 tp_tensor_view_t *out, tp_plugin_status_t *status) {
-    *out = (tp_tensor_view_t){.struct_size = sizeof *out};
-    if (is_output)
-        opencl_host->kernel_output(context, index, out, status);
-    else
-        opencl_host->kernel_input(context, index, out, status);
-    return !opencl_failed(status);
-}
-
 /* The view's offset in elements, which is what CLBlast takes; false when the tensor's last
  * element lies beyond the int that CLBlast's kernels index with. */
 static bool element_offset(const tp_tensor_view_t *tensor, size_t element_size,
@@ -80,18 +70,15 @@ static void zero_fill(tp_kernel_context_t *context, const tp_tensor_view_t *c, s
     cl_event event;
     cl_int error = clEnqueueFillBuffer(stream->queue, (cl_mem)c->mem, zero, size, c->offset,
                                        c->byte_size, 0, NULL, &event);
-    if (error != CL_SUCCESS)
-        opencl_fail(status, stream->device, "MatMul", "clEnqueueFillBuffer", error);
-    else
-        opencl_stream_track(stream, event, "MatMul", status);
+    opencl_stream_queued(stream, "MatMul", "clEnqueueFillBuffer", error, event, status);
 }
 
 static void matmul(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t *status) {
     (void)kernel;
     tp_tensor_view_t a, b, c;
     int32_t transpose_a = 0, transpose_b = 0;
-    if (!view(context, false, 0, &a, status) || !view(context, false, 1, &b, status) ||
-        !view(context, true, 0, &c, status))
+    if (!opencl_input(context, 0, &a, status) || !opencl_input(context, 1, &b, status) ||
+        !opencl_output(context, 0, &c, status))
         return;
     opencl_host->kernel_attr_bool(context, "transpose_a", &transpose_a, status);
     opencl_host->kernel_attr_bool(context, "transpose_b", &transpose_b, status);
@@ -145,16 +132,8 @@ static void matmul(void *kernel, tp_kernel_context_t *context, tp_plugin_status_
 
 void opencl_register_matmul_kernels(tp_registrar_t *registrar, bool fp64,
                                     tp_plugin_status_t *status) {
-    if (opencl_failed(status)) return;
     static const tp_dtype_t floats[] = {TP_FLOAT32, TP_FLOAT64};
-    const tp_type_constraint_t constraint = {sizeof constraint, "T", floats, fp64 ? 2 : 1};
-    const tp_kernel_def_t def = {.struct_size = sizeof def,
-                                 .op = "MatMul",
-                                 .device_type = "GPU",
-                                 .constraints = &constraint,
-                                 .num_constraints = 1,
-                                 .compute = matmul};
-    opencl_host->register_kernel(registrar, &def, status);
+    opencl_register(registrar, "MatMul", "T", floats, fp64 ? 2 : 1, NULL, matmul, status);
 }
 
 #else

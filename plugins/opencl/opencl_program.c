@@ -203,12 +203,7 @@ bool opencl_launch(tp_kernel_context_t *context, const char *what, int32_t id,
     error = clEnqueueNDRangeKernel(stream->queue, kernel, 1, NULL, &global,
                                    local > 0 ? &local : NULL, 0, NULL, &event);
     give_back_kernel(device, id, kernel);
-    if (error != CL_SUCCESS) {
-        opencl_fail(status, device, what, "clEnqueueNDRangeKernel", error);
-        return false;
-    }
-    opencl_stream_track(stream, event, what, status);
-    return opencl_host->status_code(status) == TP_OK;
+    return opencl_stream_queued(stream, what, "clEnqueueNDRangeKernel", error, event, status);
 }
 
 void opencl_programs_release(opencl_device_t *device) {

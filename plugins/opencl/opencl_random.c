@@ -60,17 +60,6 @@ void opencl_register_random_kernels(tp_registrar_t *registrar, bool fp64,
             snprintf(name, sizeof name, "%s_float64", op->kernel);
             op->float64_id = opencl_kernel_id("random", name, status);
         }
-        if (opencl_failed(status)) return;
-        const tp_type_constraint_t constraint = {sizeof constraint, "dtype", floats,
-                                                 fp64 ? 2 : 1};
-        const tp_kernel_def_t def = {.struct_size = sizeof def,
-                                     .op = op->op,
-                                     .device_type = "GPU",
-                                     .constraints = &constraint,
-                                     .num_constraints = 1,
-                                     .kernel_state = op,
-                                     .create = opencl_share_op,
-                                     .compute = compute};
-        opencl_host->register_kernel(registrar, &def, status);
+        opencl_register(registrar, op->op, "dtype", floats, fp64 ? 2 : 1, op, compute, status);
     }
 }

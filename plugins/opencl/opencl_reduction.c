@@ -25,8 +25,9 @@
 
 /* Kernel ids by dtype, -1 where there is none: reduce_sum_T (Sum, and Mean with its division),
  * reduce_max_T, and Softmax's softmax_T, softmax_sum_T and softmax_scale_T. */
-static int32_t sum_ids[OPENCL_NUM_DTYPES], max_ids[OPENCL_NUM_DTYPES], softmax_ids[OPENCL_NUM_DTYPES],
-    softmax_sum_ids[OPENCL_NUM_DTYPES], softmax_scale_ids[OPENCL_NUM_DTYPES];
+static int32_t sum_ids[OPENCL_NUM_DTYPES], max_ids[OPENCL_NUM_DTYPES],
+    softmax_ids[OPENCL_NUM_DTYPES], softmax_sum_ids[OPENCL_NUM_DTYPES],
+    softmax_scale_ids[OPENCL_NUM_DTYPES];
 
 typedef struct reduction_op {
     const char *op;
@@ -260,8 +261,8 @@ static void reduce(void *kernel, tp_kernel_context_t *context, tp_plugin_status_
     reduction_plan_t plan = plan_reduction(&x, reduced);
     launch_shape_t shape = shape_launch(device, &plan, true);
     place_t from = {(cl_mem)x.mem, x.offset}, to = {(cl_mem)y.mem, y.offset};
-    reduce_into(context, op->op, id, id, from, to, &plan, &shape, opencl_dtype_size(y.dtype), op->mean,
-                (cl_long)plan.n_red, NULL, 0, status);
+    reduce_into(context, op->op, id, id, from, to, &plan, &shape, opencl_dtype_size(y.dtype),
+                op->mean, (cl_long)plan.n_red, NULL, 0, status);
 }
 
 /* ---- Softmax --------------------------------------------------------------------------------- */
@@ -323,8 +324,6 @@ static void softmax(void *kernel, tp_kernel_context_t *context, tp_plugin_status
 
 /* ---- Registration ---------------------------------------------------------------------------- */
 
-typedef void (*compute_fn)(void *, tp_kernel_context_t *, tp_plugin_status_t *);
-
 /* The id of reduction.cl's kernel <family>_<dtype> into ids[dtype]. */
 static void take_id(int32_t *ids, const char *family, tp_dtype_t dtype,
                     tp_plugin_status_t *status) {
@@ -332,21 +331,6 @@ static void take_id(int32_t *ids, const char *family, tp_dtype_t dtype,
     char name[64];
     snprintf(name, sizeof name, "%s_%s", family, opencl_dtype_suffix(dtype));
     ids[dtype] = opencl_kernel_id("reduction", name, status);
-}
-
-static void register_op(tp_registrar_t *registrar, reduction_op_t *op, const tp_dtype_t *dtypes,
-                        size_t count, compute_fn compute, tp_plugin_status_t *status) {
-    if (opencl_failed(status) || count == 0) return;
-    const tp_type_constraint_t constraint = {sizeof constraint, "T", dtypes, count};
-    const tp_kernel_def_t def = {.struct_size = sizeof def,
-                                 .op = op->op,
-                                 .device_type = "GPU",
-                                 .constraints = &constraint,
-                                 .num_constraints = 1,
-                                 .kernel_state = op,
-                                 .create = opencl_share_op,
-                                 .compute = compute};
-    opencl_host->register_kernel(registrar, &def, status);
 }
 
 void opencl_register_reduction_kernels(tp_registrar_t *registrar, bool fp64,
@@ -370,6 +354,6 @@ void opencl_register_reduction_kernels(tp_registrar_t *registrar, bool fp64,
         take_id(softmax_scale_ids, "softmax_scale", floats[i], status);
     }
     for (size_t i = 0; i < 3; i++)
-        register_op(registrar, &ops[i], numbers, num_numbers, reduce, status);
-    register_op(registrar, &ops[3], floats, num_floats, softmax, status);
+        opencl_register(registrar, ops[i].op, "T", numbers, num_numbers, &ops[i], reduce, status);
+    opencl_register(registrar, ops[3].op, "T", floats, num_floats, &ops[3], softmax, status);
 }

@@ -88,6 +88,16 @@ void opencl_stream_track(opencl_stream_t *stream, cl_event event, const char *wh
                             (int)stream->device->ordinal);
 }
 
+bool opencl_stream_queued(opencl_stream_t *stream, const char *what, const char *call,
+                         cl_int error, cl_event event, tp_plugin_status_t *status) {
+    if (error != CL_SUCCESS) {
+        opencl_fail(status, stream->device, what, call, error);
+        return false;
+    }
+    opencl_stream_track(stream, event, what, status);
+    return opencl_host->status_code(status) == TP_OK;
+}
+
 void opencl_stream_check_flag(opencl_stream_t *stream, cl_mem flag_mem, const char *what,
                               const char *failure, tp_plugin_status_t *status) {
     int32_t *flag = calloc(1, sizeof *flag);
@@ -180,10 +190,8 @@ static void memcpy_h2d(void *device, void *handle, void *dst_mem, uint64_t dst_o
     /* Not blocking: the runtime keeps `src` alive and unchanged until the copy is done. */
     cl_int error = clEnqueueWriteBuffer(stream->queue, dst_mem, CL_FALSE, (size_t)dst_offset,
                                         (size_t)size, src, 0, NULL, &event);
-    if (error == CL_SUCCESS)
-        opencl_stream_track(stream, event, "memcpy_host_to_device", status);
-    else
-        opencl_fail(status, stream->device, "memcpy_host_to_device", "clEnqueueWriteBuffer", error);
+    opencl_stream_queued(stream, "memcpy_host_to_device", "clEnqueueWriteBuffer", error, event,
+                         status);
 }
 
 static void memcpy_d2h(void *device, void *handle, void *dst, const void *src_mem,
@@ -194,10 +202,8 @@ static void memcpy_d2h(void *device, void *handle, void *dst, const void *src_me
     cl_event event;
     cl_int error = clEnqueueReadBuffer(stream->queue, (cl_mem)(uintptr_t)src_mem, CL_FALSE,
                                        (size_t)src_offset, (size_t)size, dst, 0, NULL, &event);
-    if (error == CL_SUCCESS)
-        opencl_stream_track(stream, event, "memcpy_device_to_host", status);
-    else
-        opencl_fail(status, stream->device, "memcpy_device_to_host", "clEnqueueReadBuffer", error);
+    opencl_stream_queued(stream, "memcpy_device_to_host", "clEnqueueReadBuffer", error, event,
+                         status);
 }
 
 static void memcpy_d2d(void *device, void *handle, void *dst_mem, uint64_t dst_offset,
@@ -210,10 +216,8 @@ static void memcpy_d2d(void *device, void *handle, void *dst_mem, uint64_t dst_o
     cl_int error = clEnqueueCopyBuffer(stream->queue, (cl_mem)(uintptr_t)src_mem, dst_mem,
                                        (size_t)src_offset, (size_t)dst_offset, (size_t)size, 0,
                                        NULL, &event);
-    if (error == CL_SUCCESS)
-        opencl_stream_track(stream, event, "memcpy_device_to_device", status);
-    else
-        opencl_fail(status, stream->device, "memcpy_device_to_device", "clEnqueueCopyBuffer", error);
+    opencl_stream_queued(stream, "memcpy_device_to_device", "clEnqueueCopyBuffer", error, event,
+                         status);
 }
 
 /* A copy to another OpenCL device. Devices of one platform share a context, whose buffers any
@@ -419,7 +423,8 @@ static void stream_wait_event(void *device, void *stream_handle, void *handle,
         clSetUserEventStatus(user_event, CL_COMPLETE);
         clReleaseEvent(user_event);
         clReleaseEvent(marker);
-        opencl_fail(status, stream->device, "stream_wait_event", "clEnqueueBarrierWithWaitList", error);
+        opencl_fail(status, stream->device, "stream_wait_event", "clEnqueueBarrierWithWaitList",
+                    error);
         return;
     }
     /* The callback owns the user event from here; it may run at once, on this thread. */
