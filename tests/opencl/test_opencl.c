@@ -21,13 +21,6 @@ static tp_context_t *make_context_logging(FILE *placement_log) {
 
 static tp_context_t *make_context(void) { return make_context_logging(NULL); }
 
-static tp_tensor_t *floats(tp_context_t *context, const float *values, int64_t count) {
-    tp_tensor_t *tensor = NULL;
-    assert_ok(tp_tensor_create(context, TP_FLOAT32, TP_SHAPE(count), values,
-                               (size_t)count * sizeof *values, &tensor));
-    return tensor;
-}
-
 static tp_tensor_t *ints(tp_context_t *context, const int32_t *values, int64_t count) {
     tp_tensor_t *tensor = NULL;
     assert_ok(tp_tensor_create(context, TP_INT32, TP_SHAPE(count), values,
@@ -59,7 +52,7 @@ static void unscoped_ops_run_on_the_gpu_by_priority(void **state) {
     tp_context_t *context = make_context_logging(placement_log);
     tp_context_set_log_device_placement(context, true);
     const float values[] = {-1.5f, 2.0f, -0.0f, 4.25f};
-    tp_tensor_t *x = floats(context, values, 4), *y = NULL;
+    tp_tensor_t *x = floats(context, TP_SHAPE(4), values), *y = NULL;
     assert_ok(tp_relu(context, x, &y));
     float out[4];
     assert_ok(tp_tensor_read(y, out, sizeof out));
@@ -185,7 +178,7 @@ static void memory_grows_and_returns_to_zero(void **state) {
     (void)state;
     tp_context_t *context = make_context();
     const float values[1024] = {0};
-    tp_tensor_t *x = floats(context, values, 1024), *y = NULL;
+    tp_tensor_t *x = floats(context, TP_SHAPE(1024), values), *y = NULL;
     assert_ok(tp_device_push(context, "/GPU:0"));
     assert_ok(tp_neg(context, x, &y));
     assert_ok(tp_device_pop(context));
@@ -201,7 +194,7 @@ static void memory_grows_and_returns_to_zero(void **state) {
 
     const tp_physical_device_t *gpu;
     assert_ok(tp_physical_device_find(context, "/physical_device:GPU:0", &gpu));
-    tp_tensor_t *huge = NULL, *zero = floats(context, values, 1);
+    tp_tensor_t *huge = NULL, *zero = floats(context, TP_SHAPE(1), values);
     tp_tensor_t *scalar = NULL;
     assert_ok(tp_reshape(context, zero, TP_SCALAR_SHAPE, &scalar));
     assert_ok(tp_device_push(context, "/GPU:0"));

@@ -30,15 +30,6 @@ static int setup(void **state) {
 
 static int teardown(void **state) { return context_teardown(state); }
 
-static tp_tensor_t *floats(tp_context_t *context, tp_shape_t shape, const float *values) {
-    int64_t count;
-    assert_ok(tp_shape_num_elements(&shape, &count));
-    tp_tensor_t *t;
-    assert_ok(tp_tensor_create(context, TP_FLOAT32, shape, values, (size_t)count * sizeof(float),
-                               &t));
-    return t;
-}
-
 /* ---- Running replicas ------------------------------------------------------------------------ */
 
 typedef struct {

@@ -40,6 +40,16 @@
         tp_status_free(assert_status_);                                                        \
     } while (0)
 
+/* A float32 tensor of `shape` on the host, holding `values` (as many as the shape has). */
+static inline tp_tensor_t *floats(tp_context_t *context, tp_shape_t shape, const float *values) {
+    int64_t count;
+    assert_ok(tp_shape_num_elements(&shape, &count));
+    tp_tensor_t *t;
+    assert_ok(tp_tensor_create(context, TP_FLOAT32, shape, values, (size_t)count * sizeof(float),
+                               &t));
+    return t;
+}
+
 /* A cmocka setup step: a context made with `options`, kept in *state; -1 if it fails. */
 static inline int create_context_state(void **state, const tp_context_options_t *options) {
     tp_context_t *context;

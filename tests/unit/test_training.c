@@ -12,15 +12,6 @@
 #include "cpu_fixture.h"
 #include "tensorplug/training.h"
 
-static tp_tensor_t *floats(tp_context_t *context, tp_shape_t shape, const float *values) {
-    int64_t count;
-    assert_ok(tp_shape_num_elements(&shape, &count));
-    tp_tensor_t *t;
-    assert_ok(tp_tensor_create(context, TP_FLOAT32, shape, values, (size_t)count * sizeof(float),
-                               &t));
-    return t;
-}
-
 static tp_variable_t *variable(tp_context_t *context, const char *name, tp_shape_t shape,
                                const float *values) {
     tp_tensor_t *initial = floats(context, shape, values);
