@@ -62,17 +62,16 @@ static int cache_folder(char *out, size_t capacity) {
     return 1;
 }
 
-static int entry_path(uint64_t key, const char *suffix, char *out, size_t capacity) {
+static int entry_path(uint64_t key, char *out, size_t capacity) {
     char folder[4096];
     if (!cache_folder(folder, sizeof folder)) return 0;
-    int written = snprintf(out, capacity, "%s/%016llx.bin%s", folder, (unsigned long long)key,
-                           suffix);
+    int written = snprintf(out, capacity, "%s/%016llx.bin", folder, (unsigned long long)key);
     return written > 0 && (size_t)written < capacity;
 }
 
 unsigned char *opencl_cache_load(uint64_t key, size_t *out_size) {
     char path[4200];
-    if (!entry_path(key, "", path, sizeof path)) return NULL;
+    if (!entry_path(key, path, sizeof path)) return NULL;
     FILE *file = fopen(path, "rb");
     if (file == NULL) return NULL;
     entry_header_t header;
@@ -95,9 +94,8 @@ unsigned char *opencl_cache_load(uint64_t key, size_t *out_size) {
 
 int opencl_cache_store(uint64_t key, const unsigned char *binary, size_t size) {
     char path[4200], temporary[4300];
-    if (size == 0 || size > LARGEST_BINARY || !entry_path(key, "", path, sizeof path) ||
-        !entry_path(key, ".XXXXXX", temporary, sizeof temporary))
-        return 0;
+    if (size == 0 || size > LARGEST_BINARY || !entry_path(key, path, sizeof path)) return 0;
+    snprintf(temporary, sizeof temporary, "%s.XXXXXX", path);
     int fd = mkstemp(temporary);
     if (fd < 0) return 0;
     entry_header_t header = {.size = size,

@@ -75,7 +75,7 @@ static cl_program from_cache(opencl_device_t *device, uint64_t key) {
     return NULL;
 }
 
-static void store_in_cache(const opencl_device_t *device, cl_program program, uint64_t key) {
+static void store_in_cache(cl_program program, uint64_t key) {
     size_t size = 0;
     if (clGetProgramInfo(program, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, NULL) !=
             CL_SUCCESS ||
@@ -88,7 +88,6 @@ static void store_in_cache(const opencl_device_t *device, cl_program program, ui
             CL_SUCCESS)
         opencl_cache_store(key, binary, size);
     free(binary);
-    (void)device;
 }
 
 /* Builds program `id` from its source; the failure, with the compiler's log, goes into the
@@ -123,7 +122,7 @@ static cl_program built_program(opencl_device_t *device, size_t id, const char *
         built->program = from_cache(device, key);
         if (built->program == NULL) {
             built->program = from_source(device, id);
-            if (built->program != NULL) store_in_cache(device, built->program, key);
+            if (built->program != NULL) store_in_cache(built->program, key);
         }
     }
     cl_program program = built->program;
