@@ -322,15 +322,23 @@ static void a_failed_kernel_before_a_peer_copy(void **state) {
     tp_tensor_t *x, *first, *second;
     assert_ok(tp_tensor_create(context, TP_FLOAT32, TP_SHAPE(4), values, sizeof values, &x));
     assert_ok(scoped(context, apus[0], tp_relu, x, &first));
-    assert_ok(scoped(context, apus[1], tp_relu, first, &second));
-    assert_string_equal(tp_tensor_device(second), DEVICE_PREFIX "APU:1");
     float got[4];
-    assert_error(tp_tensor_read(second, got, sizeof got), TP_INTERNAL, KERNEL_FAILURE("1"));
+    second = NULL;
+    /* Queued behind the failing relu, as it nearly always is; a host slow enough to come
+     * back after the latency (sanitizers on a loaded machine) finds the failure known, and
+     * the relu is refused at once with it. Either way it is APU:0's failure. */
+    tp_status_t *queued = scoped(context, apus[1], tp_relu, first, &second);
+    if (queued == NULL) {
+        assert_string_equal(tp_tensor_device(second), DEVICE_PREFIX "APU:1");
+        queued = tp_tensor_read(second, got, sizeof got);
+    }
+    assert_error(queued, TP_INTERNAL, KERNEL_FAILURE("1"));
     assert_error(tp_tensor_read(first, got, sizeof got), TP_INTERNAL, KERNEL_FAILURE("1"));
-    /* Used again as an input, a poisoned tensor fails the op at once. */
+    /* Used again as an input on its own device, a poisoned tensor fails the op at once. */
     tp_tensor_t *third = NULL;
-    assert_error(scoped(context, apus[1], tp_relu, second, &third), TP_INTERNAL,
-                 "Relu: an input could not be computed: " KERNEL_FAILURE("1"));
+    tp_tensor_t *poisoned = second != NULL ? second : first;
+    assert_error(scoped(context, apus[second != NULL ? 1 : 0], tp_relu, poisoned, &third),
+                 TP_INTERNAL, "Relu: an input could not be computed: " KERNEL_FAILURE("1"));
     assert_null(third);
     tp_device_t *apu;
     for (int d = 0; d < 2; d++) {
