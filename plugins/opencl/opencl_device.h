@@ -31,6 +31,14 @@ typedef struct opencl_built_program {
     char failure[1024];   /* why it could not be built, once it could not */
 } opencl_built_program_t;
 
+/* A program the plug-in generates at run time (a fused kernel): a prelude, the start of one of
+ * the embedded programs, then `body`, which names it among the device's generated programs. */
+typedef struct opencl_generated_program {
+    char *body;
+    opencl_built_program_t built;
+    opencl_idle_kernels_t idle; /* of its one kernel */
+} opencl_generated_program_t;
+
 /* One OpenCL device, opened by device_init on a context made when the plug-in loaded. */
 typedef struct opencl_device {
     int32_t ordinal;
@@ -50,6 +58,8 @@ typedef struct opencl_device {
     uint64_t used_bytes;
     opencl_built_program_t programs[OPENCL_MAX_PROGRAMS]; /* as opencl_programs */
     opencl_idle_kernels_t kernels[OPENCL_MAX_KERNELS];
+    opencl_generated_program_t **generated; /* each kept until the device is released */
+    size_t num_generated, generated_capacity;
 } opencl_device_t;
 
 /* A command the plug-in queued, kept until an event or a synchronize has read its outcome:
@@ -131,6 +141,23 @@ bool opencl_launch(tp_kernel_context_t *context, const char *what, int32_t id,
                    const opencl_arg_t *args, size_t num_args, size_t global, size_t local,
                    tp_plugin_status_t *status);
 
+/* The text a generated program starts with: the first `length` bytes of an embedded program,
+ * `label` naming it in build failures ("the element functions of kernels/elementwise.cl"). */
+typedef struct opencl_prelude {
+    const char *text;
+    size_t length;
+    const char *label;
+} opencl_prelude_t;
+
+/* Queues kernel `name` of the program `prelude` + `body`, built on the kernel context's device
+ * the first time it is launched there (through the disk cache, as the embedded programs are)
+ * and kept for the device's life, over `global` work-items; tracked as `what`. Never waits
+ * for the device. False with `status` set when it cannot be built or queued. */
+bool opencl_launch_generated(tp_kernel_context_t *context, const char *what,
+                             const opencl_prelude_t *prelude, const char *body,
+                             const char *name, const opencl_arg_t *args, size_t num_args,
+                             size_t global, tp_plugin_status_t *status);
+
 /* ---- What kernels share (opencl_kernel_support.c) ------------------------------------------- */
 
 bool opencl_failed(const tp_plugin_status_t *status);
@@ -175,5 +202,19 @@ void opencl_register_random_kernels(tp_registrar_t *registrar, bool fp64,
 void opencl_register_matmul_kernels(tp_registrar_t *registrar, bool fp64,
                                     tp_plugin_status_t *status);
 void opencl_register_layout_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status);
+
+/* ---- Fusion (opencl_fusion.c, opencl_fusion_pass.c) ----------------------------------------- */
+
+/* The op that computes a chain of element-wise ops in one kernel, and its limits. */
+#define OPENCL_FUSED_OP "OpenCLFusedElementwise"
+#define OPENCL_FUSED_MAX_INPUTS 8 /* each broadcast one passes 64 bytes of strides */
+#define OPENCL_FUSED_MAX_OPS 32
+/* How many inputs element-wise op `op` has (1 or 2) when the fused kernel computes it in
+ * `dtype`; 0 when it does not. */
+int opencl_fusible_arity(const char *op, tp_dtype_t dtype);
+void opencl_register_fused_kernel(tp_registrar_t *registrar, bool fp64,
+                                  tp_plugin_status_t *status);
+/* The graph pass that puts OPENCL_FUSED_OP in place of chains; after the fused kernel. */
+void opencl_register_fusion_pass(tp_registrar_t *registrar, tp_plugin_status_t *status);
 
 #endif

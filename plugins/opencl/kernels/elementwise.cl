@@ -27,45 +27,57 @@
 #endif
 #define MATH_TYPE_double double
 
-/* ---- Unary ----------------------------------------------------------------------------------- */
+/* ---- Element functions ---------------------------------------------------------------------- */
 
-#define UNARY(name, T, expression)                                                                \
-    __kernel void name(__global const char *x_base, ulong x_offset, __global char *y_base,         \
-                       ulong y_offset, ulong n) {                                                  \
-        size_t i = get_global_id(0);                                                               \
-        if (i >= n) return;                                                                        \
-        T x = CONST_AT(T, x_base, x_offset)[i];                                                    \
-        AT(T, y_base, y_offset)[i] = (expression);                                                 \
-    }
+/* op_<op>_<dtype> computes one element of an op. The kernels below call them, and so do the
+ * kernels the fusion pass generates (opencl_fusion.c), which take this file's text up to the
+ * end of this section: a fused chain computes each element exactly as the unfused ops do. */
+#define UNARY_FUNCTION(op, T, suffix, expression)                                                  \
+    static T op_##op##_##suffix(T x) { return (expression); }
+#define BINARY_FUNCTION(op, T, suffix, expression)                                                 \
+    static T op_##op##_##suffix(T a, T b) { return (expression); }
 
-/* Relu keeps NaN, as a comparison with NaN is false. */
-#define FLOAT_UNARY(T, M, suffix)                                                                  \
-    UNARY(relu_##suffix, T, x < (T)0 ? (T)0 : x)                                                   \
-    UNARY(neg_##suffix, T, -x)                                                                     \
-    UNARY(abs_##suffix, T, fabs(x))                                                                \
-    UNARY(square_##suffix, T, x * x)                                                               \
-    UNARY(sigmoid_##suffix, T, (T)((M)1 / ((M)1 + exp(-(M)x))))                                    \
-    UNARY(tanh_##suffix, T, (T)tanh((M)x))                                                         \
-    UNARY(exp_##suffix, T, (T)exp((M)x))                                                           \
-    UNARY(log_##suffix, T, (T)log((M)x))                                                           \
-    UNARY(sqrt_##suffix, T, (T)sqrt((M)x))
+/* Relu keeps NaN, as a comparison with NaN is false. The gradients take (gradients, features)
+ * for ReluGrad and (y, dy) for SigmoidGrad and TanhGrad. */
+#define FLOAT_FUNCTIONS(T, M, suffix)                                                              \
+    UNARY_FUNCTION(relu, T, suffix, x < (T)0 ? (T)0 : x)                                           \
+    UNARY_FUNCTION(neg, T, suffix, -x)                                                             \
+    UNARY_FUNCTION(abs, T, suffix, fabs(x))                                                        \
+    UNARY_FUNCTION(square, T, suffix, x * x)                                                       \
+    UNARY_FUNCTION(sigmoid, T, suffix, (T)((M)1 / ((M)1 + exp(-(M)x))))                            \
+    UNARY_FUNCTION(tanh, T, suffix, (T)tanh((M)x))                                                 \
+    UNARY_FUNCTION(exp, T, suffix, (T)exp((M)x))                                                   \
+    UNARY_FUNCTION(log, T, suffix, (T)log((M)x))                                                   \
+    UNARY_FUNCTION(sqrt, T, suffix, (T)sqrt((M)x))                                                 \
+    BINARY_FUNCTION(add, T, suffix, a + b)                                                         \
+    BINARY_FUNCTION(sub, T, suffix, a - b)                                                         \
+    BINARY_FUNCTION(mul, T, suffix, a * b)                                                         \
+    BINARY_FUNCTION(div, T, suffix, a / b)                                                         \
+    BINARY_FUNCTION(relu_grad, T, suffix, b > (T)0 ? a : (T)0)                                     \
+    BINARY_FUNCTION(sigmoid_grad, T, suffix, b * a * ((T)1 - a))                                   \
+    BINARY_FUNCTION(tanh_grad, T, suffix, b * ((T)1 - a * a))
 
-/* Integers wrap: the arithmetic is done unsigned, where overflow is defined. */
-#define INTEGER_UNARY(T, U, suffix)                                                                \
-    UNARY(relu_##suffix, T, x > (T)0 ? x : (T)0)                                                   \
-    UNARY(neg_##suffix, T, (T)((U)0 - (U)x))                                                       \
-    UNARY(abs_##suffix, T, x < (T)0 ? (T)((U)0 - (U)x) : x)                                        \
-    UNARY(square_##suffix, T, (T)((U)x * (U)x))
+/* Integers wrap: the arithmetic is done unsigned, where overflow is defined. Division is not
+ * here: its kernel also reports a zero divisor. */
+#define INTEGER_FUNCTIONS(T, U, suffix)                                                            \
+    UNARY_FUNCTION(relu, T, suffix, x > (T)0 ? x : (T)0)                                           \
+    UNARY_FUNCTION(neg, T, suffix, (T)((U)0 - (U)x))                                               \
+    UNARY_FUNCTION(abs, T, suffix, x < (T)0 ? (T)((U)0 - (U)x) : x)                                \
+    UNARY_FUNCTION(square, T, suffix, (T)((U)x * (U)x))                                            \
+    BINARY_FUNCTION(add, T, suffix, (T)((U)a + (U)b))                                              \
+    BINARY_FUNCTION(sub, T, suffix, (T)((U)a - (U)b))                                              \
+    BINARY_FUNCTION(mul, T, suffix, (T)((U)a * (U)b))                                              \
+    BINARY_FUNCTION(relu_grad, T, suffix, b > (T)0 ? a : (T)0)
 
-FLOAT_UNARY(float, MATH_TYPE_float, float32)
+FLOAT_FUNCTIONS(float, MATH_TYPE_float, float32)
 #ifdef TP_FP64
-FLOAT_UNARY(double, MATH_TYPE_double, float64)
+FLOAT_FUNCTIONS(double, MATH_TYPE_double, float64)
 #endif
-INTEGER_UNARY(int, uint, int32)
-INTEGER_UNARY(long, ulong, int64)
+INTEGER_FUNCTIONS(int, uint, int32)
+INTEGER_FUNCTIONS(long, ulong, int64)
 
-/* ---- Binary, with broadcasting ---------------------------------------------------------------- */
-
+/* Where an input of an output's shape `dims` is read at output index `index`: its broadcast
+ * strides are 0 along the dimensions it repeats. */
 static long broadcast_index(ulong index, int rank, long8 dims8, long8 strides8) {
     long dims[8], strides[8];
     vstore8(dims8, 0, dims);
@@ -77,6 +89,35 @@ static long broadcast_index(ulong index, int rank, long8 dims8, long8 strides8) 
     }
     return at;
 }
+
+/* ---- End of the element functions ---------------------------------------------------------- */
+
+/* ---- Unary ----------------------------------------------------------------------------------- */
+
+#define UNARY(op, T, suffix)                                                                       \
+    __kernel void op##_##suffix(__global const char *x_base, ulong x_offset,                       \
+                                __global char *y_base, ulong y_offset, ulong n) {                  \
+        size_t i = get_global_id(0);                                                               \
+        if (i >= n) return;                                                                        \
+        AT(T, y_base, y_offset)[i] = op_##op##_##suffix(CONST_AT(T, x_base, x_offset)[i]);         \
+    }
+
+#define FLOAT_UNARY(T, suffix)                                                                     \
+    UNARY(relu, T, suffix) UNARY(neg, T, suffix) UNARY(abs, T, suffix) UNARY(square, T, suffix)    \
+    UNARY(sigmoid, T, suffix) UNARY(tanh, T, suffix) UNARY(exp, T, suffix) UNARY(log, T, suffix)   \
+    UNARY(sqrt, T, suffix)
+
+#define INTEGER_UNARY(T, suffix)                                                                   \
+    UNARY(relu, T, suffix) UNARY(neg, T, suffix) UNARY(abs, T, suffix) UNARY(square, T, suffix)
+
+FLOAT_UNARY(float, float32)
+#ifdef TP_FP64
+FLOAT_UNARY(double, float64)
+#endif
+INTEGER_UNARY(int, int32)
+INTEGER_UNARY(long, int64)
+
+/* ---- Binary, with broadcasting --------------------------------------------------------------- */
 
 #define BINARY_HEAD(name, ...)                                                                     \
     __kernel void name(__global const char *a_base, ulong a_offset, __global const char *b_base,   \
@@ -94,25 +135,16 @@ static long broadcast_index(ulong index, int rank, long8 dims8, long8 strides8) 
     T a = CONST_AT(T, a_base, a_offset)[ia];                                                       \
     T b = CONST_AT(T, b_base, b_offset)[ib];
 
-#define BINARY(name, T, expression)                                                                \
-    BINARY_HEAD(name, ) {                                                                          \
+#define BINARY(op, T, suffix)                                                                      \
+    BINARY_HEAD(op##_##suffix, ) {                                                                 \
         BINARY_OPERANDS(T)                                                                         \
-        AT(T, z_base, z_offset)[i] = (expression);                                                 \
+        AT(T, z_base, z_offset)[i] = op_##op##_##suffix(a, b);                                     \
     }
-
-#define FLOAT_BINARY(T, suffix)                                                                    \
-    BINARY(add_##suffix, T, a + b)                                                                 \
-    BINARY(sub_##suffix, T, a - b)                                                                 \
-    BINARY(mul_##suffix, T, a * b)                                                                 \
-    BINARY(div_##suffix, T, a / b)
 
 /* Division truncates as C's does; x / -1 wraps instead of trapping on the smallest value, and a
  * zero divisor gives 0 and sets *divided_by_zero, which the plug-in reports as the op's
  * failure. */
-#define INTEGER_BINARY(T, U, suffix)                                                               \
-    BINARY(add_##suffix, T, (T)((U)a + (U)b))                                                      \
-    BINARY(sub_##suffix, T, (T)((U)a - (U)b))                                                      \
-    BINARY(mul_##suffix, T, (T)((U)a * (U)b))                                                      \
+#define INTEGER_DIV(T, U, suffix)                                                                  \
     BINARY_HEAD(div_##suffix, , __global int *divided_by_zero) {                                   \
         BINARY_OPERANDS(T)                                                                         \
         T z = 0;                                                                                   \
@@ -125,38 +157,41 @@ static long broadcast_index(ulong index, int rank, long8 dims8, long8 strides8) 
         AT(T, z_base, z_offset)[i] = z;                                                            \
     }
 
-FLOAT_BINARY(float, float32)
+BINARY(add, float, float32) BINARY(sub, float, float32)
+BINARY(mul, float, float32) BINARY(div, float, float32)
 #ifdef TP_FP64
-FLOAT_BINARY(double, float64)
+BINARY(add, double, float64) BINARY(sub, double, float64)
+BINARY(mul, double, float64) BINARY(div, double, float64)
 #endif
-INTEGER_BINARY(int, uint, int32)
-INTEGER_BINARY(long, ulong, int64)
+BINARY(add, int, int32) BINARY(sub, int, int32) BINARY(mul, int, int32)
+INTEGER_DIV(int, uint, int32)
+BINARY(add, long, int64) BINARY(sub, long, int64) BINARY(mul, long, int64)
+INTEGER_DIV(long, ulong, int64)
 
-/* ---- Activation gradients: ReluGrad(gradients, features), SigmoidGrad(y, dy), TanhGrad(y, dy) */
+/* ---- Activation gradients: two inputs of the output's shape ---------------------------------- */
 
-#define GRADIENT(name, T, expression)                                                              \
-    __kernel void name(__global const char *a_base, ulong a_offset, __global const char *b_base,   \
-                       ulong b_offset, __global char *z_base, ulong z_offset, ulong n) {           \
+#define GRADIENT(op, T, suffix)                                                                    \
+    __kernel void op##_##suffix(__global const char *a_base, ulong a_offset,                       \
+                                __global const char *b_base, ulong b_offset,                       \
+                                __global char *z_base, ulong z_offset, ulong n) {                  \
         size_t i = get_global_id(0);                                                               \
         if (i >= n) return;                                                                        \
-        T a = CONST_AT(T, a_base, a_offset)[i];                                                    \
-        T b = CONST_AT(T, b_base, b_offset)[i];                                                    \
-        AT(T, z_base, z_offset)[i] = (expression);                                                 \
+        AT(T, z_base, z_offset)[i] = op_##op##_##suffix(CONST_AT(T, a_base, a_offset)[i],          \
+                                                        CONST_AT(T, b_base, b_offset)[i]);         \
     }
 
-#define FLOAT_GRADIENTS(T, suffix)                                                                 \
-    GRADIENT(relu_grad_##suffix, T, b > (T)0 ? a : (T)0)                                           \
-    GRADIENT(sigmoid_grad_##suffix, T, b * a * ((T)1 - a))                                         \
-    GRADIENT(tanh_grad_##suffix, T, b * ((T)1 - a * a))
-
-FLOAT_GRADIENTS(float, float32)
+GRADIENT(relu_grad, float, float32)
+GRADIENT(sigmoid_grad, float, float32)
+GRADIENT(tanh_grad, float, float32)
 #ifdef TP_FP64
-FLOAT_GRADIENTS(double, float64)
+GRADIENT(relu_grad, double, float64)
+GRADIENT(sigmoid_grad, double, float64)
+GRADIENT(tanh_grad, double, float64)
 #endif
-GRADIENT(relu_grad_int32, int, b > 0 ? a : 0)
-GRADIENT(relu_grad_int64, long, b > 0 ? a : 0)
+GRADIENT(relu_grad, int, int32)
+GRADIENT(relu_grad, long, int64)
 
-/* ---- Fill: every element a copy of the one-element tensor `value` ----------------------------- */
+/* ---- Fill: every element a copy of the one-element tensor `value` ---------------------------- */
 
 #define FILL(name, T)                                                                              \
     __kernel void name(__global const char *v_base, ulong v_offset, __global char *y_base,         \
@@ -170,7 +205,7 @@ FILL(fill_1, uchar)
 FILL(fill_4, uint)
 FILL(fill_8, ulong)
 
-/* ---- Cast ------------------------------------------------------------------------------------- */
+/* ---- Cast ------------------------------------------------------------------------------------ */
 
 /* Each source dtype read as the value it stands for: floats as themselves, integers and bools
  * as integers (a bool byte is 0 or 1). */
@@ -185,7 +220,7 @@ FILL(fill_8, ulong)
  * integer, wrapping. The bounds are written in the source's own float type (a float32 source
  * needs no double): where an integer limit is not a float of that type it rounds up to the
  * next power of two, past every value that still fits. */
-#define SATURATE(x, T, low, high, low_value, high_value)                                            \
+#define SATURATE(x, T, low, high, low_value, high_value)                                           \
     (isnan(x) ? (T)0 : (x) <= (low) ? (low_value) : (x) >= (high) ? (high_value) : (T)(x))
 
 #define FROM_FLOAT32_float32(x) (x)
