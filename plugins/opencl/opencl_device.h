@@ -52,6 +52,7 @@ typedef struct opencl_device {
     uint64_t memory_bytes;   /* CL_DEVICE_GLOBAL_MEM_SIZE */
     uint64_t largest_buffer; /* CL_DEVICE_MAX_MEM_ALLOC_SIZE */
     bool has_fp64;           /* cl_khr_fp64 */
+    bool is_cpu;             /* CL_DEVICE_TYPE_CPU, such as PoCL's */
     bool host_memory;        /* a CPU device, or a GPU sharing the host's memory */
 
     pthread_mutex_t mutex;   /* guards everything below */

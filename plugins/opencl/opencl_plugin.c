@@ -89,7 +89,8 @@ static void describe(opencl_device_t *device, cl_platform_id platform, cl_device
     cl_bool unified = CL_FALSE;
     clGetDeviceInfo(id, CL_DEVICE_TYPE, sizeof type, &type, NULL);
     clGetDeviceInfo(id, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof unified, &unified, NULL);
-    device->host_memory = (type & CL_DEVICE_TYPE_CPU) != 0 || unified == CL_TRUE;
+    device->is_cpu = (type & CL_DEVICE_TYPE_CPU) != 0;
+    device->host_memory = device->is_cpu || unified == CL_TRUE;
     char extensions[4096];
     text_info(id, CL_DEVICE_EXTENSIONS, extensions, sizeof extensions);
     device->has_fp64 = strstr(extensions, "cl_khr_fp64") != NULL;
