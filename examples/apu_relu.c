@@ -21,8 +21,18 @@
  * explicitly, so the graph's placement lines show CPU and APU without a fallback. The seed is
  * fixed, so the program prints the same at every run; within a run, each call of run() draws
  * new values, as a random op in a tf.function does.
+ *
+ * With a device type as its argument, the same program on that device: `apu_relu GPU` with the
+ * OpenCL plug-in (TP_PLUGIN_PATH=$PWD/build/plugins TP_OPENCL_DEVICE_TYPES=cpu for PoCL). The
+ * GPU has a RandomStandardNormal kernel, so there `a` is drawn on the GPU, with the values the
+ * CPU draws for the seed.
  */
+#include <stdio.h>
+
 #include <tensorplug/tensorplug.h>
+
+/* "/APU:0", or the device the program's argument names. */
+static char device[32] = "/APU:0";
 
 /* The body of run(): recorded once into a graph, not run, on the first call. */
 static tp_status_t *run_body(tp_context_t *context, tp_tensor_t *const *inputs,
@@ -37,7 +47,7 @@ static tp_status_t *run_body(tp_context_t *context, tp_tensor_t *const *inputs,
     if (error != NULL) return error;
     error = tp_random_uniform(context, TP_FLOAT32, TP_SHAPE(100), /*seed=*/2, &d);
     tp_status_free(tp_device_pop(context));
-    if (error == NULL) error = tp_device_push(context, "/APU:0");
+    if (error == NULL) error = tp_device_push(context, device);
     if (error == NULL) {
         error = tp_relu(context, d, &outputs[0]);
         tp_status_free(tp_device_pop(context));
@@ -62,7 +72,8 @@ static void print_summary(const char *label, tp_tensor_t *e) {
            (double)values[0], (double)values[1], (double)values[2]);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    if (argc > 1) snprintf(device, sizeof device, "/%s:0", argv[1]);
     tp_context_options_t options = TP_CONTEXT_OPTIONS_INIT;
     options.log_device_placement = true;
     options.placement_log = stdout;
@@ -74,7 +85,7 @@ int main(void) {
     TP_CHECK(tp_random_normal(context, TP_FLOAT32, TP_SHAPE(5), /*seed=*/1, &a));
     TP_CHECK(tp_relu(context, a, &b));
 
-    TP_CHECK(tp_device_push(context, "/APU:0"));
+    TP_CHECK(tp_device_push(context, device));
     TP_CHECK(tp_relu(context, a, &c));
     TP_CHECK(tp_device_pop(context));
 

@@ -10,8 +10,11 @@
  *                   optimizer=tf.train.GradientDescentOptimizer(learning_rate=0.2))
  *
  * The devices are the host's CPU split into two logical devices, CPU:0 and CPU:1, so that the
- * program runs on any machine. The model learns y = 2x + 1 from 64 points in [-1, 1], 16 to a
- * batch: each replica takes 8 rows of every batch.
+ * program runs on any machine; with a device type as its argument, that type's device 0 split
+ * in two instead: `mirrored_training GPU` trains on two logical GPUs (the OpenCL plug-in;
+ * TP_OPENCL_DEVICE_TYPES=cpu on a machine whose only OpenCL device is PoCL's). The model learns
+ * y = 2x + 1 from 64 points in [-1, 1], 16 to a batch: each replica takes 8 rows of every
+ * batch.
  */
 #include <stdio.h>
 
@@ -19,13 +22,18 @@
 
 enum { ROWS = 64 };
 
-int main(void) {
+int main(int argc, char **argv) {
+    const char *type = argc > 1 ? argv[1] : "CPU";
+    char physical[32], replicas[2][32];
+    snprintf(physical, sizeof physical, "%s:0", type);
+    snprintf(replicas[0], sizeof replicas[0], "/%s:0", type);
+    snprintf(replicas[1], sizeof replicas[1], "/%s:1", type);
     tp_context_t *context;
     TP_CHECK(tp_context_create(NULL, &context));
     const uint64_t limits[2] = {256ull << 20, 256ull << 20};
-    TP_CHECK(tp_context_set_logical_devices(context, "CPU:0", limits, 2));
+    TP_CHECK(tp_context_set_logical_devices(context, physical, limits, 2));
 
-    const char *devices[2] = {"/cpu:0", "/cpu:1"};
+    const char *devices[2] = {replicas[0], replicas[1]};
     tp_mirrored_strategy_t *strategy;
     TP_CHECK(tp_mirrored_strategy_create(context, devices, 2, &strategy));
     printf("Number of devices: %zu\n", tp_mirrored_strategy_num_replicas(strategy));
