@@ -181,6 +181,10 @@ int32_t opencl_kernel_for(const char *op, const int32_t *ids, tp_dtype_t dtype,
 void opencl_copy_tensor(tp_kernel_context_t *context, const char *what,
                         const tp_tensor_view_t *x, const tp_tensor_view_t *y,
                         tp_plugin_status_t *status);
+/* Strides that read `view` at each index of a tensor of `rank` dims `dims`: 0 along the
+ * dimensions the view repeats, as NumPy broadcasting does. */
+void opencl_broadcast_strides(const tp_tensor_view_t *view, int32_t rank, const int64_t *dims,
+                              cl_long *strides);
 typedef void (*opencl_compute_fn)(void *kernel, tp_kernel_context_t *context,
                                   tp_plugin_status_t *status);
 /* Registers `op`'s GPU kernel for `num_dtypes` dtypes of type attribute `attr`; its create

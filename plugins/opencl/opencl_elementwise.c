@@ -57,19 +57,6 @@ static void unary(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t
 
 /* ---- Binary, with broadcasting ------------------------------------------------------------- */
 
-/* Strides that read `view` at each index of a tensor of `rank` dims: 0 along the dimensions
- * the view repeats. */
-static void broadcast_strides(const tp_tensor_view_t *view, int32_t rank, const int64_t *dims,
-                              cl_long *strides) {
-    int64_t running = 1;
-    for (int32_t d = rank - 1; d >= 0; d--) {
-        int32_t own = d - (rank - view->rank);
-        int64_t dim = own >= 0 ? view->dims[own] : 1;
-        strides[d] = dim == 1 && dims[d] != 1 ? 0 : running;
-        running *= dim;
-    }
-}
-
 /* z = a OP b over `rank` dims `dims`, where a and b read with their strides; rank 0: all
  * three have the same elements. Integer division also gets a flag the device sets on a zero
  * divisor, checked after the launch. */
@@ -122,8 +109,8 @@ static void binary(void *kernel, tp_kernel_context_t *context, tp_plugin_status_
     if (a.num_elements != z.num_elements || b.num_elements != z.num_elements) {
         rank = z.rank;
         for (int32_t d = 0; d < z.rank; d++) dims[d] = z.dims[d];
-        broadcast_strides(&a, z.rank, z.dims, a_strides);
-        broadcast_strides(&b, z.rank, z.dims, b_strides);
+        opencl_broadcast_strides(&a, z.rank, z.dims, a_strides);
+        opencl_broadcast_strides(&b, z.rank, z.dims, b_strides);
     }
     launch_binary(context, op, id, &a, &b, &z, rank, dims, a_strides, b_strides, status);
 }

@@ -312,19 +312,6 @@ static bool generate(const fused_chain_t *chain, uint32_t broadcast, bool chunke
     return ok && append(out, capacity, &n, "}\n");
 }
 
-/* Strides that read `view` at each index of a tensor of `rank` dims: 0 along the dimensions
- * the view repeats. */
-static void broadcast_strides(const tp_tensor_view_t *view, int32_t rank, const int64_t *dims,
-                              cl_long *strides) {
-    int64_t running = 1;
-    for (int32_t d = rank - 1; d >= 0; d--) {
-        int32_t own = d - (rank - view->rank);
-        int64_t dim = own >= 0 ? view->dims[own] : 1;
-        strides[d] = dim == 1 && dims[d] != 1 ? 0 : running;
-        running *= dim;
-    }
-}
-
 /* Whether the chain runs chunked on `device`. A CPU device (PoCL) vectorises a kernel across
  * work-items, and one work-item running several transcendental functions defeats its
  * vectoriser: four float32 Tanh fused per element ran 2x slower than the four ops apart, and
@@ -375,7 +362,7 @@ static void fused(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t
     args[num_args++] = OPENCL_ARG(dims);
     for (int32_t k = 0; k < chain.num_inputs; k++) {
         if (!(broadcast & (1u << k))) continue;
-        broadcast_strides(&x[k], y.rank, y.dims, strides[k].s);
+        opencl_broadcast_strides(&x[k], y.rank, y.dims, strides[k].s);
         args[num_args++] = OPENCL_ARG(strides[k]);
     }
     char body[8192];

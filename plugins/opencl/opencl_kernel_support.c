@@ -88,3 +88,14 @@ void opencl_register(tp_registrar_t *registrar, const char *op, const char *attr
                                  .compute = compute};
     opencl_host->register_kernel(registrar, &def, status);
 }
+
+void opencl_broadcast_strides(const tp_tensor_view_t *view, int32_t rank, const int64_t *dims,
+                              cl_long *strides) {
+    int64_t running = 1;
+    for (int32_t d = rank - 1; d >= 0; d--) {
+        int32_t own = d - (rank - view->rank);
+        int64_t dim = own >= 0 ? view->dims[own] : 1;
+        strides[d] = dim == 1 && dims[d] != 1 ? 0 : running;
+        running *= dim;
+    }
+}
