@@ -115,6 +115,11 @@ static void matmul(void *kernel, tp_kernel_context_t *context, tp_plugin_status_
     opencl_stream_t *stream = opencl_host->kernel_stream(context);
     cl_command_queue queue = stream->queue;
     cl_event event = NULL;
+    /* Two threads making CLBlast's first GEMM at once race inside its tuning database
+     * (ThreadSanitizer saw it with two GPU replicas training); queueing one GEMM at a time
+     * costs little, as a call only queues. */
+    static pthread_mutex_t clblast_mutex = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&clblast_mutex);
     CLBlastStatusCode code =
         doubles ? CLBlastDgemm(CLBlastLayoutRowMajor, ta, tb, (size_t)m, (size_t)n, (size_t)k,
                                1.0, (cl_mem)a.mem, a_offset, lda, (cl_mem)b.mem, b_offset, ldb,
@@ -122,6 +127,7 @@ static void matmul(void *kernel, tp_kernel_context_t *context, tp_plugin_status_
                 : CLBlastSgemm(CLBlastLayoutRowMajor, ta, tb, (size_t)m, (size_t)n, (size_t)k,
                                1.0f, (cl_mem)a.mem, a_offset, lda, (cl_mem)b.mem, b_offset, ldb,
                                0.0f, (cl_mem)c.mem, c_offset, ldc, &queue, &event);
+    pthread_mutex_unlock(&clblast_mutex);
     if (code != CLBlastSuccess) {
         if (event != NULL) clReleaseEvent(event);
         clblast_fail(status, device, doubles ? "CLBlastDgemm" : "CLBlastSgemm", code);

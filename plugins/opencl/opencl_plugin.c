@@ -207,9 +207,17 @@ static void device_init(void *type_state, int32_t ordinal, tp_device_info_t *inf
                                 (int)ordinal);
         return;
     }
-    opencl_device_t *device = &devices[ordinal];
+    /* Each opening (one per context) has its own copy: its programs, kernel objects and
+     * memory count are its own, released with it, while another context may hold the same
+     * device open. */
+    opencl_device_t *device = malloc(sizeof *device);
+    if (device == NULL) {
+        opencl_host->status_set(status, TP_RESOURCE_EXHAUSTED,
+                                "GPU:%d: out of host memory to open the device", (int)ordinal);
+        return;
+    }
+    *device = devices[ordinal];
     pthread_mutex_init(&device->mutex, NULL);
-    device->used_bytes = 0;
     info->hardware_name = device->name;
     info->vendor = device->vendor;
     info->memory_bytes = device->memory_bytes;
@@ -227,6 +235,7 @@ static void device_release(void *handle) {
     opencl_device_t *device = handle;
     opencl_programs_release(device);
     pthread_mutex_destroy(&device->mutex);
+    free(device);
 }
 
 static void init(const tp_host_api_t *host, tp_registrar_t *registrar,
