@@ -22,6 +22,7 @@ typedef struct chain {
     tp_dtype_t dtype;
     int32_t input_nodes[OPENCL_FUSED_MAX_INPUTS], input_outputs[OPENCL_FUSED_MAX_INPUTS];
     int32_t num_inputs, num_ops;
+    int32_t ops[OPENCL_FUSED_MAX_OPS]; /* the nodes taken into the chain */
     bool too_many_inputs;
     char expression[1024];
     size_t length;
@@ -75,10 +76,10 @@ static void write_input(chain_t *chain, int32_t node, int32_t output) {
 }
 
 /* Writes the value (node, output) that the chain reads: the op that computes it, taken into
- * the chain (and marked in `taken`), or an input. `first` is the chain's last op, which may
- * have any number of readers. */
+ * the chain, or an input. `first` is the chain's last op, which may have any number of
+ * readers. */
 static void write_value(tp_plugin_graph_t *graph, chain_t *chain, int32_t node, int32_t output,
-                        bool first, bool *taken, tp_plugin_status_t *status) {
+                        bool first, tp_plugin_status_t *status) {
     const char *type = NULL;
     int32_t ordinal = -1;
     tp_dtype_t dtype = TP_DTYPE_INVALID;
@@ -90,15 +91,14 @@ static void write_value(tp_plugin_graph_t *graph, chain_t *chain, int32_t node, 
         write_input(chain, node, output);
         return;
     }
-    taken[node] = true;
-    chain->num_ops++;
+    chain->ops[chain->num_ops++] = node;
     write(chain, opencl_host->graph_node_op(graph, node, status));
     write(chain, "(");
     for (int32_t k = 0; k < arity && opencl_host->status_code(status) == TP_OK; k++) {
         int32_t from = -1, from_output = -1;
         opencl_host->graph_node_input(graph, node, k, &from, &from_output, status);
         if (k > 0) write(chain, ", ");
-        write_value(graph, chain, from, from_output, false, taken, status);
+        write_value(graph, chain, from, from_output, false, status);
     }
     write(chain, ")");
 }
@@ -134,17 +134,14 @@ static void fuse_chains(void *state, tp_plugin_graph_t *graph, tp_plugin_status_
         chain_t chain = {.ordinal = -1};
         if (fusible(graph, last, &chain.device_type, &chain.ordinal, &chain.dtype, status) == 0)
             continue;
-        bool *tried = calloc((size_t)count + 1, sizeof *tried);
-        if (tried == NULL) break;
-        write_value(graph, &chain, last, 0, true, tried, status);
+        write_value(graph, &chain, last, 0, true, status);
         bool whole = !chain.too_many_inputs && chain.length < sizeof chain.expression;
         if (whole && chain.num_ops > 1 && opencl_host->status_code(status) == TP_OK) {
             replace_chain(graph, last, &chain, status);
-            for (int32_t n = 0; n < count; n++) taken[n] |= tried[n];
+            for (int32_t k = 0; k < chain.num_ops; k++) taken[chain.ops[k]] = true;
             chains++;
             ops += chain.num_ops;
         }
-        free(tried);
     }
     free(taken);
     if (chains > 0)
