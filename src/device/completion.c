@@ -84,6 +84,8 @@ tp_status_t *tp_completion_record(tp_device_t *device, const char *what,
         tp_status_free(tp_device_synchronize(device));
         tp_device_give_event(device, event);
     }
+    /* The queue is still held: no work comes between, so its end is the end of all so far. */
+    if (error == NULL && event != NULL) tp_device_note_work(device, *out);
     return error;
 }
 

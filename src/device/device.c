@@ -8,25 +8,6 @@
 #include "device/completion.h"
 #include "plugin/plugin_status.h"
 
-void tp_device_park_error(tp_device_t *device, tp_status_t *error) {
-    if (error == NULL) return;
-    pthread_mutex_lock(&device->mutex);
-    if (device->parked_error == NULL) {
-        device->parked_error = error;
-        error = NULL;
-    }
-    pthread_mutex_unlock(&device->mutex);
-    tp_status_free(error);
-}
-
-static tp_status_t *take_parked_error(tp_device_t *device) {
-    pthread_mutex_lock(&device->mutex);
-    tp_status_t *error = device->parked_error;
-    device->parked_error = NULL;
-    pthread_mutex_unlock(&device->mutex);
-    return error;
-}
-
 tp_status_t *tp_device_create(tp_physical_device_t *physical, int32_t ordinal,
                               const tp_bfc_options_t *allocator_options, tp_device_t **out) {
     tp_device_t *device = calloc(1, sizeof *device);
@@ -34,6 +15,11 @@ tp_status_t *tp_device_create(tp_physical_device_t *physical, int32_t ordinal,
         free(device);
         device = NULL;
     } else if (pthread_mutex_init(&device->queue_mutex, NULL) != 0) {
+        pthread_mutex_destroy(&device->mutex);
+        free(device);
+        device = NULL;
+    } else if (pthread_mutex_init(&device->deferred_mutex, NULL) != 0) {
+        pthread_mutex_destroy(&device->queue_mutex);
         pthread_mutex_destroy(&device->mutex);
         free(device);
         device = NULL;
@@ -65,16 +51,14 @@ void tp_device_destroy(tp_device_t *device) {
         }
         device->def->stream_destroy(device->handle, device->stream);
     }
+    tp_device_finish_deferred(device);
+    free(device->deferred);
+    tp_completion_release(device->last_work); /* settled by the above: it holds no event */
     for (size_t i = 0; i < device->num_spare_events; i++)
         device->def->event_destroy(device->handle, device->spare_events[i]);
     free(device->spare_events);
     tp_bfc_destroy(device->allocator); /* its regions go back before the device does */
-    tp_status_t *parked = take_parked_error(device);
-    if (parked != NULL) {
-        tp_log_message(TP_LOG_WARNING, "closing %s: an error nobody waited for: %s",
-                       device->full_name, tp_status_message(parked));
-        tp_status_free(parked);
-    }
+    pthread_mutex_destroy(&device->deferred_mutex);
     pthread_mutex_destroy(&device->queue_mutex);
     pthread_mutex_destroy(&device->mutex);
     free(device);
@@ -148,56 +132,6 @@ tp_status_t *tp_device_stream(tp_device_t *device, void **out_stream) {
     return error;
 }
 
-/* ---- Tensor memory ------------------------------------------------------------------------ */
-
-static tp_status_t *raw_allocate(void *state, uint64_t size, void **out_mem) {
-    return tp_physical_device_allocate(state, size, out_mem);
-}
-
-static void raw_deallocate(void *state, void *mem, uint64_t size) {
-    tp_physical_device_deallocate(state, mem, size);
-}
-
-tp_status_t *tp_device_allocator(tp_device_t *device, tp_bfc_t **out) {
-    pthread_mutex_lock(&device->mutex);
-    tp_status_t *error = NULL;
-    if (device->allocator == NULL) {
-        char name[64];
-        snprintf(name, sizeof name, "%s_%d_bfc", device->def->type, (int)device->ordinal);
-        tp_bfc_backend_t backend = {raw_allocate, raw_deallocate, device->physical};
-        error = tp_bfc_create(name, backend, &device->allocator_options, &device->allocator);
-    }
-    *out = device->allocator;
-    pthread_mutex_unlock(&device->mutex);
-    return error;
-}
-
-void tp_device_memory_stats(tp_device_t *device, tp_bfc_stats_t *out) {
-    pthread_mutex_lock(&device->mutex);
-    tp_bfc_t *allocator = device->allocator;
-    pthread_mutex_unlock(&device->mutex);
-    if (allocator != NULL) {
-        tp_bfc_get_stats(allocator, out);
-        return;
-    }
-    *out = (tp_bfc_stats_t){.bytes_limit = device->allocator_options.limit};
-}
-
-static void free_chunk(void *chunk) { tp_bfc_free(chunk); }
-
-void tp_device_free_in_order(tp_device_t *device, tp_bfc_chunk_t *chunk) {
-    tp_status_t *error = NULL;
-    if (device->def->host_callback != NULL) {
-        error = tp_device_then(device, free_chunk, chunk);
-        if (error == NULL) return;
-    }
-    /* No host callback, or the stream failed: wait here, then free. An error the wait finds
-     * belongs to the work before it, and is kept for whoever waits next. */
-    tp_device_park_error(device, error);
-    tp_device_park_error(device, tp_device_synchronize(device));
-    tp_bfc_free(chunk);
-}
-
 /* ---- Copies and waits ---------------------------------------------------------------------- */
 
 tp_status_t *tp_device_copy_from_host(tp_device_t *device, void *mem, uint64_t offset,
@@ -245,11 +179,8 @@ tp_status_t *tp_device_synchronize(tp_device_t *device) {
     TP_RETURN_IF_ERROR(tp_device_stream(device, &stream));
     tp_plugin_status_t status = TP_PLUGIN_STATUS_INIT;
     device->def->stream_synchronize(device->handle, stream, &status);
-    tp_status_t *error = tp_plugin_status_check(&status, "waiting for %s", device->full_name);
-    tp_status_t *parked = take_parked_error(device);
-    if (parked == NULL) return error;
-    tp_status_free(error);
-    return parked;
+    tp_device_finish_deferred(device);
+    return tp_plugin_status_check(&status, "waiting for %s", device->full_name);
 }
 
 tp_status_t *tp_device_then(tp_device_t *device, void (*fn)(void *arg), void *arg) {

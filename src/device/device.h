@@ -18,7 +18,7 @@ typedef struct tp_device {
     int32_t ordinal;                 /* among the context's logical devices of its type */
     char full_name[96];              /* /job:localhost/replica:0/task:0/device:APU:1 */
 
-    pthread_mutex_t mutex; /* guards the lazy stream and allocator, the parked error, events */
+    pthread_mutex_t mutex; /* guards the lazy stream and allocator, and the spare events */
     /* Held from queueing a launch or copy to recording the event after it, so that the event
      * covers that work alone (see tp_completion_record). Unused on a synchronous device. */
     pthread_mutex_t queue_mutex;
@@ -28,9 +28,15 @@ typedef struct tp_device {
     void *stream;
     tp_bfc_options_t allocator_options;
     tp_bfc_t *allocator; /* created with the first tensor */
-    /* An error that a wait nobody was told about found (freeing memory waits, for one); the
-     * next synchronize reports it. */
-    tp_status_t *parked_error;
+    /* Guards the deferred list and last_work (device_memory.c): what waits for work on the
+     * device's memory before it frees memory, in the order it was deferred, and the completion
+     * of the last work recorded on the stream, whose end is the end of all work queued before
+     * it. */
+    pthread_mutex_t deferred_mutex;
+    struct tp_deferred *deferred; /* a ring of deferred_capacity from deferred_first */
+    size_t deferred_first, deferred_count, deferred_capacity;
+    uint64_t deferred_done;       /* how many were ever carried out, for synchronize */
+    struct tp_completion *last_work;
 } tp_device_t;
 
 /* A logical device of `physical` whose tensors are served under `allocator_options`. */
@@ -41,14 +47,45 @@ void tp_device_destroy(tp_device_t *device);
 
 /* The device's stream, created on first use. */
 tp_status_t *tp_device_stream(tp_device_t *device, void **out_stream);
+
+struct tp_completion;
+
+/* ---- Tensor memory (device_memory.c) ------------------------------------------------------- */
+
 /* The device's tensor allocator, created on first use. */
 tp_status_t *tp_device_allocator(tp_device_t *device, tp_bfc_t **out);
-/* The allocator's statistics; zeros with the configured limit before the first tensor. */
+/* `size` > 0 bytes of the tensor allocator. Memory whose frees were deferred is taken back
+ * first as far as its work is done; when the allocator is short, the oldest deferred frees are
+ * waited for, one by one, before out of memory is reported. */
+tp_status_t *tp_device_allocate(tp_device_t *device, uint64_t size, tp_bfc_block_t *out);
+/* The allocator's statistics, after taking back what deferred frees whose work is done hold;
+ * zeros with the configured limit before the first tensor. */
 void tp_device_memory_stats(tp_device_t *device, tp_bfc_stats_t *out);
-/* Returns a chunk of the tensor allocator once the work queued on the device's stream so far
- * is done, so that a kernel still reading it is not disturbed. */
+/* Returns a chunk of the tensor allocator once the work queued so far that may read or write
+ * it is done: the device's own (up to its last recorded completion), and other devices' that
+ * tp_device_defer put before it. Without waiting and without a host callback: the chunk waits
+ * in the device's deferred list, taken back at an allocation, the memory statistics or a
+ * synchronize. */
 void tp_device_free_in_order(tp_device_t *device, tp_bfc_chunk_t *chunk);
+/* Calls fn(arg) once `after` (NULL: nothing) and everything deferred on the device before it
+ * are done, on whichever thread takes them back then, with the deferred list locked: fn frees
+ * memory, and neither waits for a device nor defers. With `fn` NULL it only holds back what is
+ * deferred later: work of another device's stream that reads or writes this device's memory
+ * is deferred so, and the memory is freed no sooner. */
+void tp_device_defer(tp_device_t *device, struct tp_completion *after, void (*fn)(void *arg),
+                     void *arg);
+/* Called by tp_completion_record with the queue held: `done` is the last work queued on the
+ * stream so far. */
+void tp_device_note_work(tp_device_t *device, struct tp_completion *done);
+/* Waits for everything deferred on the device so far and carries it out, and settles the last
+ * recorded work; for synchronize and for closing the device. */
+void tp_device_finish_deferred(tp_device_t *device);
 
+/* Whether the device's memory handles are host addresses, a block's bytes at (char *)mem +
+ * offset: the built-in CPU's, which any device's host copies can read and write directly. */
+static inline bool tp_device_host_addressed(const tp_device_t *device) {
+    return device->physical->host_addressed;
+}
 /* Whether the plug-in declared the device TP_DEVICE_SYNCHRONOUS. */
 static inline bool tp_device_is_synchronous(const tp_device_t *device) {
     return device->synchronous;
@@ -61,7 +98,7 @@ void tp_device_unlock_queue(tp_device_t *device);
 tp_status_t *tp_device_take_event(tp_device_t *device, void **out_event);
 void tp_device_give_event(tp_device_t *device, void *event);
 
-struct tp_completion;
+/* ---- Copies and waits ----------------------------------------------------------------------- */
 
 /* Enqueues a copy of host bytes into device memory; *out_done is the copy's completion
  * (device/completion.h; NULL when it is done already). The host buffer must stay valid until
@@ -84,11 +121,8 @@ tp_status_t *tp_device_copy(tp_device_t *source, const void *src_mem, uint64_t s
                             struct tp_completion *source_done, tp_device_t *destination,
                             void *dst_mem, uint64_t dst_offset, uint64_t size,
                             struct tp_completion **out_done);
-/* Keeps `error` (taking it) for the next synchronize of the device to report, unless one is
- * kept already; for a wait that found an error it cannot report itself. Under the 1.4 failure
- * contract such an error belongs to no tensor: a plug-in reports failed work through events. */
-void tp_device_park_error(tp_device_t *device, tp_status_t *error);
-/* Waits for all work queued on the device's stream; reports a parked error first. */
+/* Waits for all work queued on the device's stream, and carries out what was deferred until
+ * then (tp_device_finish_deferred). */
 tp_status_t *tp_device_synchronize(tp_device_t *device);
 /* Calls fn(arg) once the work queued so far is done: the plug-in's host_callback, or by
  * default after synchronizing the stream. */

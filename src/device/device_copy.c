@@ -5,7 +5,7 @@
  *     and between two devices of one plug-in, its peer copy there;
  *   - otherwise staged through host memory: the host waits for the source's stream, and the
  *     copy into the destination is queued, its staging buffer freed by the destination once
- *     the copy is done.
+ *     the copy is done; the built-in CPU's memory is host memory, and needs no staging.
  *
  * A copy queued on the source's stream is ordered for the destination by an event: the
  * destination's stream waits for it, the host does not. A plug-in without events makes the
@@ -96,31 +96,47 @@ static tp_status_t *copy_on_source_stream(tp_device_t *source, const void *src_m
     return error;
 }
 
+/* Staged through host memory, the host waiting for the source's values. The built-in CPU's
+ * memory is host memory already: the other device copies from it or into it directly, and a
+ * copy that reads it in the destination's stream order holds back the CPU's frees until it is
+ * done (tp_device_defer), since the source tensor may be released before then. */
 static tp_status_t *copy_through_host(tp_device_t *source, const void *src_mem,
                                       uint64_t src_offset, tp_completion_t *source_done,
                                       tp_device_t *destination, void *dst_mem,
                                       uint64_t dst_offset, uint64_t size,
                                       tp_completion_t **out_done) {
     TP_RETURN_IF_ERROR(tp_completion_wait(source_done));
-    void *staging = size <= SIZE_MAX ? malloc((size_t)size) : NULL;
-    if (staging == NULL)
-        return tp_status_make(TP_RESOURCE_EXHAUSTED,
-                              "copying %llu bytes from %s to %s: no host memory to stage them in",
-                              (unsigned long long)size, source->full_name,
-                              destination->full_name);
-    tp_status_t *error = tp_device_copy_to_host(source, staging, src_mem, src_offset, size);
-    if (error == NULL)
-        error = tp_device_copy_from_host(destination, dst_mem, dst_offset, staging, size,
-                                         out_done);
-    if (error == NULL) {
-        error = tp_device_then(destination, free, staging);
-        if (error == NULL) return NULL;
-        tp_completion_release(*out_done);
-        *out_done = NULL;
+    if (tp_device_host_addressed(destination))
+        return tp_device_copy_to_host(source, (char *)dst_mem + dst_offset, src_mem, src_offset,
+                                      size);
+    const void *bytes = (const char *)src_mem + src_offset;
+    void *staging = NULL;
+    if (!tp_device_host_addressed(source)) {
+        staging = size <= SIZE_MAX ? malloc((size_t)size) : NULL;
+        if (staging == NULL)
+            return tp_status_make(TP_RESOURCE_EXHAUSTED, "copying %llu bytes from %s to %s: no "
+                                  "host memory to stage them in", (unsigned long long)size,
+                                  source->full_name, destination->full_name);
+        tp_status_t *error = tp_device_copy_to_host(source, staging, src_mem, src_offset, size);
+        if (error != NULL) {
+            free(staging);
+            return error;
+        }
+        bytes = staging;
     }
-    tp_status_free(tp_device_synchronize(destination));
-    free(staging);
-    return error;
+    tp_status_t *error =
+        tp_device_copy_from_host(destination, dst_mem, dst_offset, bytes, size, out_done);
+    if (error != NULL) {
+        /* A copy that failed may be queued still: it reads the bytes until the stream is idle. */
+        tp_status_free(tp_device_synchronize(destination));
+        free(staging);
+        return error;
+    }
+    if (staging != NULL)
+        tp_device_defer(destination, *out_done, free, staging);
+    else if (*out_done != NULL)
+        tp_device_defer(source, *out_done, NULL, NULL);
+    return NULL;
 }
 
 tp_status_t *tp_device_copy(tp_device_t *source, const void *src_mem, uint64_t src_offset,

@@ -280,8 +280,11 @@ tp_status_t *tp_device_registry_build(const tp_context_options_t *options,
             registry.host_physical = device;
     }
     /* The host's memory is shared with everything else on the machine: it grows on demand
-     * instead of being reserved up front. */
-    if (registry.host_physical != NULL) registry.host_physical->grows_by_default = true;
+     * instead of being reserved up front. The built-in CPU's handles are host addresses. */
+    if (registry.host_physical != NULL) {
+        registry.host_physical->grows_by_default = true;
+        registry.host_physical->host_addressed = true;
+    }
     if (error == NULL && registry.host_physical == NULL)
         error = tp_status_make(TP_INTERNAL, "the built-in CPU device is missing");
     if (error == NULL) error = index_kernels(&registry);
@@ -294,6 +297,10 @@ tp_status_t *tp_device_registry_build(const tp_context_options_t *options,
 }
 
 static void destroy_logical_devices(tp_device_registry_t *registry) {
+    /* A device's deferred frees may wait for another device's work (a copy from the host's
+     * memory): all are carried out while every device is still open. */
+    for (size_t i = 0; i < registry->num_devices; i++)
+        tp_device_finish_deferred(registry->devices[i]);
     for (size_t i = registry->num_devices; i > 0; i--) tp_device_destroy(registry->devices[i - 1]);
     free(registry->devices);
     registry->devices = NULL;

@@ -30,6 +30,7 @@ struct tp_physical_device {
     bool visible;
     bool grows_by_default;      /* the host's CPU, or a device that says its memory is the
                                  * host's: shared with everything else */
+    bool host_addressed;        /* its memory handles are host addresses: the built-in CPU */
 
     /* Raw memory handed out, by tp_physical_device_allocate. */
     atomic_int_fast64_t bytes_in_use;

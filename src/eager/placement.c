@@ -132,10 +132,9 @@ tp_status_t *tp_place_op_in_scope(tp_context_t *context, const tp_kernel_context
                                   const tp_device_scope_t *scope, tp_placement_t *out) {
     const tp_device_registry_t *registry = &context->registry;
     const char *op = call->op->def->name;
-    tp_placement_t best = best_device(registry, call);
-    bool soft = atomic_load(&context->soft_device_placement);
 
     if (scope == NULL || !scope->spec.has_type) {
+        tp_placement_t best = best_device(registry, call);
         if (best.device == NULL) return no_kernel_anywhere(call);
         const tp_device_t *preferred = preferred_device(registry);
         if (preferred->def->priority > best.device->def->priority) {
@@ -147,8 +146,6 @@ tp_status_t *tp_place_op_in_scope(tp_context_t *context, const tp_kernel_context
         return NULL;
     }
 
-    char requested[128];
-    requested_name(scope, requested, sizeof requested);
     const tp_device_t *matched = NULL;
     for (size_t i = 0; i < registry->num_devices; i++) {
         tp_device_t *device = registry->devices[i];
@@ -160,7 +157,13 @@ tp_status_t *tp_place_op_in_scope(tp_context_t *context, const tp_kernel_context
             return NULL;
         }
     }
-    if (soft && best.device != NULL) return fall_back(context, call, requested, best, out);
+    /* Only a placement that failed or fell back names the request: formatting it costs more
+     * than the placement itself, at every op in a scope. */
+    char requested[128];
+    requested_name(scope, requested, sizeof requested);
+    tp_placement_t best = best_device(registry, call);
+    if (atomic_load(&context->soft_device_placement) && best.device != NULL)
+        return fall_back(context, call, requested, best, out);
     if (matched == NULL)
         return tp_status_make(TP_NOT_FOUND, "Error copying tensor to device: %s. %s unknown "
                               "device.", requested, requested);

@@ -122,7 +122,9 @@ static tp_status_t *make_values(tp_executor_t *executor, const step_t *step) {
 
 /* Lays out the values of each block. A copy's value is kept apart from every other for the
  * whole run: a copy between logical devices of one physical device is queued on the source's
- * stream, which would not wait for the destination's kernels still reading shared memory. */
+ * stream, which would not wait for the destination's kernels still reading shared memory. So
+ * is a value in the host's memory that a step of another device reads: that device copies it
+ * in its own stream order, after the host has gone on to the steps that follow. */
 static tp_status_t *plan_memory(tp_executor_t *executor) {
     int32_t count = executor->num_values;
     int32_t *last_read = zalloc((size_t)count, sizeof *last_read);
@@ -136,8 +138,15 @@ static tp_status_t *plan_memory(tp_executor_t *executor) {
         const step_t *step = &executor->steps[s];
         for (int32_t o = 0; o < step->node->num_outputs; o++)
             last_read[step->first_value + o] = made_by[step->first_value + o] = s;
-        for (int32_t i = 0; i < step->node->num_inputs; i++)
-            if (step->inputs[i].kind == FROM_VALUE) last_read[step->inputs[i].index] = s;
+        for (int32_t i = 0; i < step->node->num_inputs; i++) {
+            if (step->inputs[i].kind != FROM_VALUE) continue;
+            int32_t v = step->inputs[i].index;
+            const tp_device_t *device = executor->values[v].layout.device;
+            if (device != step->node->device && tp_device_host_addressed(device))
+                last_read[v] = executor->num_steps; /* read in another stream's order */
+            else if (last_read[v] < s)
+                last_read[v] = s;
+        }
     }
     for (int32_t b = 0; b < executor->num_blocks && error == NULL; b++) {
         int32_t n = 0;
@@ -268,9 +277,8 @@ static tp_status_t *take_blocks(tp_executor_t *executor, run_state_t *state, int
         const block_t *block = &executor->blocks[*taken];
         state->blocks[*taken] = (tp_bfc_block_t){0};
         if (block->size == 0) continue;
-        tp_bfc_t *allocator;
-        tp_status_t *error = tp_device_allocator(block->device, &allocator);
-        if (error == NULL) error = tp_bfc_allocate(allocator, block->size, &state->blocks[*taken]);
+        tp_status_t *error = tp_device_allocate(block->device, block->size,
+                                                &state->blocks[*taken]);
         if (error != NULL)
             return tp_status_annotate(error,
                                       "OOM when allocating the %llu bytes of the intermediate "

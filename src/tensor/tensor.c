@@ -31,9 +31,10 @@ tp_status_t *tp_tensor_check_layout(tp_dtype_t dtype, const tp_shape_t *shape,
 }
 
 /* TensorFlow's wording, which users search for, then the allocator's own line. */
-static tp_status_t *out_of_memory(tp_status_t *error, tp_bfc_t *allocator,
-                                  const tp_device_t *device, tp_dtype_t dtype,
+static tp_status_t *out_of_memory(tp_status_t *error, tp_device_t *device, tp_dtype_t dtype,
                                   const tp_shape_t *shape) {
+    tp_bfc_t *allocator = NULL;
+    tp_status_free(tp_device_allocator(device, &allocator));
     char dims[256] = "[";
     size_t used = 1;
     for (int32_t i = 0; i < shape->rank; i++)
@@ -56,13 +57,11 @@ tp_status_t *tp_tensor_allocate(tp_context_t *context, tp_device_t *device,
     tp_tensor_t *tensor = calloc(1, sizeof *tensor);
     if (tensor == NULL) return tp_status_make(TP_RESOURCE_EXHAUSTED, "out of host memory");
     if (byte_size > 0) {
-        tp_bfc_t *allocator = NULL;
-        tp_status_t *error = tp_device_allocator(device, &allocator);
         tp_bfc_block_t block;
-        if (error == NULL) error = tp_bfc_allocate(allocator, byte_size, &block);
+        tp_status_t *error = tp_device_allocate(device, byte_size, &block);
         if (error != NULL) {
             free(tensor);
-            return out_of_memory(error, allocator, device, dtype, shape);
+            return out_of_memory(error, device, dtype, shape);
         }
         tensor->mem = block.mem;
         tensor->offset = block.offset;
