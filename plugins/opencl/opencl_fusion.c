@@ -234,7 +234,7 @@ static bool append_load(char *out, size_t capacity, size_t *n, const fused_chain
                         uint32_t broadcast, int32_t k, const char *index) {
     const char *type = opencl_type(chain->dtype);
     if (broadcast & (1u << k))
-        return append(out, capacity, n, "CONST_AT(%s, b%d, o%d)[broadcast_index(%s, rank, dims, "
+        return append(out, capacity, n, "CONST_AT(%s, b%d, o%d)[strided_offset(%s, rank, dims, "
                       "s%d)]", type, (int)k, (int)k, index, (int)k);
     return append(out, capacity, n, "CONST_AT(%s, b%d, o%d)[%s]", type, (int)k, (int)k, index);
 }

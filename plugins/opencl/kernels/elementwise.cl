@@ -10,22 +10,6 @@
  * Results match the CPU device's: float32 math is done in double and rounded once where the
  * device has doubles (-DTP_FP64), integers wrap, float-to-integer casts saturate with NaN to 0,
  * and integer division by zero raises the launch's flag. */
-#ifdef TP_FP64
-#pragma OPENCL EXTENSION cl_khr_fp64 : enable
-#endif
-/* Each result is rounded once, as the CPU rounds it: no fused multiply-add. */
-#pragma OPENCL FP_CONTRACT OFF
-
-#define AT(T, base, offset) ((__global T *)((base) + (offset)))
-#define CONST_AT(T, base, offset) ((__global const T *)((base) + (offset)))
-
-/* float32 elementary functions as the CPU computes them: in double, rounded once. */
-#ifdef TP_FP64
-#define MATH_TYPE_float double
-#else
-#define MATH_TYPE_float float
-#endif
-#define MATH_TYPE_double double
 
 /* ---- Element functions ---------------------------------------------------------------------- */
 
@@ -76,20 +60,6 @@ FLOAT_FUNCTIONS(double, MATH_TYPE_double, float64)
 INTEGER_FUNCTIONS(int, uint, int32)
 INTEGER_FUNCTIONS(long, ulong, int64)
 
-/* Where an input of an output's shape `dims` is read at output index `index`: its broadcast
- * strides are 0 along the dimensions it repeats. */
-static long broadcast_index(ulong index, int rank, long8 dims8, long8 strides8) {
-    long dims[8], strides[8];
-    vstore8(dims8, 0, dims);
-    vstore8(strides8, 0, strides);
-    long at = 0;
-    for (int d = rank - 1; d >= 0; d--) {
-        at += (long)(index % (ulong)dims[d]) * strides[d];
-        index /= (ulong)dims[d];
-    }
-    return at;
-}
-
 /* ---- End of the element functions ---------------------------------------------------------- */
 
 /* ---- Unary ----------------------------------------------------------------------------------- */
@@ -129,8 +99,8 @@ INTEGER_UNARY(long, int64)
     if (i >= n) return;                                                                            \
     long ia = (long)i, ib = (long)i;                                                               \
     if (rank > 0) {                                                                                \
-        ia = broadcast_index(i, rank, dims, a_strides);                                            \
-        ib = broadcast_index(i, rank, dims, b_strides);                                            \
+        ia = strided_offset(i, rank, dims, a_strides);                                            \
+        ib = strided_offset(i, rank, dims, b_strides);                                            \
     }                                                                                              \
     T a = CONST_AT(T, a_base, a_offset)[ia];                                                       \
     T b = CONST_AT(T, b_base, b_offset)[ib];

@@ -6,20 +6,6 @@
  * the input at the sum of index times `walk`: the input's stride along the dimension that
  * output dimension d takes. The kernel checks i against `n`, since the global size may be
  * rounded up to a group. */
-#define AT(T, base, offset) ((__global T *)((base) + (offset)))
-#define CONST_AT(T, base, offset) ((__global const T *)((base) + (offset)))
-
-static ulong source_index(ulong index, int rank, long8 dims8, long8 walk8) {
-    long dims[8], walk[8];
-    vstore8(dims8, 0, dims);
-    vstore8(walk8, 0, walk);
-    ulong at = 0;
-    for (int d = rank - 1; d >= 0; d--) {
-        at += (index % (ulong)dims[d]) * (ulong)walk[d];
-        index /= (ulong)dims[d];
-    }
-    return at;
-}
 
 #define TRANSPOSE(name, T)                                                                         \
     __kernel void name(__global const char *x_base, ulong x_offset, __global char *y_base,         \
@@ -27,7 +13,7 @@ static ulong source_index(ulong index, int rank, long8 dims8, long8 walk8) {
         size_t i = get_global_id(0);                                                               \
         if (i >= n) return;                                                                        \
         AT(T, y_base, y_offset)[i] =                                                               \
-            CONST_AT(T, x_base, x_offset)[source_index(i, rank, dims, walk)];                      \
+            CONST_AT(T, x_base, x_offset)[strided_offset(i, rank, dims, walk)];                      \
     }
 
 TRANSPOSE(transpose_1, uchar)

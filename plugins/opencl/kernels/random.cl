@@ -16,14 +16,6 @@
  *     (float32 values only where that crosses a rounding boundary of float).
  *   - RandomStandardNormal float32 without -DTP_FP64: Box-Muller in float, not the CPU's bits
  *     but within a few float ulp of its values. */
-#ifdef TP_FP64
-#pragma OPENCL EXTENSION cl_khr_fp64 : enable
-#endif
-/* Each result is rounded where the CPU rounds it: no fused multiply-add. */
-#pragma OPENCL FP_CONTRACT OFF
-
-#define AT(T, base, offset) ((__global T *)((base) + (offset)))
-
 static ulong mix(ulong z) {
     z += 0x9E3779B97F4A7C15ul;
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ul;

@@ -19,36 +19,6 @@
  * Mean of integers truncates and is 0 over nothing, Mean of floats over nothing is 0 / 0 =
  * NaN, Max over nothing is -inf or the dtype's smallest integer, and a NaN anywhere makes Max
  * NaN. Float sums differ from the CPU's sequential ones only by rounding. */
-#ifdef TP_FP64
-#pragma OPENCL EXTENSION cl_khr_fp64 : enable
-#endif
-#pragma OPENCL FP_CONTRACT OFF
-
-#define AT(T, base, offset) ((__global T *)((base) + (offset)))
-#define CONST_AT(T, base, offset) ((__global const T *)((base) + (offset)))
-
-/* float32 Softmax and Mean are computed in double where the device has doubles, as the CPU
- * computes them. */
-#ifdef TP_FP64
-#define MATH_TYPE_float double
-#else
-#define MATH_TYPE_float float
-#endif
-#define MATH_TYPE_double double
-
-/* The offset of element `index` of a row-major walk over `rank` dims with their strides. */
-static long strided_offset(ulong index, int rank, long8 dims8, long8 strides8) {
-    long dims[8], strides[8];
-    vstore8(dims8, 0, dims);
-    vstore8(strides8, 0, strides);
-    long at = 0;
-    for (int d = rank - 1; d >= 0; d--) {
-        at += (long)(index % (ulong)dims[d]) * strides[d];
-        index /= (ulong)dims[d];
-    }
-    return at;
-}
-
 #define SUM_FLOAT(a, b) ((a) + (b))
 #define SUM_INT32(a, b) ((int)((uint)(a) + (uint)(b)))
 #define SUM_INT64(a, b) ((long)((ulong)(a) + (ulong)(b)))
