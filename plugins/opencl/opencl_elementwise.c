@@ -96,14 +96,23 @@ static void launch_binary(tp_kernel_context_t *context, const gpu_op_t *op, int3
     clReleaseMemObject(flag); /* OpenCL keeps it while queued commands use it */
 }
 
+/* Inputs 0 and 1 and output 0 of a two-input op, and the op's kernel for the output's dtype;
+ * -1 when there is nothing to launch: a failure on `status`, or an empty output. */
+static int32_t two_inputs(tp_kernel_context_t *context, const gpu_op_t *op,
+                          tp_tensor_view_t *a, tp_tensor_view_t *b, tp_tensor_view_t *z,
+                          tp_plugin_status_t *status) {
+    if (!opencl_input(context, 0, a, status) || !opencl_input(context, 1, b, status) ||
+        !opencl_output(context, 0, z, status))
+        return -1;
+    int32_t id = opencl_kernel_for(op->op, op->ids, z->dtype, context, status);
+    return z->num_elements == 0 ? -1 : id;
+}
+
 static void binary(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t *status) {
     const gpu_op_t *op = kernel;
     tp_tensor_view_t a, b, z;
-    if (!opencl_input(context, 0, &a, status) || !opencl_input(context, 1, &b, status) ||
-        !opencl_output(context, 0, &z, status))
-        return;
-    int32_t id = opencl_kernel_for(op->op, op->ids, z.dtype, context, status);
-    if (id < 0 || z.num_elements == 0) return;
+    int32_t id = two_inputs(context, op, &a, &b, &z, status);
+    if (id < 0) return;
     cl_long dims[8] = {0}, a_strides[8] = {0}, b_strides[8] = {0};
     cl_int rank = 0;
     if (a.num_elements != z.num_elements || b.num_elements != z.num_elements) {
@@ -119,11 +128,8 @@ static void binary(void *kernel, tp_kernel_context_t *context, tp_plugin_status_
 static void bias_add(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t *status) {
     const gpu_op_t *op = kernel;
     tp_tensor_view_t x, bias, z;
-    if (!opencl_input(context, 0, &x, status) || !opencl_input(context, 1, &bias, status) ||
-        !opencl_output(context, 0, &z, status))
-        return;
-    int32_t id = opencl_kernel_for(op->op, op->ids, z.dtype, context, status);
-    if (id < 0 || z.num_elements == 0) return;
+    int32_t id = two_inputs(context, op, &x, &bias, &z, status);
+    if (id < 0) return;
     int64_t channels = bias.num_elements;
     cl_long dims[8] = {z.num_elements / channels, channels};
     cl_long x_strides[8] = {channels, 1}, bias_strides[8] = {0, 1};
@@ -157,11 +163,8 @@ static void add_n(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t
 static void gradient(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t *status) {
     const gpu_op_t *op = kernel;
     tp_tensor_view_t a, b, z;
-    if (!opencl_input(context, 0, &a, status) || !opencl_input(context, 1, &b, status) ||
-        !opencl_output(context, 0, &z, status))
-        return;
-    int32_t id = opencl_kernel_for(op->op, op->ids, z.dtype, context, status);
-    if (id < 0 || z.num_elements == 0) return;
+    int32_t id = two_inputs(context, op, &a, &b, &z, status);
+    if (id < 0) return;
     launch_per_element(context, op->op, id, (const tp_tensor_view_t *[]){&a, &b, &z}, 3,
                        status);
 }
