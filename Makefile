@@ -91,7 +91,8 @@ bench: build
 	$(BUILD)/bin/bench_registration
 	$(BUILD)/bin/bench_opencl
 
-# The Debian packages tensorplug, tensorplug-dev, tensorplug-apu and tensorplug-opencl, in build/
+# The Debian packages libtensorplug1, libtensorplug-dev, tensorplug-tools, tensorplug-apu and
+# tensorplug-opencl, in build/
 package: build
 	cd $(BUILD) && cpack -G DEB
 

@@ -8,10 +8,12 @@ prefix="$build/demo-prefix"
 step() { printf '\n== %s\n' "$*"; }
 unset TP_PLUGIN_PATH
 
-step "1. The runtime alone: tensorplug's own package, unpacked into $prefix"
+step "1. The runtime alone: the libtensorplug1 and tensorplug-tools packages, unpacked into $prefix"
 (cd "$build" && cpack -G DEB >/dev/null)
 rm -rf "$prefix"
-dpkg-deb -x "$build"/tensorplug_*_amd64.deb "$prefix"
+for package in libtensorplug1 tensorplug-tools; do
+    dpkg-deb -x "$build"/${package}_*_amd64.deb "$prefix"
+done
 echo "\$ $prefix/usr/bin/tensorplug devices"
 "$prefix/usr/bin/tensorplug" devices
 

@@ -13,8 +13,9 @@ passes=0
 failures=0
 check() { if [ "$2" -eq 0 ]; then passes=$((passes + 1)); else failures=$((failures + 1)); echo "FAIL: $1"; fi; }
 
-# The runtime and development files first, as the tensorplug and tensorplug-dev packages hold.
-for component in runtime dev; do
+# The runtime, development files and command first, as libtensorplug1, libtensorplug-dev and
+# tensorplug-tools hold them.
+for component in runtime dev tools; do
     cmake --install "$build" --prefix "$prefix" --component $component >>"$work/install.log" 2>&1
     check "cmake --install --component $component" $?
 done
@@ -45,6 +46,9 @@ expected="tp.Tensor(
  [49. 64.]], shape=(2, 2), dtype=float32)"
 flags=$(PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --cflags --libs tensorplug)
 check "pkg-config knows tensorplug" $?
+plugindir=$(PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --variable=plugindir tensorplug)
+[ "$(realpath -m "$plugindir")" = "$(realpath "$libdir/tensorplug/plugins")" ]
+check "pkg-config's plugindir is the installed plug-in folder (got: $plugindir)" $?
 $cc -std=c11 -Wall -Werror "$source/examples/hello_tensor.c" $flags -o "$work/hello_pc"
 check "the example builds with pkg-config" $?
 out=$(LD_LIBRARY_PATH="$libdir" TP_PLUGIN_PATH= "$work/hello_pc")
@@ -60,12 +64,16 @@ add_executable(hello_shared hello_tensor.c)
 target_link_libraries(hello_shared tensorplug::tensorplug)
 add_executable(hello_static hello_tensor.c)
 target_link_libraries(hello_static tensorplug::tensorplug_static)
+file(WRITE ${CMAKE_BINARY_DIR}/plugin_dir.txt "${tensorplug_PLUGIN_DIR}")
 CMAKE
 cmake -S "$work/app" -B "$work/app/build" -DCMAKE_C_COMPILER="$cc" \
       -DCMAKE_PREFIX_PATH="$prefix" >"$work/cmake.log" 2>&1 &&
     cmake --build "$work/app/build" >>"$work/cmake.log" 2>&1
 rc=$?; [ $rc -eq 0 ] || cat "$work/cmake.log"
 check "the example builds with find_package" $rc
+plugindir=$(cat "$work/app/build/plugin_dir.txt")
+[ "$plugindir" = "$(realpath "$libdir/tensorplug/plugins")" ]
+check "find_package's tensorplug_PLUGIN_DIR is the installed plug-in folder (got: $plugindir)" $?
 for variant in shared static; do
     out=$(LD_LIBRARY_PATH="$libdir" TP_PLUGIN_PATH= "$work/app/build/hello_$variant")
     grep -qF "$expected" <<<"$out"; check "the find_package $variant build runs (got: $out)" $?

@@ -15,7 +15,7 @@ cpack -G DEB --config "$build/CPackConfig.cmake" -B "$work/packages" >"$work/cpa
 rc=$?; [ $rc -eq 0 ] || cat "$work/cpack.log"
 check "cpack" $rc
 version=$(sed -n 's/^tensorplug \([0-9.]*\) .*/\1/p' <<<"$("$build/bin/tensorplug" version)")
-for name in tensorplug tensorplug-dev tensorplug-apu tensorplug-opencl; do
+for name in libtensorplug1 libtensorplug-dev tensorplug-tools tensorplug-apu tensorplug-opencl; do
     [ -e "$work/packages/${name}_${version}_amd64.deb" ]
     check "${name}_${version}_amd64.deb is made" $?
 done
@@ -25,7 +25,9 @@ files=$(dpkg-deb -c "$apu" | awk '$1 !~ /^d/ {print $6}' | sort | tr '\n' ' ')
 check "the APU package holds the plug-in and its README alone (got: $files)" $?
 
 prefix="$work/prefix"
-dpkg-deb -x "$work/packages/tensorplug_${version}_amd64.deb" "$prefix"
+for name in libtensorplug1 tensorplug-tools; do
+    dpkg-deb -x "$work/packages/${name}_${version}_amd64.deb" "$prefix"
+done
 out=$(TP_PLUGIN_PATH= "$prefix/usr/bin/tensorplug" devices)
 [ "$out" = "PhysicalDevice(name='/physical_device:CPU:0', device_type='CPU')" ]
 check "the runtime package alone shows the CPU (got: $out)" $?
