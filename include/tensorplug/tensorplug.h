@@ -306,9 +306,10 @@ TP_API TP_MUST_USE tp_status_t *tp_context_set_logical_devices(tp_context_t *con
                                                               const char *device,
                                                               const uint64_t *memory_limits,
                                                               size_t count);
-/* The physical devices the context uses, as a comma-separated list ("APU:1,CPU:0"): of each
- * type the list names, only the listed devices stay visible, renumbered from 0 in their order;
- * types it does not name keep all their devices. CPU:0 cannot be hidden. The environment
+/* The physical devices the context uses, as a comma-separated list ("APU:1,CPU:0"): only the
+ * listed devices stay visible, renumbered from 0 per type in their order, and every device of a
+ * type the list does not name is hidden, so that "CPU:0" hides every plug-in's devices. CPU:0
+ * stays visible whether named or not: host data enters and leaves through it. The environment
  * variable TP_VISIBLE_DEVICES, read when the context is created, does the same. */
 TP_API TP_MUST_USE tp_status_t *tp_context_set_visible_devices(tp_context_t *context,
                                                               const char *devices);

@@ -130,10 +130,9 @@ tp_status_t *tp_context_set_logical_devices(tp_context_t *context, const char *d
 
 /* ---- Visible devices --------------------------------------------------------------------- */
 
-/* Marks in `visible` the devices one list entry names, after hiding the others of its type the
- * first time the type appears. */
+/* Marks in `visible` the devices one list entry names. */
 static tp_status_t *show_entry(const tp_device_registry_t *registry, const char *entry,
-                               bool *visible, bool *type_named) {
+                               bool *visible) {
     tp_device_spec_t spec;
     TP_RETURN_IF_ERROR(tp_device_spec_parse(entry, &spec));
     if (!spec.has_type || !tp_device_spec_is_local(&spec))
@@ -143,8 +142,6 @@ static tp_status_t *show_entry(const tp_device_registry_t *registry, const char 
     for (size_t i = 0; i < registry->num_physical_devices; i++) {
         const tp_physical_device_t *device = registry->physical_devices[i];
         if (strcasecmp(device->def->type, spec.type) != 0) continue;
-        if (!type_named[i]) visible[i] = false;
-        type_named[i] = true;
         of_type++;
         if (spec_matches(&spec, device)) {
             visible[i] = true;
@@ -159,7 +156,7 @@ static tp_status_t *show_entry(const tp_device_registry_t *registry, const char 
 }
 
 static tp_status_t *parse_visible(const tp_device_registry_t *registry, const char *list,
-                                  bool *visible, bool *type_named) {
+                                  bool *visible) {
     char *copy = strdup(list);
     if (copy == NULL) return tp_status_make(TP_RESOURCE_EXHAUSTED, "out of host memory");
     tp_status_t *error = NULL;
@@ -170,7 +167,7 @@ static tp_status_t *parse_visible(const tp_device_registry_t *registry, const ch
         while (*entry == ' ') entry++;
         size_t length = strlen(entry);
         while (length > 0 && entry[length - 1] == ' ') entry[--length] = '\0';
-        if (length > 0) error = show_entry(registry, entry, visible, type_named);
+        if (length > 0) error = show_entry(registry, entry, visible);
     }
     free(copy);
     return error;
@@ -181,25 +178,18 @@ tp_status_t *tp_context_set_visible_devices(tp_context_t *context, const char *d
     TP_REQUIRE_ARG(devices);
     tp_device_registry_t *registry = &context->registry;
     size_t count = registry->num_physical_devices;
-    bool *visible = malloc(count * sizeof *visible);
-    bool *type_named = calloc(count, sizeof *type_named);
-    tp_status_t *error = visible == NULL || type_named == NULL
-                             ? tp_status_make(TP_RESOURCE_EXHAUSTED, "out of host memory")
-                             : NULL;
-    for (size_t i = 0; i < count && error == NULL; i++) visible[i] = true;
+    /* Only what the list names stays, so that "CPU:0" hides every plug-in's devices; CPU:0
+     * always stays, since host data enters and leaves through it. */
+    bool *visible = calloc(count, sizeof *visible);
+    tp_status_t *error =
+        visible == NULL ? tp_status_make(TP_RESOURCE_EXHAUSTED, "out of host memory") : NULL;
     pthread_mutex_lock(&context->devices_mutex);
     if (error == NULL) error = still_modifiable(context, "Visible devices");
-    if (error == NULL) error = parse_visible(registry, devices, visible, type_named);
+    if (error == NULL) error = parse_visible(registry, devices, visible);
     for (size_t i = 0; i < count && error == NULL; i++)
-        if (registry->physical_devices[i] == registry->host_physical && !visible[i])
-            error = tp_status_make(TP_INVALID_ARGUMENT,
-                                   "'%s' hides CPU:0, which cannot be hidden: host data enters "
-                                   "and leaves through it",
-                                   devices);
-    for (size_t i = 0; i < count && error == NULL; i++)
-        registry->physical_devices[i]->visible = visible[i];
+        registry->physical_devices[i]->visible =
+            visible[i] || registry->physical_devices[i] == registry->host_physical;
     pthread_mutex_unlock(&context->devices_mutex);
     free(visible);
-    free(type_named);
     return tp_status_annotate(error, "tp_context_set_visible_devices");
 }

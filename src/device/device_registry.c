@@ -12,6 +12,7 @@
 #include "plugin/discovery.h"
 #include "plugin/op_names.h"
 #include "plugin/plugin_library.h"
+#include "plugin/plugin_selection.h"
 #include "plugin/plugin_status.h"
 
 typedef struct {
@@ -44,6 +45,35 @@ static const tp_plugin_entry_t *owner_of_type(const tp_device_registry_t *regist
             if (strcasecmp(entry->record->device_types[t].type, type) == 0) return entry;
     }
     return NULL;
+}
+
+/* The used plug-in already in the registry named `name`, or NULL. */
+static const tp_plugin_entry_t *used_plugin_named(const tp_device_registry_t *registry,
+                                                  const char *name) {
+    for (size_t i = 0; i < registry->num_plugins; i++)
+        if (registry->plugins[i].refusal == NULL &&
+            strcmp(registry->plugins[i].record->name, name) == 0)
+            return &registry->plugins[i];
+    return NULL;
+}
+
+/* Why this context does not use a plug-in it found, apart from any fault of the plug-in's: a
+ * copy of one found earlier on the path (the first found is used, as for programs on PATH), or
+ * switched off by TP_PLUGINS. NULL when it is used. Neither is logged: both are the user's
+ * doing, and `tensorplug plugins` shows them. */
+static char *choice_not_to_use(const tp_device_registry_t *registry,
+                               const tp_plugin_record_t *record) {
+    if (record->builtin) return NULL;
+    tp_strbuf_t reason = TP_STRBUF_INIT;
+    const tp_plugin_entry_t *earlier = used_plugin_named(registry, record->name);
+    if (earlier != NULL)
+        tp_strbuf_printf(&reason, "not used: plug-in '%s' was found first at %s", record->name,
+                         earlier->record->path);
+    else if (!tp_plugin_selection_allows(record->name))
+        tp_strbuf_printf(&reason, "switched off: TP_PLUGINS does not name '%s'", record->name);
+    else
+        return NULL;
+    return tp_strbuf_take(&reason);
 }
 
 /* An op `name` that the built-in ops, `own` or a plug-in already used defines. */
@@ -169,6 +199,13 @@ static tp_status_t *add_plugin(builder_t *builder, const tp_plugin_record_t *rec
     if (entry.device_types == NULL)
         return tp_status_make(TP_RESOURCE_EXHAUSTED, "out of host memory");
 
+    if (record->refusal == NULL) {
+        entry.refusal = choice_not_to_use(registry, record);
+        if (entry.refusal != NULL) {
+            registry->plugins[registry->num_plugins++] = entry;
+            return NULL;
+        }
+    }
     tp_strbuf_t refusal = TP_STRBUF_INIT;
     if (record->refusal != NULL) {
         tp_strbuf_puts(&refusal, record->refusal);
@@ -203,6 +240,29 @@ static tp_status_t *add_plugin(builder_t *builder, const tp_plugin_record_t *rec
     return NULL;
 }
 
+/* Whether the registry being built will use `record`, asked before the plug-in's init runs. */
+static bool plugin_wanted(const tp_plugin_record_t *record, void *arg) {
+    const builder_t *builder = arg;
+    char *reason = choice_not_to_use(builder->registry, record);
+    free(reason);
+    return reason == NULL;
+}
+
+/* A name in TP_PLUGINS that no plug-in found has is most likely mistyped. */
+static void warn_about_missing_selection(const tp_device_registry_t *registry) {
+    const char **names = malloc((registry->num_plugins + 1) * sizeof *names);
+    if (names == NULL) return; /* a warning's worth of memory is not worth failing over */
+    for (size_t i = 0; i < registry->num_plugins; i++) names[i] = registry->plugins[i].record->name;
+    char missing[512], problem[600];
+    size_t num_missing =
+        tp_plugin_selection_missing(names, registry->num_plugins, missing, sizeof missing);
+    free(names);
+    if (num_missing == 0) return;
+    snprintf(problem, sizeof problem, "names %s, which no plug-in found has", missing);
+    tp_env_warn("TP_PLUGINS", tp_env_get("TP_PLUGINS"), problem,
+                "the plug-ins it names that were found are used");
+}
+
 static tp_status_t *add_plugin_files(builder_t *builder, const tp_context_options_t *options) {
     bool from_environment = options->plugin_path == NULL;
     const char *search_path =
@@ -213,10 +273,11 @@ static tp_status_t *add_plugin_files(builder_t *builder, const tp_context_option
     tp_status_t *error = NULL;
     for (size_t i = 0; i < files.count && error == NULL; i++) {
         const tp_plugin_record_t *record;
-        error = tp_plugin_library_load(files.paths[i], &record);
+        error = tp_plugin_library_load(files.paths[i], plugin_wanted, builder, &record);
         if (error == NULL) error = add_plugin(builder, record);
     }
     tp_path_list_free(&files);
+    if (error == NULL) warn_about_missing_selection(builder->registry);
     return error;
 }
 

@@ -22,6 +22,7 @@
 #include "base/log.h"
 #include "base/printable.h"
 #include "base/status.h"
+#include "plugin/plugin_selection.h"
 #include "plugin/plugin_trust.h"
 
 #ifndef TP_INSTALL_PLUGIN_DIR
@@ -160,23 +161,13 @@ static bool secure_mode(void) {
 
 /* ---- The search ------------------------------------------------------------------------------- */
 
-/* TP_PLUGINS=none loads no plug-in file. */
-static bool plugins_switched_off(void) {
-    const char *selection = tp_env_get("TP_PLUGINS");
-    if (selection == NULL) return false;
-    if (strcasecmp(selection, "none") == 0) return true;
-    tp_env_warn("TP_PLUGINS", selection, "is not 'none', the one value it takes",
-                "loading plug-ins as usual");
-    return false;
-}
-
 tp_status_t *tp_plugin_discover(const char *search_path, bool path_from_environment,
                                 bool include_installed,
                                 tp_path_list_t *out) {
     tp_path_list_t list = {NULL, 0};
     size_t capacity = 0;
     bool ok = true;
-    if (plugins_switched_off()) {
+    if (tp_plugin_selection_is_none()) {
         *out = list;
         return NULL;
     }

@@ -2,7 +2,8 @@
  * folder, folders in the order given, then the installed plug-in folder. An entry of the path
  * that names a file rather than a folder is that one plug-in. Relative entries, and folders
  * that someone besides root and the running user can change, are skipped with a line each;
- * a setuid or setgid program ignores the search path, and TP_PLUGINS=none finds nothing. */
+ * a setuid or setgid program ignores the search path, and TP_PLUGINS=none finds nothing
+ * (plugin_selection.h). */
 #ifndef TP_PLUGIN_DISCOVERY_H
 #define TP_PLUGIN_DISCOVERY_H
 

@@ -70,9 +70,18 @@ tp_status_t *tp_plugin_library_builtins(const tp_plugin_record_t *const **out_re
 /* How long a probe may take to load a plug-in before it is judged hung. */
 enum { PROBE_TIMEOUT_MS = 60 * 1000 };
 
+/* Runs the init of a record whose descriptor was read, when `wanted` says the caller uses it. */
+static void init_if_wanted(tp_plugin_record_t *record, tp_plugin_wanted_fn wanted,
+                           void *wanted_arg) {
+    if (record->refusal == NULL && !record->initialised && record->descriptor != NULL &&
+        wanted(record, wanted_arg))
+        tp_plugin_record_run_init(record);
+}
+
 /* Checks the file, probes it when asked to (plugin_probe.h), opens it and runs the descriptor
- * checks and init; every failure becomes the record's refusal. */
-static void load_record(tp_plugin_record_t *record) {
+ * checks, then the init if wanted; every failure becomes the record's refusal. */
+static void load_record(tp_plugin_record_t *record, tp_plugin_wanted_fn wanted,
+                        void *wanted_arg) {
     char reason[512];
     if (!tp_plugin_file_check(record->path, reason, sizeof reason) ||
         (tp_plugin_probe_wanted() &&
@@ -100,10 +109,12 @@ static void load_record(tp_plugin_record_t *record) {
     /* POSIX guarantees that a function's address survives the trip through void *. */
     memcpy(&entry, &symbol, sizeof entry);
     record->library = library;
-    tp_plugin_record_init_from_descriptor(record, entry());
+    if (tp_plugin_record_read_descriptor(record, entry()))
+        init_if_wanted(record, wanted, wanted_arg);
 }
 
-tp_status_t *tp_plugin_library_load(const char *path, const tp_plugin_record_t **out_record) {
+tp_status_t *tp_plugin_library_load(const char *path, tp_plugin_wanted_fn wanted,
+                                    void *wanted_arg, const tp_plugin_record_t **out_record) {
     TP_RETURN_IF_ERROR(refuse_from_init());
     char resolved[PATH_MAX];
     const char *key = realpath(path, resolved) != NULL ? resolved : path;
@@ -111,6 +122,7 @@ tp_status_t *tp_plugin_library_load(const char *path, const tp_plugin_record_t *
     pthread_mutex_lock(&library_mutex);
     for (size_t i = 0; i < num_loaded_records; i++) {
         if (strcmp(loaded_records[i]->path, key) == 0) {
+            init_if_wanted(loaded_records[i], wanted, wanted_arg);
             *out_record = loaded_records[i];
             pthread_mutex_unlock(&library_mutex);
             return NULL;
@@ -133,7 +145,7 @@ tp_status_t *tp_plugin_library_load(const char *path, const tp_plugin_record_t *
                                 path);
     } else {
         record->path = record_path;
-        load_record(record);
+        load_record(record, wanted, wanted_arg);
         loaded_records[num_loaded_records++] = record;
         *out_record = record;
     }

@@ -53,26 +53,26 @@ static bool is_printable_name(const char *text, size_t max_length) {
     return true;
 }
 
-void tp_plugin_record_init_from_descriptor(tp_plugin_record_t *record,
-                                           const tp_plugin_descriptor_t *descriptor) {
+bool tp_plugin_record_read_descriptor(tp_plugin_record_t *record,
+                                      const tp_plugin_descriptor_t *descriptor) {
     record->name = "";
     record->version = "";
     if (descriptor == NULL) {
         tp_plugin_record_refuse(record, "its entry point returned no descriptor");
-        return;
+        return false;
     }
     /* Only struct_size and the two version numbers are read before the version check. */
     const size_t version_end = offsetof(tp_plugin_descriptor_t, abi_minor) + sizeof(uint32_t);
     if (descriptor->struct_size < version_end) {
         tp_plugin_record_refuse(record, "its descriptor is %zu bytes, too small to hold an ABI "
                                         "version", descriptor->struct_size);
-        return;
+        return false;
     }
     if (descriptor->struct_size > TP_MAX_PLUGIN_STRUCT_SIZE) {
         tp_plugin_record_refuse(record, "its descriptor claims %zu bytes, more than the %zu any "
                                         "struct of the ABI may claim",
                                 descriptor->struct_size, TP_MAX_PLUGIN_STRUCT_SIZE);
-        return;
+        return false;
     }
     record->abi_major = descriptor->abi_major;
     record->abi_minor = descriptor->abi_minor;
@@ -81,38 +81,44 @@ void tp_plugin_record_init_from_descriptor(tp_plugin_record_t *record,
                                         "ABI %d.%d, and major versions must match",
                                 descriptor->abi_major, descriptor->abi_minor, TP_ABI_MAJOR,
                                 TP_ABI_MINOR);
-        return;
+        return false;
     }
     if (descriptor->abi_minor > TP_ABI_MINOR) {
         tp_plugin_record_refuse(record, "it was built for plug-in ABI %u.%u, newer than this "
                                         "runtime's %d.%d; upgrade tensorplug",
                                 descriptor->abi_major, descriptor->abi_minor, TP_ABI_MAJOR,
                                 TP_ABI_MINOR);
-        return;
+        return false;
     }
     if (descriptor->struct_size < TP_V1_0_DESCRIPTOR_SIZE) {
         tp_plugin_record_refuse(record, "its descriptor is %zu bytes, smaller than the %zu of "
                                         "ABI 1.0", descriptor->struct_size,
                                 (size_t)TP_V1_0_DESCRIPTOR_SIZE);
-        return;
+        return false;
     }
     if (!is_printable_name(descriptor->name, 63) || !is_printable_name(descriptor->version, 31)) {
         tp_plugin_record_refuse(record, "its descriptor needs a name (at most 63 printable "
                                         "characters) and a version (at most 31)");
-        return;
+        return false;
     }
     record->name = tp_arena_strdup(&record->arena, descriptor->name);
     record->version = tp_arena_strdup(&record->arena, descriptor->version);
     if (record->name == NULL || record->version == NULL) {
         record->name = record->version = "";
         tp_plugin_record_refuse(record, "out of host memory reading its descriptor");
-        return;
+        return false;
     }
     if (descriptor->init == NULL) {
         tp_plugin_record_refuse(record, "its descriptor has no init function");
-        return;
+        return false;
     }
+    record->descriptor = descriptor;
+    return true;
+}
 
+void tp_plugin_record_run_init(tp_plugin_record_t *record) {
+    const tp_plugin_descriptor_t *descriptor = record->descriptor;
+    record->initialised = true;
     record->registrar.record = record;
     record->registrar.accepting = true;
     tp_plugin_status_t status = TP_PLUGIN_STATUS_INIT;
@@ -130,4 +136,9 @@ void tp_plugin_record_init_from_descriptor(tp_plugin_record_t *record,
         tp_plugin_record_refuse(record, "invalid registration: %s", record->registrar.first_error);
         drop_registrations(record);
     }
+}
+
+void tp_plugin_record_init_from_descriptor(tp_plugin_record_t *record,
+                                           const tp_plugin_descriptor_t *descriptor) {
+    if (tp_plugin_record_read_descriptor(record, descriptor)) tp_plugin_record_run_init(record);
 }

@@ -39,6 +39,11 @@ typedef struct tp_plugin_record {
     bool has_graph_pass;
     tp_graph_pass_def_t graph_pass;
 
+    /* The descriptor once read and checked; init runs once, and only for a plug-in the process
+     * uses (plugin_selection.h). */
+    const tp_plugin_descriptor_t *descriptor;
+    bool initialised;
+
     struct tp_registrar registrar;
     void *library;             /* dlopen handle; never closed once init has run */
 } tp_plugin_record_t;
@@ -46,8 +51,14 @@ typedef struct tp_plugin_record {
 /* The host function table handed to every plug-in. */
 const tp_host_api_t *tp_host_api(void);
 
-/* Reads `descriptor` and runs the plug-in's init, filling `record`; on any failure sets
- * record->refusal and leaves no registration behind. */
+/* Checks `descriptor` (ABI version, sizes, name, version, init) and keeps its name and version;
+ * false, with record->refusal set, when the plug-in cannot be used. */
+bool tp_plugin_record_read_descriptor(tp_plugin_record_t *record,
+                                      const tp_plugin_descriptor_t *descriptor);
+/* Runs the init of a record whose descriptor was read, filling `record`; on failure sets
+ * record->refusal and leaves no registration behind. Called at most once per record. */
+void tp_plugin_record_run_init(tp_plugin_record_t *record);
+/* Both of the above. */
 void tp_plugin_record_init_from_descriptor(tp_plugin_record_t *record,
                                            const tp_plugin_descriptor_t *descriptor);
 

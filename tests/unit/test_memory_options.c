@@ -295,7 +295,7 @@ static void visible_devices_choose_and_renumber(void **state) {
     assert_ok(tp_logical_device_count(context, "XPU", &count));
     assert_int_equal(count, 1);
     assert_ok(tp_logical_device_count(context, "OLDDEV", &count));
-    assert_int_equal(count, 1); /* a type the list does not name keeps its devices */
+    assert_int_equal(count, 0); /* a type the list does not name is hidden */
     tp_logical_device_info_t info = {.struct_size = sizeof info};
     assert_ok(tp_logical_device_get(context, "XPU", 0, &info));
     assert_string_equal(info.physical_device, "/physical_device:XPU:1");
@@ -322,6 +322,10 @@ static void the_environment_chooses_visible_devices_and_forces_growth(void **sta
     size_t count;
     assert_ok(tp_logical_device_count(context, "XPU", &count));
     assert_int_equal(count, 1);
+    assert_ok(tp_logical_device_count(context, "OLDDEV", &count));
+    assert_int_equal(count, 0); /* the list names no OLDDEV */
+    assert_ok(tp_logical_device_count(context, "CPU", &count));
+    assert_int_equal(count, 1); /* CPU:0 stays, named or not */
     tp_tensor_t *a;
     assert_ok(tensor_on(context, logical(context, "XPU", 0), 256, &a));
     assert_int_equal(stats_of(context, "XPU:0").bytes_reserved, 2 * MiB);

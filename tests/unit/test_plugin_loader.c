@@ -665,16 +665,80 @@ static void tp_plugins_none_loads_no_plugin_file(void **state) {
     assert_int_equal(tp_physical_device_count(context, NULL), 1);
     tp_context_destroy(context);
 
-    setenv("TP_PLUGINS", "all", 1);
+    setenv("TP_PLUGINS", "all,", 1);
     captured_log[0] = '\0';
     tp_log_set_callback(capture_log, NULL);
     context = context_with_path(TP_TEST_PLUGIN_DIR);
     tp_log_set_callback(NULL, NULL);
     unsetenv("TP_PLUGINS");
-    assert_logged("2 TP_PLUGINS='all' is not 'none', the one value it takes; loading plug-ins "
-                  "as usual\n");
+    assert_logged("2 TP_PLUGINS='all,' is neither 'none' nor a comma-separated list of plug-in "
+                  "names; every plug-in is used\n");
     assert_standard_outcome(context);
     tp_context_destroy(context);
+}
+
+/* TP_PLUGINS=name,...: the plug-ins it does not name are listed as switched off, their init
+ * never run (a fresh copy of init_fails.so shows its init's failure only once it is named), and
+ * a name no plug-in has is warned about. */
+static void tp_plugins_names_the_plugins_to_use(void **state) {
+    (void)state;
+    char folder[PATH_MAX], path[PATH_MAX];
+    make_temp_folder(folder);
+    copy_file(TP_TEST_PLUGIN_DIR "/libtp_test_init_fails.so",
+              in_folder(path, folder, "fresh_init_fails.so"), SIZE_MAX, 0755);
+    char search[2 * PATH_MAX];
+    snprintf(search, sizeof search, "%s:%s", TP_TEST_PLUGIN_DIR, folder);
+
+    setenv("TP_PLUGINS", "good,nosuch", 1);
+    captured_log[0] = '\0';
+    tp_log_set_callback(capture_log, NULL);
+    tp_context_t *context = context_with_path(search);
+    tp_log_set_callback(NULL, NULL);
+    unsetenv("TP_PLUGINS");
+    assert_logged("2 TP_PLUGINS='good,nosuch' names 'nosuch', which no plug-in found has; the "
+                  "plug-ins it names that were found are used\n");
+    assert_true(plugin_named(context, "good.so").loaded);
+    assert_refused(context, "old_minor.so", "switched off: TP_PLUGINS does not name 'old_minor'");
+    assert_refused(context, "fresh_init_fails.so",
+                   "switched off: TP_PLUGINS does not name 'init_fails'");
+    assert_int_equal(tp_physical_device_count(context, "XPU"), 2);
+    assert_int_equal(tp_physical_device_count(context, NULL), 3);
+    tp_context_destroy(context);
+
+    setenv("TP_PLUGINS", "init_fails", 1);
+    context = context_with_path(search);
+    unsetenv("TP_PLUGINS");
+    assert_refused(context, "fresh_init_fails.so",
+                   "its init failed: the test device's driver is not installed");
+    assert_refused(context, "good.so", "switched off: TP_PLUGINS does not name 'good'");
+    assert_int_equal(tp_physical_device_count(context, NULL), 1);
+    tp_context_destroy(context);
+    remove_tree(folder);
+}
+
+/* The same plug-in in two folders of the path (an installed package and a build tree): the copy
+ * found first is used and the other is listed as not used, without a warning and without its
+ * init running; its device type is not "already registered". */
+static void a_plugin_found_twice_is_used_once(void **state) {
+    (void)state;
+    char folder[PATH_MAX], path[PATH_MAX];
+    make_temp_folder(folder);
+    copy_file(GOOD_PLUGIN, in_folder(path, folder, "libtp_test_good_copy.so"), SIZE_MAX, 0755);
+    char search[2 * PATH_MAX];
+    snprintf(search, sizeof search, "%s:%s", GOOD_PLUGIN, folder);
+    captured_log[0] = '\0';
+    tp_log_set_callback(capture_log, NULL);
+    tp_context_t *context = context_with_path(search);
+    tp_log_set_callback(NULL, NULL);
+    assert_string_equal(captured_log, "");
+    assert_true(plugin_named(context, "/libtp_test_good.so").loaded);
+    char expected[PATH_MAX + 64];
+    snprintf(expected, sizeof expected, "not used: plug-in 'good' was found first at %s",
+             GOOD_PLUGIN);
+    assert_refused(context, "good_copy.so", expected);
+    assert_int_equal(tp_physical_device_count(context, "XPU"), 2);
+    tp_context_destroy(context);
+    remove_tree(folder);
 }
 
 /* ---- Plug-ins that misbehave while they load ------------------------------------------------ */
@@ -814,6 +878,8 @@ int main(int argc, char **argv) {
         cmocka_unit_test(relative_search_path_entries_are_refused),
         cmocka_unit_test(setuid_programs_load_only_from_the_installed_folder),
         cmocka_unit_test(tp_plugins_none_loads_no_plugin_file),
+        cmocka_unit_test(tp_plugins_names_the_plugins_to_use),
+        cmocka_unit_test(a_plugin_found_twice_is_used_once),
         cmocka_unit_test(plugins_that_crash_or_exit_while_loading_are_refused_in_a_probe),
         cmocka_unit_test(a_probe_gives_up_on_a_plugin_that_hangs),
         cmocka_unit_test(registering_100000_ops_and_kernels_takes_linear_time),
