@@ -3,6 +3,7 @@ BUILD ?= build
 ASAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan
 RELEASE_BUILD ?= build-release
+PACKAGE_BUILD ?= build-package
 PREFIX ?= /usr/local
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
@@ -13,10 +14,10 @@ ASAN_ENV = ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS
 # make fuzz. A user's build (make, make demo, make install) only shows them, so that a newer
 # compiler's new warning cannot stop an install.
 WERROR ?= OFF
-check check-fast check-release asan check-asan check-tsan fuzz: WERROR = ON
+check check-fast check-release asan check-asan check-tsan check-package fuzz: WERROR = ON
 
 .PHONY: all deps build check check-fast check-release asan check-asan check-tsan fuzz demo bench \
-        install package clean
+        install package check-package clean
 
 all: build
 
@@ -30,8 +31,8 @@ build: deps
 # Every test with gcc; every test again with gcc optimised as a release is (CMake's Release:
 # -O3, asserts off); every test again built by clang under AddressSanitizer and
 # UndefinedBehaviorSanitizer, with each fuzz target run briefly; the concurrency tests under
-# ThreadSanitizer.
-check: check-fast check-release check-asan check-tsan
+# ThreadSanitizer; then the Debian packages, checked by lintian and unpacked into a fresh prefix.
+check: check-fast check-release check-asan check-tsan check-package
 
 check-fast: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
@@ -92,12 +93,22 @@ bench: build
 	$(BUILD)/bin/bench_opencl
 
 # The Debian packages libtensorplug1, libtensorplug-dev, tensorplug-tools, tensorplug-apu and
-# tensorplug-opencl, in build/
-package: build
-	cd $(BUILD) && cpack -G DEB
+# tensorplug-opencl, with their -dbgsym packages, in build-package/: a build of their own, for
+# /usr, so that the library and plug-ins go to Debian's multiarch folder
+# (/usr/lib/x86_64-linux-gnu), as GNUInstallDirs chooses for that prefix.
+package: deps
+	cmake -S . -B $(PACKAGE_BUILD) -DCMAKE_INSTALL_PREFIX=/usr -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	      -DBUILD_TESTING=OFF -DTP_WERROR=$(WERROR) $(CMAKE_FLAGS)
+	cmake --build $(PACKAGE_BUILD) -j $(JOBS)
+	rm -f $(PACKAGE_BUILD)/*.deb $(PACKAGE_BUILD)/*.ddeb
+	cd $(PACKAGE_BUILD) && cpack -G DEB
+
+check-package: package
+	bash tests/install/test_lintian.sh $(PACKAGE_BUILD)
+	bash tests/install/test_package.sh $(PACKAGE_BUILD)
 
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD) $(RELEASE_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD) $(RELEASE_BUILD) $(PACKAGE_BUILD)

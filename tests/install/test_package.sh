@@ -14,15 +14,17 @@ check() { if [ "$2" -eq 0 ]; then passes=$((passes + 1)); else failures=$((failu
 cpack -G DEB --config "$build/CPackConfig.cmake" -B "$work/packages" >"$work/cpack.log" 2>&1
 rc=$?; [ $rc -eq 0 ] || cat "$work/cpack.log"
 check "cpack" $rc
+# lib, or Debian's multiarch lib/x86_64-linux-gnu in a build for /usr such as make package's.
+libdir=$(sed -n 's/^CMAKE_INSTALL_LIBDIR:[A-Z]*=//p' "$build/CMakeCache.txt")
 version=$(sed -n 's/^tensorplug \([0-9.]*\) .*/\1/p' <<<"$("$build/bin/tensorplug" version)")
 for name in libtensorplug1 libtensorplug-dev tensorplug-tools tensorplug-apu tensorplug-opencl; do
     [ -e "$work/packages/${name}_${version}_amd64.deb" ]
     check "${name}_${version}_amd64.deb is made" $?
 done
 apu="$work/packages/tensorplug-apu_${version}_amd64.deb"
-files=$(dpkg-deb -c "$apu" | awk '$1 !~ /^d/ {print $6}' | sort | tr '\n' ' ')
-[ "$files" = "./usr/lib/tensorplug/plugins/libtensorplug_apu.so ./usr/share/doc/tensorplug-apu/README.md " ]
-check "the APU package holds the plug-in and its README alone (got: $files)" $?
+files=$(dpkg-deb -c "$apu" | awk '$1 !~ /^d/ {print $6}' | LC_ALL=C sort | tr '\n' ' ')
+[ "$files" = "./usr/$libdir/tensorplug/plugins/libtensorplug_apu.so ./usr/share/doc/tensorplug-apu/README.md ./usr/share/doc/tensorplug-apu/changelog.gz ./usr/share/doc/tensorplug-apu/copyright " ]
+check "the APU package holds the plug-in and its documentation alone (got: $files)" $?
 
 prefix="$work/prefix"
 for name in libtensorplug1 tensorplug-tools; do
@@ -38,9 +40,9 @@ PhysicalDevice(name='/physical_device:APU:0', device_type='APU')" ]
 check "after unpacking the APU package, APU:0 appears (got: $out)" $?
 
 opencl="$work/packages/tensorplug-opencl_${version}_amd64.deb"
-files=$(dpkg-deb -c "$opencl" | awk '$1 !~ /^d/ {print $6}' | sort | tr '\n' ' ')
-[ "$files" = "./usr/lib/tensorplug/plugins/libtensorplug_opencl.so ./usr/share/doc/tensorplug-opencl/README.md " ]
-check "the OpenCL package holds the plug-in and its README alone (got: $files)" $?
+files=$(dpkg-deb -c "$opencl" | awk '$1 !~ /^d/ {print $6}' | LC_ALL=C sort | tr '\n' ' ')
+[ "$files" = "./usr/$libdir/tensorplug/plugins/libtensorplug_opencl.so ./usr/share/doc/tensorplug-opencl/README.md ./usr/share/doc/tensorplug-opencl/changelog.gz ./usr/share/doc/tensorplug-opencl/copyright " ]
+check "the OpenCL package holds the plug-in and its documentation alone (got: $files)" $?
 depends=$(dpkg-deb -f "$opencl" Depends)
 grep -q 'ocl-icd-libopencl1' <<<"$depends" && grep -q 'libclblast1' <<<"$depends" &&
     ! grep -q pocl <<<"$depends"

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# `make package`'s Debian packages pass lintian: any error (E:) fails, one check per package;
+# warnings are shown. Usage: test_lintian.sh PACKAGE_BUILD_DIR
+set -u
+build=$1
+passes=0
+failures=0
+check() { if [ "$2" -eq 0 ]; then passes=$((passes + 1)); else failures=$((failures + 1)); echo "FAIL: $1"; fi; }
+
+if ! command -v lintian >/dev/null; then
+    echo "FAIL: lintian is not installed (it is in packaging/debian-packages.txt: make deps)"
+    exit 1
+fi
+shopt -s nullglob
+packages=("$build"/*.deb)
+[ ${#packages[@]} -ge 4 ]
+check "make package made the packages (found: ${packages[*]})" $?
+for package in "${packages[@]}"; do
+    # lintian refuses to judge nothing: a package it cannot read is an error line of its own.
+    report=$(lintian --tag-display-limit 0 "$package" 2>&1 | grep -v 'running with root privileges')
+    errors=$(grep -c '^E: ' <<<"$report")
+    [ -n "$report" ] && echo "$report"
+    [ "$errors" -eq 0 ]
+    check "lintian finds no error in $(basename "$package") ($errors)" $?
+done
+echo "$passes passed, $failures failed"
+[ $failures -eq 0 ]
