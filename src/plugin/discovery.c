@@ -28,6 +28,11 @@
 #ifndef TP_INSTALL_PLUGIN_DIR
 #define TP_INSTALL_PLUGIN_DIR "/usr/local/lib/tensorplug/plugins"
 #endif
+/* The same folder relative to the prefix: lib/tensorplug/plugins, or Debian's
+ * lib/x86_64-linux-gnu/tensorplug/plugins. */
+#ifndef TP_PLUGIN_DIR_IN_PREFIX
+#define TP_PLUGIN_DIR_IN_PREFIX "lib/tensorplug/plugins"
+#endif
 
 void tp_installed_plugin_dir(char *buffer, size_t capacity) {
     Dl_info info;
@@ -38,8 +43,8 @@ void tp_installed_plugin_dir(char *buffer, size_t capacity) {
         char *folder = dirname(object_path);
         const char *base = strrchr(folder, '/');
         if (base != NULL && strcmp(base, "/bin") == 0)
-            snprintf(buffer, capacity, "%.*s/lib/tensorplug/plugins", (int)(base - folder),
-                     folder);
+            snprintf(buffer, capacity, "%.*s/%s", (int)(base - folder), folder,
+                     TP_PLUGIN_DIR_IN_PREFIX);
         else
             snprintf(buffer, capacity, "%s/tensorplug/plugins", folder);
         return;

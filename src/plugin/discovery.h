@@ -28,8 +28,9 @@ tp_status_t *tp_plugin_discover(const char *search_path, bool path_from_environm
 void tp_path_list_free(tp_path_list_t *list);
 
 /* The installed plug-in folder: "tensorplug/plugins" beside the library that holds this code
- * (or, for a program linked statically from <prefix>/bin, in <prefix>/lib), and the folder
- * configured at build time when that cannot be found. */
+ * (or, for a program linked statically into <prefix>/bin, the plug-in folder of <prefix>: lib/ or
+ * Debian's multiarch lib/<triplet>/), and the folder configured at build time when neither can be
+ * found. */
 void tp_installed_plugin_dir(char *buffer, size_t capacity);
 
 /* For tests: discover as a setuid program does, without being one. */
