@@ -96,8 +96,14 @@ bench: build
 # tensorplug-opencl, with their -dbgsym packages, in build-package/: a build of their own, for
 # /usr, so that the library and plug-ins go to Debian's multiarch folder
 # (/usr/lib/x86_64-linux-gnu), as GNUInstallDirs chooses for that prefix.
+# Compiled with Debian's hardening flags, as dpkg-buildflags gives them to every package.
+DEB_BUILDFLAGS = DEB_BUILD_MAINT_OPTIONS=hardening=+all dpkg-buildflags --get
 package: deps
 	cmake -S . -B $(PACKAGE_BUILD) -DCMAKE_INSTALL_PREFIX=/usr -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	      -DCMAKE_C_FLAGS="$$($(DEB_BUILDFLAGS) CFLAGS) $$($(DEB_BUILDFLAGS) CPPFLAGS)" \
+	      -DCMAKE_EXE_LINKER_FLAGS="$$($(DEB_BUILDFLAGS) LDFLAGS)" \
+	      -DCMAKE_SHARED_LINKER_FLAGS="$$($(DEB_BUILDFLAGS) LDFLAGS)" \
+	      -DCMAKE_MODULE_LINKER_FLAGS="$$($(DEB_BUILDFLAGS) LDFLAGS)" \
 	      -DBUILD_TESTING=OFF -DTP_WERROR=$(WERROR) $(CMAKE_FLAGS)
 	cmake --build $(PACKAGE_BUILD) -j $(JOBS)
 	rm -f $(PACKAGE_BUILD)/*.deb $(PACKAGE_BUILD)/*.ddeb
