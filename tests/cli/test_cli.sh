@@ -148,8 +148,8 @@ done
 "$tensorplug" frobnicate >/dev/null 2>&1
 [ $? -eq 2 ]; check "an unknown command exits 2" $?
 err=$("$tensorplug" devices --bogus 2>&1 >/dev/null)
-[ $? -eq 2 ] && grep -q "unknown argument '--bogus'" <<<"$err"
-check "an unknown argument exits 2 and names it" $?
+[ $? -eq 2 ] && [ "$err" = "tensorplug devices: unknown option '--bogus' (see tensorplug devices --help)" ]
+check "an unknown option exits 2 and names it (got: $err)" $?
 "$tensorplug" >/dev/null 2>&1
 [ $? -eq 2 ]; check "no command exits 2" $?
 
