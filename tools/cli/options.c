@@ -53,7 +53,8 @@ int cli_next_option(const cli_command_t *command, int argc, char **argv,
     int index = -1;
     int value = getopt_long(argc, argv, ":h", options, &index);
     /* "--type=" is no type: an empty value is as missing as no value. */
-    if (index >= 0 && options[index].has_arg == required_argument && optarg[0] == '\0') {
+    if (index >= 0 && options[index].has_arg == required_argument && optarg != NULL &&
+        optarg[0] == '\0') {
         *exit_code = cli_usage_error(command, "option '--%s' needs a value", options[index].name);
         return CLI_OPTIONS_EXIT;
     }
