@@ -6,8 +6,8 @@
 static int run_version(const cli_command_t *command, int argc, char **argv) {
     static const struct option options[] = {CLI_STANDARD_OPTIONS};
     int option, exit_code;
-    while ((option = cli_next_option(command, argc, argv, options, &exit_code)) >= 0) {
-    }
+    /* Only --help and --version, which cli_next_option answers itself. */
+    while ((option = cli_next_option(command, argc, argv, options, &exit_code)) >= 0) continue;
     if (option == CLI_OPTIONS_EXIT) return exit_code;
     if (cli_no_operands(command, argc, argv) != 0) return CLI_EXIT_USAGE;
     cli_print_version(stdout);
