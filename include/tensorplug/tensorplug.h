@@ -204,6 +204,22 @@ TP_API size_t tp_plugin_count(const tp_context_t *context);
 TP_API TP_MUST_USE tp_status_t *tp_plugin_get(const tp_context_t *context, size_t index,
                                              tp_plugin_info_t *out_info);
 
+/* What one check of tp_plugin_check concluded. */
+typedef enum tp_plugin_check_outcome {
+    TP_PLUGIN_CHECK_PASSED,
+    TP_PLUGIN_CHECK_FAILED,
+    TP_PLUGIN_CHECK_NOT_APPLICABLE,
+} tp_plugin_check_outcome_t;
+
+/* One check's verdict, as tp_plugin_check prints it on one line ("pass  <name>: <message>").
+ * The strings live until the callback returns. */
+typedef struct tp_plugin_check_verdict {
+    size_t struct_size;
+    const char *name;    /* "load", "APU:0 events", "kernel Relu on APU, float32", ... */
+    tp_plugin_check_outcome_t outcome;
+    const char *message; /* the detail of a pass, the reason of a failure, or why it is n/a */
+} tp_plugin_check_verdict_t;
+
 /* Options of tp_plugin_check. Start from TP_PLUGIN_CHECK_OPTIONS_INIT. */
 typedef struct tp_plugin_check_options {
     size_t struct_size;
@@ -215,9 +231,13 @@ typedef struct tp_plugin_check_options {
     uint64_t seed;
     /* A check that has not ended after this many seconds fails as hung; 0: 120. */
     int32_t timeout_seconds;
+    /* Called with each verdict as it is reached, in the order of the printed lines, on the
+     * calling thread; NULL: none. For a report in another form than the printed one. */
+    void (*on_verdict)(const tp_plugin_check_verdict_t *verdict, void *user_data);
+    void *user_data; /* passed to on_verdict */
 } tp_plugin_check_options_t;
 
-#define TP_PLUGIN_CHECK_OPTIONS_INIT {sizeof(tp_plugin_check_options_t), NULL, 0, 0}
+#define TP_PLUGIN_CHECK_OPTIONS_INIT {sizeof(tp_plugin_check_options_t), NULL, 0, 0, NULL, NULL}
 
 /*
  * The conformance check for plug-in authors: loads the plug-in file at `path` alone (beside the
@@ -225,7 +245,8 @@ typedef struct tp_plugin_check_options {
  * stream order, events and host waits, each kernel against the CPU's kernel of the same op on
  * random inputs of every dtype it claims, the errors its kernels pass on, and two threads at
  * once. Prints one line per check to `out` ("pass", "FAIL" with the reason, or "n/a" with why)
- * and ends with "N passed, N failed". Each check runs in a child process of its own, so one
+ * and ends with "N passed, N failed"; `out` may be NULL to print nothing (options->on_verdict
+ * then gets the verdicts). Each check runs in a child process of its own, so one
  * that crashes or hangs fails alone; call it from a program that has not started threads.
  * Returns an error only when the check cannot run at all; the counts may be NULL.
  */

@@ -207,7 +207,8 @@ typedef struct verdict {
 } verdict_t;
 
 typedef struct tally {
-    FILE *out;
+    FILE *out; /* NULL: the verdicts go to the callback alone */
+    const tp_plugin_check_options_t *options;
     int32_t passed, failed;
     int32_t devices_and_kernels_passed; /* the checks after load and registrations */
     char first_not_applicable[1024];    /* the reason of the first of those that was n/a */
@@ -277,13 +278,29 @@ static bool read_child(int fd, double seconds, verdict_t *verdict, plan_t *plan)
     }
 }
 
-static void print_verdict(tally_t *tally, const char *mark, const char *name, const char *text) {
-    fprintf(tally->out, "%-5s %s: %s\n", mark, name, text);
-    fflush(tally->out);
+static const char *const outcome_marks[] = {
+    [TP_PLUGIN_CHECK_PASSED] = "pass",
+    [TP_PLUGIN_CHECK_FAILED] = "FAIL",
+    [TP_PLUGIN_CHECK_NOT_APPLICABLE] = "n/a",
+};
+
+/* Reports a verdict, printed and to the caller's callback, and counts it. */
+static void report_verdict(tally_t *tally, tp_plugin_check_outcome_t outcome, const char *name,
+                           const char *text) {
+    if (outcome == TP_PLUGIN_CHECK_PASSED) tally->passed++;
+    if (outcome == TP_PLUGIN_CHECK_FAILED) tally->failed++;
+    if (tally->out != NULL) {
+        fprintf(tally->out, "%-5s %s: %s\n", outcome_marks[outcome], name, text);
+        fflush(tally->out);
+    }
+    if (tally->options->on_verdict != NULL) {
+        tp_plugin_check_verdict_t verdict = {sizeof verdict, name, outcome, text};
+        tally->options->on_verdict(&verdict, tally->options->user_data);
+    }
 }
 
-/* Turns how the child ended into the verdict printed: its mark ("pass", "FAIL", "n/a"). */
-static const char *judge(tally_t *tally, verdict_t *verdict, bool finished, int wait_status,
+/* Turns how the child ended into the verdict reported. */
+static tp_plugin_check_outcome_t judge(tally_t *tally, verdict_t *verdict, bool finished, int wait_status,
                          int timeout) {
     char reason[1200];
     bool loading = strcmp(verdict->phase, "init") == 0;
@@ -306,21 +323,20 @@ static const char *judge(tally_t *tally, verdict_t *verdict, bool finished, int 
                  "%s; then the check process exited with status %d (a sanitizer's report?)",
                  verdict->text, WEXITSTATUS(wait_status));
     } else {
-        const char *mark = verdict->kind == 'P' ? "pass" : verdict->kind == 'N' ? "n/a" : "FAIL";
-        print_verdict(tally, mark, verdict->name, verdict->text);
-        if (verdict->kind == 'P') tally->passed++;
-        if (verdict->kind == 'F') tally->failed++;
-        return mark;
+        tp_plugin_check_outcome_t outcome = verdict->kind == 'P'   ? TP_PLUGIN_CHECK_PASSED
+                                            : verdict->kind == 'N' ? TP_PLUGIN_CHECK_NOT_APPLICABLE
+                                                                   : TP_PLUGIN_CHECK_FAILED;
+        report_verdict(tally, outcome, verdict->name, verdict->text);
+        return outcome;
     }
-    print_verdict(tally, "FAIL", verdict->name, reason);
-    tally->failed++;
-    return "FAIL";
+    report_verdict(tally, TP_PLUGIN_CHECK_FAILED, verdict->name, reason);
+    return TP_PLUGIN_CHECK_FAILED;
 }
 
-/* Runs the plan's index-th check in a child; *out_mark is its verdict's mark. */
+/* Runs the plan's index-th check in a child; *out_outcome is its verdict. */
 static tp_status_t *run_one(tally_t *tally, const char *path,
                             const tp_plugin_check_options_t *options, plan_t *plan,
-                            size_t index, const char **out_mark) {
+                            size_t index, tp_plugin_check_outcome_t *out_outcome) {
     int fds[2];
     if (pipe(fds) != 0)
         return tp_status_make(TP_UNAVAILABLE, "plugin-check: pipe: %s", strerror(errno));
@@ -347,10 +363,10 @@ static tp_status_t *run_one(tally_t *tally, const char *path,
     int wait_status = 0;
     while (waitpid(child, &wait_status, 0) < 0 && errno == EINTR) {
     }
-    *out_mark = judge(tally, &verdict, finished, wait_status, options->timeout_seconds);
-    if (index >= FIRST_DEVICE_OR_KERNEL_CHECK && strcmp(*out_mark, "pass") == 0)
+    *out_outcome = judge(tally, &verdict, finished, wait_status, options->timeout_seconds);
+    if (index >= FIRST_DEVICE_OR_KERNEL_CHECK && *out_outcome == TP_PLUGIN_CHECK_PASSED)
         tally->devices_and_kernels_passed++;
-    if (index >= FIRST_DEVICE_OR_KERNEL_CHECK && strcmp(*out_mark, "n/a") == 0 &&
+    if (index >= FIRST_DEVICE_OR_KERNEL_CHECK && *out_outcome == TP_PLUGIN_CHECK_NOT_APPLICABLE &&
         tally->first_not_applicable[0] == '\0')
         snprintf(tally->first_not_applicable, sizeof tally->first_not_applicable, "%s",
                  verdict.text);
@@ -367,14 +383,12 @@ static void judge_coverage(tally_t *tally) {
     else
         snprintf(reason, sizeof reason, "nothing was checked: the plug-in registered no device "
                  "and no kernel to check");
-    print_verdict(tally, "FAIL", "coverage", reason);
-    tally->failed++;
+    report_verdict(tally, TP_PLUGIN_CHECK_FAILED, "coverage", reason);
 }
 
 tp_status_t *tp_plugin_check(const char *path, const tp_plugin_check_options_t *options,
                              FILE *out, int32_t *out_passed, int32_t *out_failed) {
     TP_REQUIRE_ARG(path);
-    TP_REQUIRE_ARG(out);
     if (access(path, R_OK) != 0)
         return tp_status_make(TP_NOT_FOUND, "plugin-check: cannot read '%s': %s", path,
                               strerror(errno));
@@ -397,24 +411,27 @@ tp_status_t *tp_plugin_check(const char *path, const tp_plugin_check_options_t *
         plan_free(&plan);
         return tp_status_make(TP_RESOURCE_EXHAUSTED, "plugin-check: out of host memory");
     }
-    tally_t tally = {out, 0, 0, 0, ""};
-    fprintf(out, "plugin-check %s\n", given);
+    tally_t tally = {out, &effective, 0, 0, 0, ""};
+    if (out != NULL) fprintf(out, "plugin-check %s\n", given);
     tp_status_t *error = NULL;
     /* The registrations check adds to the plan as it runs, so the count is read each time. */
     bool loaded = true;
     for (size_t i = 0; i < plan.count && error == NULL && loaded; i++) {
-        const char *mark = "";
-        error = run_one(&tally, path, &effective, &plan, i, &mark);
-        loaded = i > 0 || strcmp(mark, "pass") == 0;
+        tp_plugin_check_outcome_t outcome = TP_PLUGIN_CHECK_FAILED;
+        error = run_one(&tally, path, &effective, &plan, i, &outcome);
+        loaded = i > 0 || outcome == TP_PLUGIN_CHECK_PASSED;
     }
     plan_free(&plan);
     if (error != NULL) return error;
     if (loaded)
         judge_coverage(&tally);
     else
-        print_verdict(&tally, "n/a", "registrations", "the plug-in did not load");
-    fprintf(out, "%d passed, %d failed\n", (int)tally.passed, (int)tally.failed);
-    fflush(out);
+        report_verdict(&tally, TP_PLUGIN_CHECK_NOT_APPLICABLE, "registrations",
+                       "the plug-in did not load");
+    if (out != NULL) {
+        fprintf(out, "%d passed, %d failed\n", (int)tally.passed, (int)tally.failed);
+        fflush(out);
+    }
     if (out_passed != NULL) *out_passed = tally.passed;
     if (out_failed != NULL) *out_failed = tally.failed;
     return NULL;

@@ -20,3 +20,15 @@ finish() {
     echo "$passes passed, $failures failed"
     [ $failures -eq 0 ]
 }
+expect_json() { # expect_json NAME JSON PYTHON: JSON parses, and PYTHON's asserts on it (d) hold
+    local err rc
+    err=$(/usr/bin/python3 -c "import json, os, sys
+d = json.load(sys.stdin)
+$3" <<<"$2" 2>&1); rc=$?
+    [ $rc -eq 0 ] || printf '%s\nin:\n%s\n' "$err" "$(head -c 3000 <<<"$2")"
+    check "$1" $rc
+}
+no_control_bytes() { # no_control_bytes NAME TEXT: TEXT holds no control byte but newlines
+    ! LC_ALL=C grep -q $'[\x01-\x09\x0b-\x1f\x7f]' <<<"$2"
+    check "$1" $?
+}

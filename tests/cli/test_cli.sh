@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # The `tensorplug` command as a user runs it.
-# Usage: test_cli.sh TENSORPLUG TEST_PLUGIN_DIR EXTRA_PLUGIN_DIR
+# Usage: test_cli.sh TENSORPLUG TEST_PLUGIN_DIR EXTRA_PLUGIN_DIR APU_PLUGIN HOSTILE_TEXT_PLUGIN
 set -u
 tensorplug=$1
 plugins=$2
 extra=$3
+apu=$4
+hostile=$5
 source "$(dirname "$0")/support.sh"
 
 export TP_PLUGIN_PATH=
@@ -138,19 +140,176 @@ err=$("$tensorplug" graph --text 2>&1 >/dev/full); rc=$?
 [ $rc -eq 1 ] && grep -q "writing 'standard output' failed: No space left on device" <<<"$err"
 check "'graph' to /dev/full exits 1 and says why (rc $rc: $err)" $?
 
-for command in "" devices plugins graph version; do
+# --help and --version, of the tool and of every command; mistakes in the command line exit 2
+# and are named on standard error.
+version_line=$("$tensorplug" version)
+for help in --help -h; do
+    out=$("$tensorplug" $help); rc=$?
+    check "'$help' exits 0" $rc
+    [ "$(head -n 1 <<<"$out")" = "usage: tensorplug <command> [options] [arguments]" ]
+    check "'$help' prints the usage (got: $(head -n 1 <<<"$out"))" $?
+    for command in devices plugins graph plugin-check version; do
+        grep -q "^  $command  *[a-z]" <<<"$out"
+        check "'$help' lists $command" $?
+    done
+done
+out=$("$tensorplug" --version); rc=$?
+[ $rc -eq 0 ] && [ "$out" = "$version_line" ]
+check "--version prints the line of 'version' (rc $rc, got: $out)" $?
+err=$("$tensorplug" --bogus 2>&1 >/dev/null); rc=$?
+[ $rc -eq 2 ] && [ "$err" = "tensorplug: unknown option '--bogus' (see tensorplug --help)" ]
+check "the tool names an unknown option of its own (rc $rc: $err)" $?
+
+declare -A own_options=([devices]="--memory --json --type" [plugins]="--json"
+                        [graph]="--text --output" [plugin-check]="--device --seed --timeout --json"
+                        [version]="")
+for command in devices plugins graph plugin-check version; do
     out=$("$tensorplug" $command --help); rc=$?
     check "'$command --help' exits 0" $rc
-    grep -q '^usage: tensorplug' <<<"$out"
-    check "'$command --help' prints usage" $?
+    grep -q "^usage: tensorplug $command" <<<"$out"
+    check "'$command --help' prints its usage" $?
+    for option in ${own_options[$command]}; do
+        grep -q -- "^  $option\b" <<<"$out"
+        check "'$command --help' describes $option" $?
+    done
+    [ "$("$tensorplug" $command -h)" = "$out" ]
+    check "'$command -h' is --help" $?
+    out=$("$tensorplug" $command --version); rc=$?
+    [ $rc -eq 0 ] && [ "$out" = "$version_line" ]
+    check "'$command --version' prints the version line (rc $rc, got: $out)" $?
+    err=$("$tensorplug" $command --bogus 2>&1 >/dev/null); rc=$?
+    [ $rc -eq 2 ] && [ "$err" = "tensorplug $command: unknown option '--bogus' (see tensorplug $command --help)" ]
+    check "'$command --bogus' exits 2 and names it (rc $rc: $err)" $?
+    err=$("$tensorplug" $command -x 2>&1 >/dev/null); rc=$?
+    [ $rc -eq 2 ] && [ "$err" = "tensorplug $command: unknown option '-x' (see tensorplug $command --help)" ]
+    check "'$command -x' exits 2 and names it (rc $rc: $err)" $?
+done
+
+usage_error() { # usage_error MESSAGE ARGUMENT...: the command exits 2 with exactly MESSAGE
+    local expected=$1 err rc
+    shift
+    err=$("$tensorplug" "$@" 2>&1 >/dev/null); rc=$?
+    [ $rc -eq 2 ] && [ "$err" = "$expected" ]
+    check "'$*' exits 2 saying '$expected' (rc $rc: $err)" $?
+}
+usage_error "tensorplug devices: option '--type' needs a value (see tensorplug devices --help)" \
+    devices --type
+usage_error "tensorplug devices: option '--type' needs a value (see tensorplug devices --help)" \
+    devices --type=
+usage_error "tensorplug devices: option '--json' takes no value (see tensorplug devices --help)" \
+    devices --json=yes
+usage_error "tensorplug devices: unexpected argument 'CPU' (see tensorplug devices --help)" \
+    devices CPU
+usage_error "tensorplug graph: option '--output' needs a value (see tensorplug graph --help)" \
+    graph --output
+usage_error "tensorplug plugin-check: which plug-in? (see tensorplug plugin-check --help)" \
+    plugin-check --json
+usage_error "tensorplug plugin-check: unexpected argument 'b.so' (see tensorplug plugin-check --help)" \
+    plugin-check a.so b.so
+usage_error "tensorplug version: unexpected argument 'now' (see tensorplug version --help)" \
+    version now
+for command in devices plugins version "devices --help"; do
+    err=$("$tensorplug" $command --version 2>&1 >/dev/full); rc=$?
+    [ $rc -eq 1 ] && grep -q "^tensorplug: cannot write the output: No space left on device$" <<<"$err"
+    check "'$command --version' to /dev/full exits 1 and says why (rc $rc: $err)" $?
 done
 
 "$tensorplug" frobnicate >/dev/null 2>&1
 [ $? -eq 2 ]; check "an unknown command exits 2" $?
-err=$("$tensorplug" devices --bogus 2>&1 >/dev/null)
-[ $? -eq 2 ] && grep -q "unknown argument '--bogus'" <<<"$err"
-check "an unknown argument exits 2 and names it" $?
 "$tensorplug" >/dev/null 2>&1
 [ $? -eq 2 ]; check "no command exits 2" $?
+
+# --type, as --type=TYPE or --type TYPE, in any case, or abbreviated.
+xpus="PhysicalDevice(name='/physical_device:XPU:0', device_type='XPU')
+PhysicalDevice(name='/physical_device:XPU:1', device_type='XPU')"
+for arguments in "--type=XPU" "--type xpu" "--ty=Xpu"; do
+    out=$(TP_PLUGIN_PATH=$plugins "$tensorplug" devices $arguments 2>/dev/null); rc=$?
+    [ $rc -eq 0 ] && [ "$out" = "$xpus" ]
+    check "devices $arguments lists the XPUs alone (rc $rc, got: $out)" $?
+done
+out=$(TP_PLUGIN_PATH=$plugins "$tensorplug" devices --type=OLDDEV 2>/dev/null)
+[ "$out" = "PhysicalDevice(name='/physical_device:OLDDEV:0', device_type='OLDDEV')" ]
+check "devices --type=OLDDEV lists OLDDEV:0 alone (got: $out)" $?
+out=$(TP_PLUGIN_PATH=$plugins "$tensorplug" devices --type=GPU 2>/dev/null); rc=$?
+[ $rc -eq 0 ] && [ -z "$out" ]
+check "devices --type of a type with no device lists nothing (rc $rc, got: $out)" $?
+out=$(TP_PLUGIN_PATH=$plugins "$tensorplug" devices --mem --type=xpu 2>/dev/null)
+[ "$(wc -l <<<"$out")" -eq 3 ] && grep -q "^/job:localhost/replica:0/task:0/device:XPU:1 " <<<"$out"
+check "devices --memory --type=xpu has a header and the two XPUs (got: $out)" $?
+
+# JSON, read by a JSON parser: the same devices and plug-ins as the lines, with their details.
+out=$("$tensorplug" devices --json)
+CORES=$(getconf _NPROCESSORS_ONLN) expect_json "devices --json is the CPU alone, with its details" "$out" '
+assert isinstance(d, list) and len(d) == 1, d
+cpu = d[0]
+assert cpu["name"] == "/physical_device:CPU:0" and cpu["device_type"] == "CPU", cpu
+assert cpu["ordinal"] == 0 and cpu["full_name"] == "/job:localhost/replica:0/task:0/device:CPU:0", cpu
+assert cpu["compute_units"] == int(os.environ["CORES"]) and cpu["memory_bytes"] > 0, cpu
+assert cpu["hardware_name"] != "" and cpu["driver_version"] == "", cpu'
+lines=$(TP_PLUGIN_PATH=$plugins "$tensorplug" devices 2>/dev/null)
+out=$(TP_PLUGIN_PATH=$plugins "$tensorplug" devices --json 2>/dev/null)
+LINES=$lines expect_json "devices --json has the devices of the lines, in their order" "$out" '
+lines = ["PhysicalDevice(name=%r, device_type=%r)" % (x["name"], x["device_type"]) for x in d]
+assert lines == os.environ["LINES"].split("\n"), lines'
+out=$(TP_PLUGIN_PATH=$plugins "$tensorplug" devices --json --type xpu 2>/dev/null)
+expect_json "devices --json --type xpu: the test plug-in's two XPUs, their vendor and memory" "$out" '
+assert [x["name"] for x in d] == ["/physical_device:XPU:0", "/physical_device:XPU:1"], d
+assert all(x["vendor"] == "tensorplug tests" and x["hardware_name"] == "Test Device" for x in d), d
+assert [x["memory_bytes"] for x in d] == [64 << 20, 0], d'
+out=$(TP_PLUGIN_PATH=$plugins "$tensorplug" devices --json --type=GPU 2>/dev/null)
+expect_json "devices --json of a type with no device is an empty array" "$out" 'assert d == [], d'
+out=$(TP_PLUGIN_PATH=$plugins "$tensorplug" devices --memory --json 2>/dev/null)
+expect_json "devices --memory --json: the logical devices' statistics" "$out" '
+assert [x["name"].rsplit("/", 1)[1] for x in d] == ["device:CPU:0", "device:XPU:0", "device:XPU:1", "device:OLDDEV:0"], d
+xpu0 = d[1]
+assert xpu0["physical_device"] == "/physical_device:XPU:0" and xpu0["bytes_limit"] == 48 << 20, xpu0
+assert d[2]["bytes_limit"] == 2**64 - 1 and xpu0["num_allocations"] == 0, d'
+
+# plugins --json: one object per line of `plugins`, which is rebuilt from it word for word.
+search="$plugins:$apu"
+lines=$(TP_PLUGIN_PATH=$search "$tensorplug" plugins 2>/dev/null)
+out=$(TP_PLUGIN_PATH=$search "$tensorplug" plugins --json 2>/dev/null); rc=$?
+check "plugins --json exits 0 although some are refused (rc $rc)" $rc
+LINES=$lines PLUGINS=$plugins APU=$apu VERSION=${version_line#tensorplug } expect_json \
+    "plugins --json says what the lines say" "$out" '
+def line(p):
+    if not p["loaded"]:
+        return "%s: refused: %s" % (p["path"], p["reason"])
+    return "%s: loaded: %s %s, ABI %d.%d, device types %s, %d ops, %d kernels, graph pass %s" % (
+        p["path"], p["name"], p["version"], p["abi_major"], p["abi_minor"],
+        ",".join(p["device_types"]) or "none", p["num_ops"], p["num_kernels"],
+        "yes" if p["has_graph_pass"] else "no")
+rebuilt = [line(p) for p in d["plugins"]] + ["%d loaded, %d refused" % (d["loaded"], d["refused"])]
+assert rebuilt == os.environ["LINES"].split("\n"), rebuilt
+assert (d["loaded"], d["refused"]) == (4, 5), d
+assert d["loaded"] == sum(p["loaded"] for p in d["plugins"]), d
+by_path = {p["path"]: p for p in d["plugins"]}
+apu = by_path[os.environ["APU"]]
+assert apu["loaded"] and apu["name"] == "apu" and apu["reason"] == "", apu
+assert apu["version"] == os.environ["VERSION"].split(" ")[0], apu
+assert apu["device_types"] == ["APU"] and apu["num_kernels"] == 1 and apu["has_graph_pass"], apu
+good = by_path[os.environ["PLUGINS"] + "/libtp_test_good.so"]
+assert (good["name"], good["version"], good["device_types"], good["num_ops"]) == ("good", "2.3.4", ["XPU"], 1), good
+wrong = by_path[os.environ["PLUGINS"] + "/libtp_test_wrong_major.so"]
+assert not wrong["loaded"] and (wrong["abi_major"], wrong["abi_minor"]) == (2, 0), wrong
+assert wrong["reason"].startswith("it was built for plug-in ABI 2.0; "), wrong'
+
+# Text a plug-in and its file name put in the JSON comes back exactly: quotes, backslashes,
+# non-ASCII letters, and the control bytes of an init's failure as the runtime escapes them.
+mkdir "$scratch/hostile \"quoted\" back\\slash"
+hostile_copy="$scratch/hostile \"quoted\" back\\slash/q\"b\\s é.so"
+cp "$hostile" "$hostile_copy"
+out=$(TP_PLUGIN_PATH=$(dirname "$hostile_copy") "$tensorplug" plugins --json 2>/dev/null); rc=$?
+check "plugins --json exits 0 beside a plug-in with a hostile name (rc $rc)" $rc
+no_control_bytes "plugins --json writes no control byte" "$out"
+HOSTILE=$hostile_copy expect_json "a hostile plug-in's path and reason round-trip through JSON" "$out" '
+p = d["plugins"][1]
+assert p["path"] == os.environ["HOSTILE"], (p["path"], os.environ["HOSTILE"])
+assert chr(92) in p["path"] and "\"" in p["path"] and "é" in p["path"], p
+assert p["reason"] == r"its init failed: no driver\x0D\x1B[2J\x1B[31mcleared", p["reason"]
+assert p["name"] == "hostile_text" and not p["loaded"], p'
+out=$(TP_PLUGINS=none TP_PLUGIN_PATH=$plugins "$tensorplug" plugins --json 2>/dev/null)
+expect_json "TP_PLUGINS=none: plugins --json has the built-in CPU alone" "$out" '
+assert [p["path"] for p in d["plugins"]] == ["<built-in>"] and d["refused"] == 0, d'
 
 finish

@@ -50,8 +50,8 @@ expect_text "an unwritable --output says why" "$err" \
 
 err=$("$tensorplug" graph --bogus 2>&1 >/dev/null); rc=$?
 [ $rc -eq 2 ]; check "graph --bogus exits 2 (rc $rc)" $?
-expect_line "graph names an unknown argument" "$err" \
-    "tensorplug graph: unknown argument '--bogus' (see --help)"
+expect_line "graph names an unknown option" "$err" \
+    "tensorplug graph: unknown option '--bogus' (see tensorplug graph --help)"
 "$tensorplug" graph --output >/dev/null 2>&1
 [ $? -eq 2 ]; check "graph --output without a file exits 2" $?
 

@@ -43,6 +43,58 @@ expect_line "with one APU, peer copies do not apply" "$out" \
     "n/a   APU:0 to APU:1 peer copy: needs two APU devices; one is present"
 expect_line "with one APU, 14 checks pass" "$out" "14 passed, 0 failed"
 
+# --json: the same verdicts for a JSON parser, from which the lines of the run are rebuilt word
+# for word; the exit status is the same as without it.
+same_as_lines() { # same_as_lines NAME JSON LINES PASSED FAILED NOT-APPLICABLE
+    LINES=$3 COUNTS="$4 $5 $6" expect_json "$1" "$2" '
+marks = {"passed": "pass", "failed": "FAIL", "not_applicable": "n/a"}
+rebuilt = ["plugin-check " + d["plugin"]]
+rebuilt += ["%-5s %s: %s" % (marks[c["result"]], c["name"], c["message"]) for c in d["checks"]]
+rebuilt.append("%d passed, %d failed" % (d["passed"], d["failed"]))
+lines = os.environ["LINES"].split("\n")
+assert rebuilt == lines, [(r, l) for r, l in zip(rebuilt, lines) if r != l] or (rebuilt, lines)
+counts = [d["passed"], d["failed"], d["not_applicable"]]
+assert counts == [int(n) for n in os.environ["COUNTS"].split()], counts
+assert counts == [sum(c["result"] == r for c in d["checks"]) for r in marks], d'
+}
+json=$("$tensorplug" plugin-check --json "$apu_plugin"); rc=$?
+check "plugin-check --json: one APU passes (exit $rc)" $rc
+same_as_lines "plugin-check --json says what the lines say, n/a included" "$json" "$out" 14 0 1
+PLUGIN=$apu_plugin expect_json "plugin-check --json: the plug-in, and the check that does not apply" \
+    "$json" '
+assert d["plugin"] == os.environ["PLUGIN"], d["plugin"]
+peer = [c for c in d["checks"] if c["name"] == "APU:0 to APU:1 peer copy"]
+assert peer == [{"name": "APU:0 to APU:1 peer copy", "result": "not_applicable",
+                 "message": "needs two APU devices; one is present"}], peer'
+lines=$("$tensorplug" plugin-check "$subjects/broken_kernel.so")
+json=$("$tensorplug" plugin-check "$subjects/broken_kernel.so" --json); rc=$?
+[ $rc -eq 1 ]
+check "plugin-check --json exits 1 when a check fails (got $rc)" $?
+same_as_lines "plugin-check --json of a failing run says what its lines say" "$json" "$lines" 23 1 0
+expect_json "plugin-check --json names the failed check and why" "$json" '
+failed = [c for c in d["checks"] if c["result"] == "failed"]
+assert [c["name"] for c in failed] == ["kernel Relu on QDEV, float32"], failed
+assert failed[0]["message"].startswith("Relu: on (2, 3) inputs, output 0 element"), failed'
+err=$("$tensorplug" plugin-check --json "$subjects/missing.so" 2>&1 >/dev/null); rc=$?
+[ $rc -eq 1 ] && [ -z "$("$tensorplug" plugin-check --json "$subjects/missing.so" 2>/dev/null)" ]
+check "plugin-check --json of a missing file exits 1 and writes no JSON (got $rc)" $?
+expect_text "plugin-check --json: a missing file is named" "$err" \
+    "tensorplug: NOT_FOUND: plugin-check: cannot read '$subjects/missing.so': No such file"
+# The path is the user's own text: any bytes. ESC, a newline and quotes come back exactly, a
+# byte that is no UTF-8 as U+FFFD, and nothing reaches the terminal raw.
+scratch=$(mktemp -d); trap 'rm -rf "$scratch"' EXIT
+hostile="$scratch/x"$'\x1b[31m\n\xff"'"'.so"
+cp "$apu_plugin" "$hostile"
+json=$("$tensorplug" plugin-check --json "$hostile"); rc=$?
+[ $rc -eq 1 ]
+check "plugin-check --json of a path the runtime refuses exits 1 (got $rc)" $?
+no_control_bytes "plugin-check --json writes no control byte" "$json"
+HOSTILE=$hostile expect_json "plugin-check --json: a hostile path round-trips" "$json" '
+expected = os.fsencode(os.environ["HOSTILE"]).decode("utf-8", "replace")
+assert d["plugin"] == expected, (d["plugin"], expected)
+assert "\x1b[31m\n\ufffd\"\x27.so" in d["plugin"], d["plugin"]
+assert [c["result"] for c in d["checks"]] == ["failed", "not_applicable"], d'
+
 out=$("$tensorplug" plugin-check "$subjects/queued_ok.so"); rc=$?
 check "the correct queued device passes (exit $rc)" $rc
 expect_line "the correct queued device passes all" "$out" "24 passed, 0 failed"

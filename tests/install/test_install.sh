@@ -30,6 +30,14 @@ libdir=$(dirname "$(find "$prefix" -name 'libtensorplug.so' | head -n 1)")
 out=$(LD_LIBRARY_PATH="$libdir" TP_PLUGIN_PATH= "$prefix/bin/tensorplug" devices)
 [ "$out" = "PhysicalDevice(name='/physical_device:CPU:0', device_type='CPU')" ]
 check "the installed command runs (got: $out)" $?
+# With its manual page, compressed as Debian wants it, and its bash completion.
+man_page=$(find "$prefix" -path '*/man1/tensorplug.1.gz')
+[ -n "$man_page" ] && gzip -dc "$man_page" | cmp -s - "$source/docs/man/tensorplug.1"
+check "installed man1/tensorplug.1.gz, the manual page compressed (got: $man_page)" $?
+[ -n "$man_page" ] && [ "$(od -An -tx1 -j4 -N4 "$man_page" | tr -d ' ')" = 00000000 ]
+check "the manual page's gzip header has no time stamp (gzip -n)" $?
+[ -f "$prefix/share/bash-completion/completions/tensorplug" ]
+check "installed share/bash-completion/completions/tensorplug" $?
 
 # Then the APU package alone: nothing else is needed for the device to appear.
 cmake --install "$build" --prefix "$prefix" --component apu >>"$work/install.log" 2>&1
