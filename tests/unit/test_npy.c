@@ -407,7 +407,8 @@ static void truncated_and_foreign_files_are_refused(void **state) {
         tp_status_free(status);
     }
     free(bytes);
-    write_file(path, "PK\x03\x04 not an npy", 17);
+    static const char zip_start[] = "PK\x03\x04 not an npy";
+    write_file(path, zip_start, sizeof zip_start - 1);
     assert_error(tp_tensor_load_npy(context, path, &loaded), TP_INVALID_ARGUMENT,
                  "not a .npy file: it does not begin with NumPy's magic string \\x93NUMPY");
     /* A bool other than 0 or 1 is refused, as tp_tensor_create refuses it. */
