@@ -224,7 +224,7 @@ TP_API TP_MUST_USE tp_status_t *tp_checkpoint_save(const char *path,
  * tp_checkpoint_save, numpy.savez and numpy.savez_compressed; members no variable names are
  * ignored. All or nothing: a missing name (NOT_FOUND), a dtype or shape that differs from the
  * variable's, or a malformed archive or member (INVALID_ARGUMENT) is reported, naming the file
- * and the variable, before any variable changes. */
+ * and the variable, before any variable changes. Thread-safe. */
 TP_API TP_MUST_USE tp_status_t *tp_checkpoint_load(tp_context_t *context, const char *path,
                                                   tp_variable_t *const *variables,
                                                   const char *const *names, size_t count);
