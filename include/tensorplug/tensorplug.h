@@ -438,6 +438,36 @@ TP_API TP_MUST_USE tp_status_t *tp_tensor_format(tp_tensor_t *tensor, char **out
 /* tp_tensor_format, then writes the text and a newline to `out`. */
 TP_API TP_MUST_USE tp_status_t *tp_tensor_print(tp_tensor_t *tensor, FILE *out);
 
+/* ---- Saving and loading tensors: NumPy's .npy files -----------------------------------------
+ *
+ * The format of numpy.save and numpy.load (numpy.lib.format), version 1.0, C order, in the
+ * host's byte order: numpy.load(path) gives an array of the tensor's dtype ('<f4', '<f8',
+ * '<i4', '<i8', '|u1', '|b1') and shape. Loading reads versions 1.0, 2.0 and 3.0, either byte
+ * order and Fortran order (which numpy.save writes for a transposed array): the tensor is the
+ * array in C order. Anything else is refused with INVALID_ARGUMENT and a message naming the
+ * file and what is wrong: not a .npy file, an unknown version, a header that is not NumPy's
+ * dict, a dtype tensorplug does not hold (objects, strings, structured, float16, ...), a
+ * negative or overflowing dimension, a rank over TP_MAX_RANK, a file shorter (truncated) or
+ * longer than its header says. */
+
+/* Writes the tensor's values (waiting for them, from any device) to `path`, replacing the file
+ * atomically: the bytes go to a new file in the same folder, flushed to disk, then renamed, so
+ * that a failed save leaves the old file (or none) and never a part of one. A system error
+ * names the path and the system's reason (NOT_FOUND, PERMISSION_DENIED, RESOURCE_EXHAUSTED
+ * for a full disk). Thread-safe. */
+TP_API TP_MUST_USE tp_status_t *tp_tensor_save_npy(tp_tensor_t *tensor, const char *path);
+/* A new tensor on the host's CPU:0 (as tp_tensor_create) holding the array in the .npy file at
+ * `path`; the caller owns it. Thread-safe. */
+TP_API TP_MUST_USE tp_status_t *tp_tensor_load_npy(tp_context_t *context, const char *path,
+                                                  tp_tensor_t **out_tensor);
+/* The same in memory: the bytes of a .npy file holding the tensor's values (*out_bytes is
+ * allocated with malloc; the caller frees it), and a tensor on CPU:0 from such bytes, checked
+ * as a loaded file is. */
+TP_API TP_MUST_USE tp_status_t *tp_tensor_encode_npy(tp_tensor_t *tensor, void **out_bytes,
+                                                    size_t *out_size);
+TP_API TP_MUST_USE tp_status_t *tp_tensor_decode_npy(tp_context_t *context, const void *bytes,
+                                                    size_t size, tp_tensor_t **out_tensor);
+
 /* ---- Running ops ----------------------------------------------------------------------------- */
 
 /* An attribute of an op call. Fill the field its type uses; TP_ATTR_* helpers below. */

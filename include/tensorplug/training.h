@@ -42,6 +42,13 @@ TP_API TP_MUST_USE tp_status_t *tp_variable_assign(tp_variable_t *variable, tp_t
 TP_API TP_MUST_USE tp_status_t *tp_variable_assign_sub(tp_variable_t *variable,
                                                       tp_tensor_t *delta);
 
+/* Gives each variables[i] the value values[i] (copied to its device), all or none: every dtype,
+ * shape and context is checked and every copy made before any variable changes, so a failure
+ * leaves them all as they were. A reader on another thread may see some updated before
+ * others. A variable listed twice takes its last value. */
+TP_API TP_MUST_USE tp_status_t *tp_variable_assign_all(tp_variable_t *const *variables,
+                                                      tp_tensor_t *const *values, size_t count);
+
 /* ---- Gradient tapes ---------------------------------------------------------------------------
  *
  * A tape records the ops this thread runs on its context while it records, eagerly or inside a
@@ -198,6 +205,29 @@ typedef struct tp_fit_options {
  * would make. `out_loss` (may be NULL) receives the last epoch's mean loss. */
 TP_API TP_MUST_USE tp_status_t *tp_model_fit(tp_model_t *model, tp_tensor_t *x, tp_tensor_t *y,
                                             const tp_fit_options_t *options, double *out_loss);
+
+/* ---- Checkpoints: variables in a NumPy .npz file ---------------------------------------------
+ *
+ * A checkpoint is a zip archive of one .npy file per variable, NAME.npy, as numpy.savez writes
+ * it: `numpy.load(path)[NAME]` is the variable's value. names[i] names variables[i]; for a NULL
+ * `names`, each variable's own name (tp_variable_name) is used. */
+
+/* Writes the current values of `count` (at least 1) variables, from any device, to `path`.
+ * Names must be non-empty and unique. The archive replaces `path` atomically (libzip writes a
+ * new file beside it and renames it), so a failed save leaves the old file, or none. Members
+ * are stored uncompressed. Thread-safe. */
+TP_API TP_MUST_USE tp_status_t *tp_checkpoint_save(const char *path,
+                                                  tp_variable_t *const *variables,
+                                                  const char *const *names, size_t count);
+/* Restores `count` variables of `context` from the checkpoint at `path`, each from the member
+ * of its name (a name may repeat: mirrored copies of one variable). Reads .npz files written by
+ * tp_checkpoint_save, numpy.savez and numpy.savez_compressed; members no variable names are
+ * ignored. All or nothing: a missing name (NOT_FOUND), a dtype or shape that differs from the
+ * variable's, or a malformed archive or member (INVALID_ARGUMENT) is reported, naming the file
+ * and the variable, before any variable changes. Thread-safe. */
+TP_API TP_MUST_USE tp_status_t *tp_checkpoint_load(tp_context_t *context, const char *path,
+                                                  tp_variable_t *const *variables,
+                                                  const char *const *names, size_t count);
 
 #ifdef __cplusplus
 }

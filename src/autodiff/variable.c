@@ -145,24 +145,63 @@ static void swap_locked(tp_variable_t *variable, tp_tensor_t *value) {
     tp_tensor_release(old);
 }
 
-tp_status_t *tp_variable_assign(tp_variable_t *variable, tp_tensor_t *value) {
-    TP_REQUIRE_ARG(variable);
-    TP_REQUIRE_ARG(value);
-    TP_RETURN_IF_ERROR(check_like(variable, value, "tp_variable_assign"));
+/* Whether `value` may become the variable's value: same context, dtype and shape. */
+static tp_status_t *check_assignable(const tp_variable_t *variable, const tp_tensor_t *value,
+                                     const char *what) {
+    TP_RETURN_IF_ERROR(check_like(variable, value, what));
     if (!tp_shape_equal(&value->shape, &variable->shape)) {
         char want[128], got[128];
         tp_shape_format(&variable->shape, want, sizeof want);
         tp_shape_format(&value->shape, got, sizeof got);
-        return tp_status_make(TP_INVALID_ARGUMENT,
-                              "tp_variable_assign: '%s' has shape %s, the value %s",
+        return tp_status_make(TP_INVALID_ARGUMENT, "%s: '%s' has shape %s, the value %s", what,
                               variable->name, want, got);
     }
+    return NULL;
+}
+
+tp_status_t *tp_variable_assign(tp_variable_t *variable, tp_tensor_t *value) {
+    TP_REQUIRE_ARG(variable);
+    TP_REQUIRE_ARG(value);
+    TP_RETURN_IF_ERROR(check_assignable(variable, value, "tp_variable_assign"));
     tp_tensor_t *placed;
     TP_RETURN_IF_ERROR(tp_tensor_to_device(value, variable->device, &placed));
     pthread_mutex_lock(&variable->mutex);
     swap_locked(variable, placed);
     pthread_mutex_unlock(&variable->mutex);
     return NULL;
+}
+
+tp_status_t *tp_variable_assign_all(tp_variable_t *const *variables, tp_tensor_t *const *values,
+                                    size_t count) {
+    if (count == 0) return NULL;
+    TP_REQUIRE_ARG(variables);
+    TP_REQUIRE_ARG(values);
+    for (size_t i = 0; i < count; i++) {
+        if (variables[i] == NULL || values[i] == NULL)
+            return tp_status_make(TP_INVALID_ARGUMENT, "tp_variable_assign_all: %s %zu is NULL",
+                                  variables[i] == NULL ? "variable" : "value", i);
+        TP_RETURN_IF_ERROR(check_assignable(variables[i], values[i], "tp_variable_assign_all"));
+    }
+    /* Every value on its variable's device first: the copies are what can fail. */
+    tp_tensor_t **placed = calloc(count, sizeof *placed);
+    if (placed == NULL)
+        return tp_status_make(TP_RESOURCE_EXHAUSTED, "tp_variable_assign_all: out of host memory");
+    tp_status_t *error = NULL;
+    for (size_t i = 0; i < count && error == NULL; i++)
+        error = tp_status_annotate(tp_tensor_to_device(values[i], variables[i]->device,
+                                                       &placed[i]),
+                                   "tp_variable_assign_all: '%s'", variables[i]->name);
+    for (size_t i = 0; i < count; i++) {
+        if (error != NULL) {
+            tp_tensor_release(placed[i]);
+            continue;
+        }
+        pthread_mutex_lock(&variables[i]->mutex);
+        swap_locked(variables[i], placed[i]);
+        pthread_mutex_unlock(&variables[i]->mutex);
+    }
+    free(placed);
+    return error;
 }
 
 tp_status_t *tp_variable_assign_sub(tp_variable_t *variable, tp_tensor_t *delta) {

@@ -63,7 +63,7 @@ out=$(LD_LIBRARY_PATH="$libdir" TP_PLUGIN_PATH= "$work/hello_pc")
 grep -qF "$expected" <<<"$out"; check "the pkg-config build runs (got: $out)" $?
 
 mkdir -p "$work/app"
-cp "$source/examples/hello_tensor.c" "$work/app/"
+cp "$source/examples/hello_tensor.c" "$source/examples/resume_training.c" "$work/app/"
 cat >"$work/app/CMakeLists.txt" <<'CMAKE'
 cmake_minimum_required(VERSION 3.25)
 project(app C)
@@ -73,6 +73,9 @@ target_link_libraries(hello_shared tensorplug::tensorplug)
 add_executable(hello_static hello_tensor.c)
 target_link_libraries(hello_static tensorplug::tensorplug_static)
 file(WRITE ${CMAKE_BINARY_DIR}/plugin_dir.txt "${tensorplug_PLUGIN_DIR}")
+# Checkpoints need libzip, which a static build links itself.
+add_executable(resume_static resume_training.c)
+target_link_libraries(resume_static tensorplug::tensorplug_static)
 CMAKE
 cmake -S "$work/app" -B "$work/app/build" -DCMAKE_C_COMPILER="$cc" \
       -DCMAKE_PREFIX_PATH="$prefix" >"$work/cmake.log" 2>&1 &&
@@ -86,6 +89,10 @@ for variant in shared static; do
     out=$(LD_LIBRARY_PATH="$libdir" TP_PLUGIN_PATH= "$work/app/build/hello_$variant")
     grep -qF "$expected" <<<"$out"; check "the find_package $variant build runs (got: $out)" $?
 done
+
+out=$(LD_LIBRARY_PATH="$libdir" TP_PLUGIN_PATH= "$work/app/build/resume_static" "$work/run.npz")
+grep -qF "Restored: w 1.6294, b 0.9906" <<<"$out"
+check "the static build saves and restores a checkpoint (got: $out)" $?
 
 echo "$passes passed, $failures failed"
 [ $failures -eq 0 ]
