@@ -175,9 +175,9 @@ typedef enum tp_event_state {
  *
  * Threads: the host calls these functions from any thread, for different streams at once, and
  * may call stream_synchronize, host_callback, event_query and event_synchronize on a stream
- * while another thread queues work on it. On an asynchronous device it queues one launch or copy at a time
- * per stream (so that the event after it covers it alone); on a TP_DEVICE_SYNCHRONOUS device
- * it serializes nothing.
+ * while another thread queues work on it. On an asynchronous device it queues one launch or
+ * copy at a time per stream (so that the event after it covers it alone); on a
+ * TP_DEVICE_SYNCHRONOUS device it serializes nothing.
  */
 typedef struct tp_device_type_def {
     size_t struct_size;
@@ -259,7 +259,8 @@ typedef struct tp_device_type_def {
      * default: synchronize each stream the host created. */
     void (*device_synchronize)(void *device, tp_plugin_status_t *status);
     /* Added in 1.1. Optional. Calls fn(arg) on some thread once the work queued before it is
-     * done; default: the host synchronizes the stream and calls fn itself. */
+     * done; default: the host synchronizes the stream and calls fn itself. fn may call the
+     * device's functions (it destroys events), so call it holding no lock of the stream's. */
     void (*host_callback)(void *device, void *stream, void (*fn)(void *arg), void *arg,
                           tp_plugin_status_t *status);
 
