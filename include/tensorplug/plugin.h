@@ -163,6 +163,21 @@ typedef enum tp_event_state {
  * synchronizes its stream after every launch and copy, which is correct but gives up overlap.
  * A device whose work is done when the call that queues it returns declares itself
  * TP_DEVICE_SYNCHRONOUS, and the host then records no events for outcomes.
+ *
+ * The code of a failure is the plug-in's own: the one it set on the status of the call that
+ * reported it (event_synchronize, stream_synchronize, or the queueing call), unchanged; a
+ * number that is no tp_code_t becomes TP_UNKNOWN, and a failure only event_query shows (no
+ * event_synchronize) is TP_INTERNAL. A failure reported while queueing fails the op at once;
+ * one reported later reaches the tensors computed from the failed work, whose reads (and the
+ * ops that would use them) return it, named by op and device: "Relu on
+ * /job:localhost/replica:0/task:0/device:APU:0: <the plug-in's message>". On a device without
+ * events the op that queued the work fails at once instead.
+ *
+ * Threads: the host calls these functions from any thread, for different streams at once, and
+ * may call stream_synchronize, host_callback, event_query and event_synchronize on a stream
+ * while another thread queues work on it. On an asynchronous device it queues one launch or
+ * copy at a time per stream (so that the event after it covers it alone); on a
+ * TP_DEVICE_SYNCHRONOUS device it serializes nothing.
  */
 typedef struct tp_device_type_def {
     size_t struct_size;
@@ -170,7 +185,10 @@ typedef struct tp_device_type_def {
      * the plug-ins of a process, compared without regard to case. */
     const char *type;
     /* Placement priority: among devices with a kernel for an op, the highest priority type
-     * wins. The CPU has 0; an accelerator typically uses 100. */
+     * wins. The CPU has 0; an accelerator typically uses 100. Of types of equal priority the
+     * one registered first wins: plug-ins register in discovery order (TP_PLUGIN_PATH's
+     * folders in turn, then the system plug-in folder, the files of each folder sorted by
+     * name), a plug-in's types in the order of its calls. */
     int32_t priority;
     /* Passed back to device_count and device_init. */
     void *type_state;
@@ -196,12 +214,19 @@ typedef struct tp_device_type_def {
 
     /* Required. An in-order queue of work. */
     void (*stream_create)(void *device, void **out_stream, tp_plugin_status_t *status);
+    /* Required. Called only once no work is queued on the stream: the host synchronizes it
+     * first (when a context is destroyed), so there is nothing to finish or drop. Events last
+     * recorded on the stream may be destroyed after it. */
     void (*stream_destroy)(void *device, void *stream);
     /* Required. Blocks until all work queued on the stream is done; reports the first error
      * that work raised since the last synchronize. */
     void (*stream_synchronize)(void *device, void *stream, tp_plugin_status_t *status);
 
-    /* Required. Copies in stream order. */
+    /* Required. Copies in stream order. The host buffer (src here, dst in
+     * memcpy_device_to_host) stays valid and untouched by the host until the copy is done as
+     * the host learns it: an event recorded after it completes, or a synchronize of its stream
+     * or device returns (on a TP_DEVICE_SYNCHRONOUS device: the call returns). The plug-in may
+     * read or write it from its queue until then without copying it, and never after. */
     void (*memcpy_host_to_device)(void *device, void *stream, void *dst_mem, uint64_t dst_offset,
                                   const void *src, uint64_t size, tp_plugin_status_t *status);
     void (*memcpy_device_to_host)(void *device, void *stream, void *dst, const void *src_mem,
@@ -234,7 +259,8 @@ typedef struct tp_device_type_def {
      * default: synchronize each stream the host created. */
     void (*device_synchronize)(void *device, tp_plugin_status_t *status);
     /* Added in 1.1. Optional. Calls fn(arg) on some thread once the work queued before it is
-     * done; default: the host synchronizes the stream and calls fn itself. */
+     * done; default: the host synchronizes the stream and calls fn itself. fn may call the
+     * device's functions (it destroys events), so call it holding no lock of the stream's. */
     void (*host_callback)(void *device, void *stream, void (*fn)(void *arg), void *arg,
                           tp_plugin_status_t *status);
 
@@ -308,17 +334,29 @@ typedef struct tp_type_constraint {
     size_t num_dtypes;
 } tp_type_constraint_t;
 
-/* A kernel: the implementation of one op on one device type for some dtypes. create and
- * destroy are optional; compute runs on a host thread and enqueues its device work on the
- * stream of the kernel context, returning before that work is done if the device is
- * asynchronous. */
+/* A kernel: the implementation of one op on one device type for some dtypes. compute runs on a
+ * host thread and enqueues its device work on the stream of the kernel context, returning
+ * before that work is done if the device is asynchronous.
+ *
+ * Each launch calls create, compute and destroy in turn, on the launching thread: an instance
+ * lives for one launch, and what lasts longer belongs in kernel_state. create is optional:
+ * without it compute is handed NULL. destroy is optional: it gets what create returned (NULL
+ * without create) once compute has returned, failed or not. A create that fails fails the
+ * launch, and neither compute nor destroy is called, so it frees what it made itself.
+ *
+ * compute, create and destroy may run on several threads at once for one kernel, sharing
+ * kernel_state: for different devices, and on a TP_DEVICE_SYNCHRONOUS device for the same
+ * device and stream. */
 typedef struct tp_kernel_def {
     size_t struct_size;
     const char *op;
     const char *device_type;
     const tp_type_constraint_t *constraints;
     size_t num_constraints;
-    /* Among kernels for the same op, device type and dtypes, the highest priority is used. */
+    /* Among kernels for the same op, device type and dtypes, the highest priority is used; of
+     * equal priorities, the one registered first (the built-in CPU's, then the plug-ins' in
+     * discovery order, each in the order of its calls). device_type may be a type that a
+     * plug-in found earlier registered, the CPU included. */
     int32_t priority;
     void *kernel_state;
     void *(*create)(void *kernel_state, tp_kernel_context_t *context, tp_plugin_status_t *status);
@@ -421,7 +459,11 @@ typedef struct tp_host_api {
 
     /* Added in 1.2: reading a kernel context. Inputs are on the kernel's device; the host has
      * allocated every output, with the shape inference gave, before compute is called. An
-     * index out of range or an attribute of another type is reported on `status`. */
+     * index out of range or an attribute of another type is reported on `status`.
+     * The host does not broadcast: it checks the inputs' shapes against the op (NumPy
+     * broadcasting for the built-in element-wise ops: Add, Sub, Mul, Div...) and refuses a
+     * mismatch before any kernel runs, but hands the kernel each input in its own shape, so a
+     * kernel of such an op broadcasts itself. Tensors are dense, in row-major order. */
     const char *(*kernel_op_name)(const tp_kernel_context_t *context);
     int32_t (*kernel_num_inputs)(const tp_kernel_context_t *context);
     int32_t (*kernel_num_outputs)(const tp_kernel_context_t *context);

@@ -292,10 +292,13 @@ static const tp_device_type_def_t *find_type(const tp_device_registry_t *registr
     return NULL;
 }
 
+/* By op, then in registration order: qsort is not stable, and of two kernels of equal
+ * priority the one registered first must win whatever order qsort leaves them in. */
 static int compare_kernel_entries(const void *a, const void *b) {
-    uintptr_t x = (uintptr_t)((const tp_kernel_entry_t *)a)->op;
-    uintptr_t y = (uintptr_t)((const tp_kernel_entry_t *)b)->op;
-    return (x > y) - (x < y);
+    const tp_kernel_entry_t *x = a, *y = b;
+    uintptr_t x_op = (uintptr_t)x->op, y_op = (uintptr_t)y->op;
+    if (x_op != y_op) return (x_op > y_op) - (x_op < y_op);
+    return (x->sequence > y->sequence) - (x->sequence < y->sequence);
 }
 
 /* Indexes the kernels of the used plug-ins, sorted by op so that a lookup is a binary search;
@@ -314,7 +317,8 @@ static tp_status_t *index_kernels(tp_device_registry_t *registry) {
             const tp_kernel_def_t *kernel = &entry->record->kernels[k];
             const tp_plugin_record_t *owner;
             tp_kernel_entry_t indexed = {find_known_op(registry, entry->record, kernel->op, &owner),
-                                         find_type(registry, kernel->device_type), kernel};
+                                         find_type(registry, kernel->device_type), kernel,
+                                         registry->num_kernels};
             if (indexed.op != NULL && indexed.device_type != NULL)
                 registry->kernels[registry->num_kernels++] = indexed;
         }

@@ -21,6 +21,9 @@ typedef struct tp_kernel_entry {
     const tp_op_def_t *op;
     const tp_device_type_def_t *device_type;
     const tp_kernel_def_t *kernel;
+    /* Its place in registration order (the built-ins, then the plug-ins in discovery order,
+     * each in the order of its register_kernel calls), which breaks ties of priority. */
+    size_t sequence;
 } tp_kernel_entry_t;
 
 typedef struct tp_device_registry {
@@ -35,7 +38,7 @@ typedef struct tp_device_registry {
     tp_device_t **devices;
     size_t num_devices;
     tp_device_t *host_device; /* logical CPU:0, a share of physical CPU:0 */
-    tp_kernel_entry_t *kernels;
+    tp_kernel_entry_t *kernels; /* sorted by op, then sequence */
     size_t num_kernels;
 } tp_device_registry_t;
 

@@ -56,6 +56,7 @@ const tp_kernel_def_t *tp_kernel_registry_find(const tp_device_registry_t *regis
         const tp_kernel_entry_t *entry = &registry->kernels[i];
         if (entry->device_type != device_type) continue;
         if (!satisfies(entry->kernel, call)) continue;
+        /* Strictly greater: of equal priorities the first registered, met first, stays. */
         if (best == NULL || entry->kernel->priority > best->priority) best = entry->kernel;
     }
     return best;

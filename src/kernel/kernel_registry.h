@@ -10,7 +10,8 @@
 bool tp_kernel_registry_find_op(const tp_device_registry_t *registry, const char *name,
                                 tp_op_t *out_op);
 
-/* The highest-priority kernel for the resolved call on devices of `device_type`, or NULL. */
+/* The highest-priority kernel for the resolved call on devices of `device_type`, the first
+ * registered of equal priorities (tp_kernel_entry_t.sequence), or NULL. */
 const tp_kernel_def_t *tp_kernel_registry_find(const tp_device_registry_t *registry,
                                                const tp_kernel_context_t *call,
                                                const tp_device_type_def_t *device_type);

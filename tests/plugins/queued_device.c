@@ -11,6 +11,8 @@
  * Settings, read from the environment at init:
  *   QDEV_DEVICES=N      how many devices are present, 0 to 2 (default 2)
  *   QDEV_FAIL_KERNEL=N  the Nth kernel launch on each device fails on the device (0: none)
+ *   QDEV_FAIL_CODE=N    the tp_code_t such a failure reports (default 13, INTERNAL)
+ * A stream destroyed with work still queued logs a warning: the runtime must never do that.
  *
  * Built as it is (every check passes), and with one defect each, chosen by QUEUED_FAULT at
  * compile time, that the check must catch:
@@ -70,11 +72,13 @@ enum { MAX_DEVICES = 2, ALIGNMENT = 64, TILE = 8192, LEAKED_BYTES = 4096 };
 static const uint64_t device_memory = UINT64_C(64) << 20;
 
 static const tp_host_api_t *host;
+static tp_registrar_t *registrar;
 
 static struct {
     int32_t devices;
     long long fail_kernel;
-} config = {MAX_DEVICES, 0};
+    long long fail_code;
+} config = {MAX_DEVICES, 0, TP_INTERNAL};
 
 typedef struct leaked {
     struct leaked *next;
@@ -276,6 +280,8 @@ static void stream_destroy(void *device, void *handle) {
     (void)device;
     stream_t *stream = handle;
     pthread_mutex_lock(&stream->mutex);
+    if (stream->head != NULL || stream->busy)
+        host->log(registrar, TP_LOG_WARNING, "QDEV: a stream was destroyed with work queued");
     stream->stopping = true;
     pthread_cond_broadcast(&stream->changed);
     pthread_mutex_unlock(&stream->mutex);
@@ -558,7 +564,7 @@ static double apply_double(unary_op_t op, double x) {
 static void run_unary(stream_t *stream, void *payload) {
     const unary_t *unary = payload;
     if (unary->failing_launch != 0) {
-        stream_fail(stream, TP_INTERNAL,
+        stream_fail(stream, (tp_code_t)config.fail_code,
                     "%s on QDEV:%d: injected failure of kernel launch %lld (QDEV_FAIL_KERNEL)",
                     op_names[unary->op], (int)unary->ordinal, unary->failing_launch);
         return;
@@ -649,12 +655,14 @@ static bool read_setting(const char *name, long long minimum, long long maximum,
     return true;
 }
 
-static void init(const tp_host_api_t *host_api, tp_registrar_t *registrar,
+static void init(const tp_host_api_t *host_api, tp_registrar_t *registrar_given,
                  tp_plugin_status_t *status) {
     host = host_api;
+    registrar = registrar_given;
     long long devices = MAX_DEVICES;
     if (!read_setting("QDEV_DEVICES", 0, MAX_DEVICES, &devices, status) ||
-        !read_setting("QDEV_FAIL_KERNEL", 0, INT32_MAX, &config.fail_kernel, status))
+        !read_setting("QDEV_FAIL_KERNEL", 0, INT32_MAX, &config.fail_kernel, status) ||
+        !read_setting("QDEV_FAIL_CODE", TP_CANCELLED, TP_DATA_LOSS, &config.fail_code, status))
         return;
     config.devices = (int32_t)devices;
     const tp_device_type_def_t def = {

@@ -275,6 +275,26 @@ static void priority_decides_between_plugin_device_types(void **state) {
     }
 }
 
+/* Two plug-in device types of equal priority with a Relu kernel, ACC and CTR (both 100): the
+ * type of the plug-in found first wins, in TP_PLUGIN_PATH's order of folders. */
+static void the_first_found_of_equal_priorities_wins(void **state) {
+    (void)state;
+    const char *paths[2] = {TP_KERNEL_PLUGIN_DIR ":" TP_CONTRACT_PLUGIN_DIR,
+                            TP_CONTRACT_PLUGIN_DIR ":" TP_KERNEL_PLUGIN_DIR};
+    const char *devices[2] = {"/job:localhost/replica:0/task:0/device:ACC:0",
+                              "/job:localhost/replica:0/task:0/device:CTR:0"};
+    for (int order = 0; order < 2; order++) {
+        fixture_t *f = make_fixture_with(paths[order], false, false);
+        tp_tensor_t *a = vector(f, sample, 5), *b;
+        assert_ok(tp_relu(f->context, a, &b));
+        assert_string_equal(tp_tensor_device(b), devices[order]);
+        assert_values(b, relu_of_sample, 5);
+        tp_tensor_release(a);
+        tp_tensor_release(b);
+        free_fixture(f);
+    }
+}
+
 static void kernels_are_matched_by_dtype(void **state) {
     (void)state;
     fixture_t *f = make_fixture(false, false);
@@ -395,6 +415,7 @@ int main(void) {
         cmocka_unit_test(strict_placement_refuses_fallbacks),
         cmocka_unit_test(strict_placement_refuses_a_scoped_fallback),
         cmocka_unit_test(priority_decides_between_plugin_device_types),
+        cmocka_unit_test(the_first_found_of_equal_priorities_wins),
         cmocka_unit_test(kernels_are_matched_by_dtype),
         cmocka_unit_test(a_device_without_events_fails_the_launch_itself),
         cmocka_unit_test(scopes_are_per_thread),
