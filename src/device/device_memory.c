@@ -47,11 +47,9 @@ tp_status_t *tp_device_allocator(tp_device_t *device, tp_bfc_t **out) {
     return error;
 }
 
-/* While a profile records, tells it the bytes the allocator has in use now. Called with no
- * lock of the device's held. */
-static void report_memory(tp_device_t *device) {
-    const tp_profile_hooks_t *profile = tp_profile_hooks();
-    if (profile == NULL) return;
+/* Tells the profile recording the bytes the allocator has in use now. Called with no lock of
+ * the device's held. */
+static void report_memory(const tp_profile_hooks_t *profile, tp_device_t *device) {
     pthread_mutex_lock(&device->mutex);
     tp_bfc_t *allocator = device->allocator;
     pthread_mutex_unlock(&device->mutex);
@@ -108,7 +106,8 @@ static void take_back_done(tp_device_t *device) {
         tp_completion_release(oldest.after); /* resolved: it lets go of no event */
     }
     pthread_mutex_unlock(&device->deferred_mutex);
-    if (freed) report_memory(device);
+    const tp_profile_hooks_t *profile = tp_profile_hooks();
+    if (profile != NULL && freed) report_memory(profile, device);
 }
 
 /* Waits for the oldest entry's work, then carries out what is done; false when there is none.
@@ -161,7 +160,8 @@ static void defer_and_unlock(tp_device_t *device, tp_completion_t *after,
     }
     if (!kept && fn != NULL) {
         fn(arg);
-        report_memory(device);
+        const tp_profile_hooks_t *profile = tp_profile_hooks();
+        if (profile != NULL) report_memory(profile, device);
     }
 }
 
@@ -204,7 +204,8 @@ tp_status_t *tp_device_allocate(tp_device_t *device, uint64_t size, tp_bfc_block
         tp_status_free(error);
         error = tp_bfc_allocate(allocator, size, out);
     }
-    if (error == NULL) report_memory(device);
+    const tp_profile_hooks_t *profile = tp_profile_hooks();
+    if (profile != NULL && error == NULL) report_memory(profile, device);
     return error;
 }
 

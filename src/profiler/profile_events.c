@@ -1,5 +1,6 @@
 /* The profiler's hook table (base/profile_hooks.h): each report becomes an event of the
- * recorder, its arguments rendered as JSON text on the reporting thread. */
+ * recorder, its arguments rendered as JSON text on the reporting thread into a buffer it
+ * reuses, without printf, since an op's report is on the op's own path. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -32,6 +33,7 @@ static const char *short_name(const tp_device_t *device) {
     return found != NULL ? found + strlen("device:") : device->full_name;
 }
 
+/* A span or instant on this thread's host track, or on `process`'s track `thread`. */
 static void record(tp_profile_event_kind_t kind, const char *category, const char *name,
                    const char *process, const char *thread, uint64_t begin_ns,
                    uint64_t end_ns, const tp_strbuf_t *args) {
@@ -49,38 +51,52 @@ static void record(tp_profile_event_kind_t kind, const char *category, const cha
     tp_recorder_add(&event);
 }
 
+/* ,"key": */
+static void append_key(tp_strbuf_t *out, const char *key) {
+    tp_strbuf_puts(out, ",\"");
+    tp_strbuf_puts(out, key);
+    tp_strbuf_puts(out, "\":");
+}
+
 /* "float32[64,1]" */
 static void append_tensor_type(tp_strbuf_t *out, tp_dtype_t dtype, const tp_shape_t *shape) {
     const char *name = tp_dtype_name(dtype);
-    tp_strbuf_printf(out, "\"%s[", name != NULL ? name : "invalid");
-    for (int32_t d = 0; d < shape->rank; d++)
-        tp_strbuf_printf(out, "%s%" PRId64, d > 0 ? "," : "", shape->dims[d]);
+    tp_strbuf_puts(out, "\"");
+    tp_strbuf_puts(out, name != NULL ? name : "invalid");
+    tp_strbuf_puts(out, "[");
+    for (int32_t d = 0; d < shape->rank; d++) {
+        if (d > 0) tp_strbuf_puts(out, ",");
+        tp_json_append_uint(out, shape->dims[d] > 0 ? (uint64_t)shape->dims[d] : 0);
+    }
     tp_strbuf_puts(out, "]\"");
 }
 
 static void on_op(const tp_kernel_context_t *call, const char *function, uint64_t begin_ns) {
     uint64_t end_ns = tp_profile_clock_ns();
-    tp_strbuf_t args = TP_STRBUF_INIT;
-    tp_strbuf_puts(&args, "{\"device\":");
-    tp_json_append_string(&args, call->device->full_name);
-    tp_strbuf_puts(&args, ",\"inputs\":[");
+    tp_strbuf_t *args = tp_recorder_scratch();
+    if (args == NULL) return;
+    tp_strbuf_puts(args, "{\"device\":");
+    tp_json_append_string(args, call->device->full_name);
+    append_key(args, "inputs");
+    tp_strbuf_puts(args, "[");
     for (int32_t i = 0; i < call->num_inputs; i++) {
-        if (i > 0) tp_strbuf_puts(&args, ",");
-        append_tensor_type(&args, call->inputs[i]->dtype, &call->inputs[i]->shape);
+        if (i > 0) tp_strbuf_puts(args, ",");
+        append_tensor_type(args, call->inputs[i]->dtype, &call->inputs[i]->shape);
     }
-    tp_strbuf_puts(&args, "],\"outputs\":[");
+    tp_strbuf_puts(args, "]");
+    append_key(args, "outputs");
+    tp_strbuf_puts(args, "[");
     for (int32_t o = 0; o < call->num_outputs; o++) {
-        if (o > 0) tp_strbuf_puts(&args, ",");
-        append_tensor_type(&args, call->output_dtypes[o], &call->output_shapes[o]);
+        if (o > 0) tp_strbuf_puts(args, ",");
+        append_tensor_type(args, call->output_dtypes[o], &call->output_shapes[o]);
     }
-    tp_strbuf_puts(&args, "]");
+    tp_strbuf_puts(args, "]");
     if (function != NULL) {
-        tp_strbuf_puts(&args, ",\"function\":");
-        tp_json_append_string(&args, function);
+        append_key(args, "function");
+        tp_json_append_string(args, function);
     }
-    tp_strbuf_puts(&args, "}");
-    record(TP_PROFILE_SPAN, "op", call->op->def->name, NULL, NULL, begin_ns, end_ns, &args);
-    tp_strbuf_free(&args);
+    tp_strbuf_puts(args, "}");
+    record(TP_PROFILE_SPAN, "op", call->op->def->name, NULL, NULL, begin_ns, end_ns, args);
 }
 
 static void on_launch(const tp_kernel_context_t *call, uint64_t begin_ns) {
@@ -89,38 +105,42 @@ static void on_launch(const tp_kernel_context_t *call, uint64_t begin_ns) {
     const char *track = tp_device_is_synchronous(device) ? STREAM
                         : reports_device_times(device) ? ENQUEUE
                                                         : STREAM_ENQUEUE;
-    tp_strbuf_t args = TP_STRBUF_INIT;
-    tp_strbuf_puts(&args, "{\"host thread\":");
-    tp_json_append_string(&args, tp_recorder_thread_label());
-    tp_strbuf_puts(&args, "}");
+    tp_strbuf_t *args = tp_recorder_scratch();
+    if (args == NULL) return;
+    tp_strbuf_puts(args, "{\"host thread\":");
+    tp_json_append_string(args, tp_recorder_thread_label());
+    tp_strbuf_puts(args, "}");
     record(TP_PROFILE_SPAN, "launch", call->op->def->name, device->full_name, track, begin_ns,
-           end_ns, &args);
-    tp_strbuf_free(&args);
+           end_ns, args);
 }
 
 static void on_copy(const tp_device_t *from, const tp_device_t *to, uint64_t bytes,
                     uint64_t begin_ns) {
     uint64_t end_ns = tp_profile_clock_ns();
-    tp_strbuf_t args = TP_STRBUF_INIT;
-    tp_strbuf_puts(&args, "{\"from\":");
-    tp_json_append_string(&args, from->full_name);
-    tp_strbuf_puts(&args, ",\"to\":");
-    tp_json_append_string(&args, to->full_name);
-    tp_strbuf_printf(&args, ",\"bytes\":%" PRIu64 "}", bytes);
-    record(TP_PROFILE_SPAN, "copy", "copy", NULL, NULL, begin_ns, end_ns, &args);
-    tp_strbuf_free(&args);
+    tp_strbuf_t *args = tp_recorder_scratch();
+    if (args == NULL) return;
+    tp_strbuf_puts(args, "{\"from\":");
+    tp_json_append_string(args, from->full_name);
+    append_key(args, "to");
+    tp_json_append_string(args, to->full_name);
+    append_key(args, "bytes");
+    tp_json_append_uint(args, bytes);
+    tp_strbuf_puts(args, "}");
+    record(TP_PROFILE_SPAN, "copy", "copy", NULL, NULL, begin_ns, end_ns, args);
 }
 
 static void on_host_copy(const tp_device_t *device, bool to_host, uint64_t bytes,
                          uint64_t begin_ns) {
     uint64_t end_ns = tp_profile_clock_ns();
-    tp_strbuf_t args = TP_STRBUF_INIT;
-    tp_strbuf_puts(&args, "{\"device\":");
-    tp_json_append_string(&args, device->full_name);
-    tp_strbuf_printf(&args, ",\"bytes\":%" PRIu64 "}", bytes);
+    tp_strbuf_t *args = tp_recorder_scratch();
+    if (args == NULL) return;
+    tp_strbuf_puts(args, "{\"device\":");
+    tp_json_append_string(args, device->full_name);
+    append_key(args, "bytes");
+    tp_json_append_uint(args, bytes);
+    tp_strbuf_puts(args, "}");
     record(TP_PROFILE_SPAN, "copy", to_host ? "copy to the host" : "copy from the host", NULL,
-           NULL, begin_ns, end_ns, &args);
-    tp_strbuf_free(&args);
+           NULL, begin_ns, end_ns, args);
 }
 
 static void on_device_work(const tp_device_t *device, const char *what, uint64_t start_ns,
@@ -130,46 +150,49 @@ static void on_device_work(const tp_device_t *device, const char *what, uint64_t
 }
 
 static void on_memory(const tp_device_t *device, uint64_t bytes_in_use) {
-    tp_strbuf_t args = TP_STRBUF_INIT;
-    tp_strbuf_printf(&args, "{\"bytes_in_use\":%" PRIu64 "}", bytes_in_use);
-    uint64_t now = tp_profile_clock_ns();
-    record(TP_PROFILE_COUNTER, "memory", "memory", device->full_name, NULL, now, now, &args);
-    tp_strbuf_free(&args);
+    tp_profile_event_t event = {.kind = TP_PROFILE_COUNTER,
+                                .category = "memory",
+                                .name = "memory",
+                                .process = device->full_name,
+                                .begin_ns = tp_profile_clock_ns(),
+                                .series = "bytes_in_use",
+                                .value = bytes_in_use};
+    tp_recorder_add(&event);
 }
 
 static void on_function_run(const char *name, bool traced, uint64_t begin_ns) {
     uint64_t end_ns = tp_profile_clock_ns();
-    tp_strbuf_t args = TP_STRBUF_INIT;
-    tp_strbuf_printf(&args, "{\"traced\":%s}", traced ? "true" : "false");
-    record(TP_PROFILE_SPAN, "function", name, NULL, NULL, begin_ns, end_ns, &args);
+    tp_strbuf_t *args = tp_recorder_scratch();
+    if (args == NULL) return;
+    tp_strbuf_puts(args, traced ? "{\"traced\":true}" : "{\"traced\":false}");
+    record(TP_PROFILE_SPAN, "function", name, NULL, NULL, begin_ns, end_ns, args);
     if (traced) {
-        tp_strbuf_t marker = TP_STRBUF_INIT;
-        tp_strbuf_puts(&marker, "traced ");
-        tp_strbuf_puts(&marker, name);
-        if (!tp_strbuf_failed(&marker))
-            record(TP_PROFILE_INSTANT, "function", tp_strbuf_text(&marker), NULL, NULL, begin_ns,
+        tp_strbuf_t *marker = tp_recorder_scratch();
+        if (marker == NULL) return;
+        tp_strbuf_puts(marker, "traced ");
+        tp_strbuf_puts(marker, name);
+        if (!tp_strbuf_failed(marker))
+            record(TP_PROFILE_INSTANT, "function", tp_strbuf_text(marker), NULL, NULL, begin_ns,
                    begin_ns, NULL);
-        tp_strbuf_free(&marker);
     }
-    tp_strbuf_free(&args);
 }
 
 static void on_mirrored_step(uint64_t step, size_t replicas, uint64_t begin_ns) {
     uint64_t end_ns = tp_profile_clock_ns();
     char name[48];
     snprintf(name, sizeof name, "step %" PRIu64, step);
-    tp_strbuf_t args = TP_STRBUF_INIT;
-    tp_strbuf_printf(&args, "{\"step\":%" PRIu64 ",\"replicas\":%zu}", step, replicas);
-    record(TP_PROFILE_SPAN, "mirrored", name, NULL, NULL, begin_ns, end_ns, &args);
+    tp_strbuf_t *args = tp_recorder_scratch();
+    if (args == NULL) return;
+    tp_strbuf_printf(args, "{\"step\":%" PRIu64 ",\"replicas\":%zu}", step, replicas);
+    record(TP_PROFILE_SPAN, "mirrored", name, NULL, NULL, begin_ns, end_ns, args);
     tp_profile_event_t marker = {.kind = TP_PROFILE_INSTANT,
                                  .category = "mirrored",
                                  .name = name,
                                  .thread = tp_recorder_thread_label(),
                                  .begin_ns = begin_ns,
-                                 .args = tp_strbuf_failed(&args) ? NULL : tp_strbuf_text(&args),
+                                 .args = tp_strbuf_failed(args) ? NULL : tp_strbuf_text(args),
                                  .global = true};
     tp_recorder_add(&marker);
-    tp_strbuf_free(&args);
 }
 
 static void on_replica_begin(size_t index, const tp_device_t *device) {
@@ -182,12 +205,12 @@ static void on_replica_end(size_t index, const tp_device_t *device, uint64_t beg
     uint64_t end_ns = tp_profile_clock_ns();
     char name[48];
     snprintf(name, sizeof name, "replica %zu", index);
-    tp_strbuf_t args = TP_STRBUF_INIT;
-    tp_strbuf_puts(&args, "{\"device\":");
-    tp_json_append_string(&args, device->full_name);
-    tp_strbuf_puts(&args, "}");
-    record(TP_PROFILE_SPAN, "mirrored", name, NULL, NULL, begin_ns, end_ns, &args);
-    tp_strbuf_free(&args);
+    tp_strbuf_t *args = tp_recorder_scratch();
+    if (args == NULL) return;
+    tp_strbuf_puts(args, "{\"device\":");
+    tp_json_append_string(args, device->full_name);
+    tp_strbuf_puts(args, "}");
+    record(TP_PROFILE_SPAN, "mirrored", name, NULL, NULL, begin_ns, end_ns, args);
 }
 
 const tp_profile_hooks_t tp_profiler_hooks = {

@@ -40,6 +40,7 @@ typedef struct buffer {
     pthread_mutex_t mutex; /* guards generation and storage */
     uint64_t generation;   /* the profile the storage holds events of */
     tp_profile_storage_t storage;
+    tp_strbuf_t scratch;   /* the owner's alone */
     bool owned;            /* a live thread appends to it; guarded by registry_mutex */
 } buffer_t;
 
@@ -177,6 +178,18 @@ static buffer_t *thread_buffer(void) {
     if (buffer != NULL && owner_key != (pthread_key_t)-1) pthread_setspecific(owner_key, buffer);
     own_buffer = buffer;
     return buffer;
+}
+
+tp_strbuf_t *tp_recorder_scratch(void) {
+    buffer_t *buffer = thread_buffer();
+    if (buffer == NULL) return NULL;
+    /* A failure is sticky in a string buffer: one that ran out of memory starts over. */
+    if (tp_strbuf_failed(&buffer->scratch)) {
+        tp_strbuf_free(&buffer->scratch);
+        buffer->scratch = (tp_strbuf_t)TP_STRBUF_INIT;
+    }
+    tp_strbuf_clear(&buffer->scratch);
+    return &buffer->scratch;
 }
 
 /* ---- Thread labels ------------------------------------------------------------------------ */

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "base/arena.h"
+#include "base/strbuf.h"
 
 typedef enum tp_profile_event_kind {
     TP_PROFILE_SPAN,    /* begin and duration */
@@ -29,6 +30,9 @@ typedef struct tp_profile_event {
     uint64_t duration_ns;
     const char *args; /* the text of a JSON object, or NULL */
     bool global;      /* an instant drawn across every track (a step boundary) */
+    /* A counter's value, drawn as the series `series` ("bytes_in_use", a static string). */
+    const char *series;
+    uint64_t value;
 } tp_profile_event_t;
 
 /* What one buffer held for one profile, detached from it when the profile ended. */
@@ -51,6 +55,10 @@ bool tp_recorder_active(void);
 /* Appends `event` to this thread's buffer, copying its strings; dropped when no profile
  * records. */
 void tp_recorder_add(const tp_profile_event_t *event);
+
+/* An empty string buffer of this thread's, for the arguments of its next event: reused, so that
+ * recording allocates nothing once warm. NULL when out of host memory. */
+tp_strbuf_t *tp_recorder_scratch(void);
 
 /* This thread's label for the events it records on the host: "main", "thread 3", or what it
  * was given ("replica 0 (CPU:0)"). The label lasts as long as the thread. */

@@ -76,6 +76,16 @@ void tp_json_append_string(tp_strbuf_t *out, const char *text) {
     tp_strbuf_append(out, "\"", 1);
 }
 
+void tp_json_append_uint(tp_strbuf_t *out, uint64_t value) {
+    char digits[20];
+    size_t count = 0;
+    do {
+        digits[sizeof digits - ++count] = (char)('0' + value % 10);
+        value /= 10;
+    } while (value > 0);
+    tp_strbuf_append(out, digits + sizeof digits - count, count);
+}
+
 /* ---- Tracks ------------------------------------------------------------------------------- */
 
 /* Names to numbers: processes by name, threads by process and name. */
@@ -156,6 +166,7 @@ typedef struct {
     thread_name_t *thread_names; /* sorted, once numbered */
     size_t num_threads, threads_capacity;
     tp_strbuf_t key;
+    const char *last_process, *last_thread; /* the last track added, by address */
     bool failed;
 } tracks_t;
 
@@ -212,6 +223,12 @@ static int32_t pid_of(const tracks_t *tracks, const tp_profile_event_t *event) {
 static void collect_thread(const tp_profile_event_t *event, void *arg) {
     tracks_t *tracks = arg;
     if (tracks->failed || event->kind == TP_PROFILE_COUNTER) return;
+    /* Names are interned per thread's events: the same address is the same track. */
+    if (tracks->last_thread != NULL && event->process == tracks->last_process &&
+        event->thread == tracks->last_thread)
+        return;
+    tracks->last_process = event->process;
+    tracks->last_thread = event->thread;
     int32_t pid = pid_of(tracks, event);
     const char *name = event->thread != NULL ? event->thread : "";
     bool added;
@@ -273,11 +290,21 @@ static void free_tracks(tracks_t *tracks) {
 
 /* ---- Writing ------------------------------------------------------------------------------ */
 
+/* The last tracks looked up, by the interned names' addresses: within one thread's events
+ * a name is one string, and consecutive events mostly alternate between a few tracks. */
+enum { RECENT_TRACKS = 8 };
+typedef struct {
+    const char *process, *thread;
+    int32_t pid, tid;
+} recent_track_t;
+
 typedef struct {
     FILE *file;
     tracks_t *tracks;
     uint64_t origin_ns;
     tp_strbuf_t line, key;
+    recent_track_t recent[RECENT_TRACKS];
+    size_t next_recent;
     bool used; /* an event was written: the next needs a comma */
     bool failed;
 } writer_t;
@@ -325,10 +352,36 @@ static void write_metadata(writer_t *writer) {
     }
 }
 
-/* Microseconds since the origin, to the nanosecond. */
+/* ,"field":microseconds since the origin, to the nanosecond. */
 static void append_microseconds(tp_strbuf_t *line, const char *field, uint64_t ns) {
-    tp_strbuf_printf(line, ",\"%s\":%llu.%03u", field, (unsigned long long)(ns / 1000),
-                     (unsigned)(ns % 1000));
+    tp_strbuf_puts(line, ",\"");
+    tp_strbuf_puts(line, field);
+    tp_strbuf_puts(line, "\":");
+    tp_json_append_uint(line, ns / 1000);
+    char fraction[4] = {'.', (char)('0' + ns / 100 % 10), (char)('0' + ns / 10 % 10),
+                        (char)('0' + ns % 10)};
+    tp_strbuf_append(line, fraction, sizeof fraction);
+}
+
+static void track_of(writer_t *writer, const tp_profile_event_t *event, int32_t *out_pid,
+                     int32_t *out_tid) {
+    for (size_t i = 0; i < RECENT_TRACKS; i++) {
+        const recent_track_t *recent = &writer->recent[i];
+        if (recent->pid != 0 && recent->process == event->process &&
+            recent->thread == event->thread) {
+            *out_pid = recent->pid;
+            *out_tid = recent->tid;
+            return;
+        }
+    }
+    *out_pid = pid_of(writer->tracks, event);
+    *out_tid = event->kind == TP_PROFILE_COUNTER
+                   ? 0
+                   : table_get(&writer->tracks->threads,
+                               thread_key(&writer->key, *out_pid, event->thread));
+    writer->recent[writer->next_recent] =
+        (recent_track_t){event->process, event->thread, *out_pid, *out_tid};
+    writer->next_recent = (writer->next_recent + 1) % RECENT_TRACKS;
 }
 
 static void write_event(const tp_profile_event_t *event, void *arg) {
@@ -338,23 +391,32 @@ static void write_event(const tp_profile_event_t *event, void *arg) {
     /* Work the device began before the profile did is drawn from the profile's start. */
     uint64_t begin = event->begin_ns > writer->origin_ns ? event->begin_ns : writer->origin_ns;
     uint64_t end = event->begin_ns + event->duration_ns;
-    static const char *const phases[] = {"X", "C", "i"};
-    tp_strbuf_printf(line, "{\"ph\":\"%s\",\"cat\":", phases[event->kind]);
+    static const char *const phases[] = {"{\"ph\":\"X\",\"cat\":", "{\"ph\":\"C\",\"cat\":",
+                                         "{\"ph\":\"i\",\"cat\":"};
+    tp_strbuf_puts(line, phases[event->kind]);
     tp_json_append_string(line, event->category);
     tp_strbuf_puts(line, ",\"name\":");
     tp_json_append_string(line, event->name);
-    int32_t pid = pid_of(writer->tracks, event);
-    tp_strbuf_printf(line, ",\"pid\":%d", (int)pid);
-    if (event->kind != TP_PROFILE_COUNTER)
-        tp_strbuf_printf(line, ",\"tid\":%d",
-                         (int)table_get(&writer->tracks->threads,
-                                        thread_key(&writer->key, pid, event->thread)));
+    int32_t pid, tid;
+    track_of(writer, event, &pid, &tid);
+    tp_strbuf_puts(line, ",\"pid\":");
+    tp_json_append_uint(line, (uint64_t)pid);
+    if (event->kind != TP_PROFILE_COUNTER) {
+        tp_strbuf_puts(line, ",\"tid\":");
+        tp_json_append_uint(line, (uint64_t)tid);
+    }
     append_microseconds(line, "ts", begin - writer->origin_ns);
     if (event->kind == TP_PROFILE_SPAN)
         append_microseconds(line, "dur", end > begin ? end - begin : 0);
     if (event->kind == TP_PROFILE_INSTANT)
         tp_strbuf_puts(line, event->global ? ",\"s\":\"g\"" : ",\"s\":\"t\"");
-    if (event->args != NULL) {
+    if (event->kind == TP_PROFILE_COUNTER) {
+        tp_strbuf_puts(line, ",\"args\":{");
+        tp_json_append_string(line, event->series);
+        tp_strbuf_puts(line, ":");
+        tp_json_append_uint(line, event->value);
+        tp_strbuf_puts(line, "}");
+    } else if (event->args != NULL) {
         tp_strbuf_puts(line, ",\"args\":");
         tp_strbuf_puts(line, event->args);
     }
@@ -365,7 +427,8 @@ static void write_event(const tp_profile_event_t *event, void *arg) {
 bool tp_trace_json_write(FILE *file, const tp_profile_collection_t *events, uint64_t origin_ns,
                          const char *producer) {
     tracks_t tracks = {0};
-    writer_t writer = {file, &tracks, origin_ns, TP_STRBUF_INIT, TP_STRBUF_INIT, false, false};
+    writer_t writer = {.file = file, .tracks = &tracks, .origin_ns = origin_ns,
+                       .line = TP_STRBUF_INIT, .key = TP_STRBUF_INIT};
     writer.failed = !build_tracks(&tracks, events);
     if (!writer.failed && fputs("{\"traceEvents\":[", file) == EOF) writer.failed = true;
     if (!writer.failed) write_metadata(&writer);

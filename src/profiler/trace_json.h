@@ -16,6 +16,8 @@
  * quotes, backslashes and control bytes are escaped, a byte that is not part of well-formed
  * UTF-8 becomes U+FFFD, and U+2028 and U+2029 are escaped for JavaScript readers. */
 void tp_json_append_string(tp_strbuf_t *out, const char *text);
+/* Appends `value` in decimal, without printf's cost. */
+void tp_json_append_uint(tp_strbuf_t *out, uint64_t value);
 
 /* Writes the events, times taken from `origin_ns`, to `file`; `producer` ("tensorplug 0.1.0")
  * and the count of dropped events go in "otherData". false when out of host memory or when a
