@@ -591,16 +591,16 @@ TP_API uint32_t tp_context_graph_passes(tp_context_t *context);
  * and its tensors released), when the file is written; once per process. A program that never
  * releases its contexts calls tp_profiler_stop instead. */
 
-/* Waits for the work queued on `context`'s devices, so that earlier work stays out of the
- * profile, then starts one that tp_profiler_stop writes to `path`. The file is created (or
- * emptied) now: a path that cannot be written fails here, with NOT_FOUND or PERMISSION_DENIED
- * naming the path and the system's reason. FAILED_PRECONDITION when a profile is being recorded
- * already (naming its file). Thread-safe. */
+/* Waits for the work queued on `context`'s devices (none when it is NULL), so that earlier
+ * work stays out of the profile, then starts one that tp_profiler_stop writes to `path`. The
+ * file is created (or emptied) now: a path that cannot be written fails here, with NOT_FOUND or
+ * PERMISSION_DENIED naming the path and the system's reason. FAILED_PRECONDITION when a profile
+ * is being recorded already (naming its file). Thread-safe. */
 TP_API TP_MUST_USE tp_status_t *tp_profiler_start(tp_context_t *context, const char *path);
-/* Waits for the work queued on `context`'s devices, so that the profile holds it and the
- * memory it frees, ends the profile and writes it. The profile ends even when the write fails:
- * the status names the path and the reason, and the partly written file is removed.
- * FAILED_PRECONDITION when no profile is being recorded. Thread-safe. */
+/* Waits for the work queued on `context`'s devices (none when it is NULL), so that the profile
+ * holds it and the memory it frees, ends the profile and writes it. The profile ends even when
+ * the write fails: the status names the path and the reason, and the partly written file is
+ * removed. FAILED_PRECONDITION when no profile is being recorded. Thread-safe. */
 TP_API TP_MUST_USE tp_status_t *tp_profiler_stop(tp_context_t *context);
 
 #ifdef __cplusplus

@@ -91,7 +91,6 @@ static void misuse_gets_a_status_that_says_what(void **state) {
     tp_context_t *context = *state;
     char path[512];
     profile_path(path, sizeof path);
-    assert_error(tp_profiler_start(NULL, path), TP_INVALID_ARGUMENT, "context");
     assert_error(tp_profiler_start(context, NULL), TP_INVALID_ARGUMENT, "path");
     assert_error(tp_profiler_start(context, ""), TP_INVALID_ARGUMENT, "the path is empty");
     assert_error(tp_profiler_stop(context), TP_FAILED_PRECONDITION,
@@ -111,6 +110,9 @@ static void misuse_gets_a_status_that_says_what(void **state) {
     assert_ok(tp_profiler_stop(context));
     assert_error(tp_profiler_stop(context), TP_FAILED_PRECONDITION,
                  "no profile is being recorded");
+    /* Without a context nothing is waited for: a profile of no work is still a trace. */
+    assert_ok(tp_profiler_start(NULL, path));
+    assert_ok(tp_profiler_stop(NULL));
     char *text = read_text(path);
     assert_non_null(strstr(text, "{\"traceEvents\":["));
     assert_non_null(strstr(text, "\"producer\":\"tensorplug "));
