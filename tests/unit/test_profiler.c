@@ -167,8 +167,9 @@ static void profiles_hold_what_ran_while_they_recorded(void **state) {
     remove_profile(second);
 }
 
-/* A plug-in of ABI 1.5's fields (no event_work_times) on an asynchronous device: its launches,
- * when the host queued them, are its stream's track, and nothing claims to be device time. */
+/* An asynchronous device whose plug-in has no event_work_times (as none built before ABI 1.6
+ * has): its launches, when the host queued them, are its stream's track, and nothing claims to
+ * be device time. */
 static void a_device_without_device_times_shows_its_enqueue_times(void **state) {
     (void)state;
     tp_context_options_t options = TP_CONTEXT_OPTIONS_INIT;
