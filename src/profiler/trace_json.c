@@ -256,8 +256,9 @@ static int compare_threads(const void *a, const void *b) {
 static bool build_tracks(tracks_t *tracks, const tp_profile_collection_t *events) {
     tp_profile_collection_each(events, collect_device, tracks);
     if (tracks->failed) return false;
-    qsort(tracks->device_names, tracks->num_devices, sizeof *tracks->device_names,
-          compare_names);
+    if (tracks->num_devices > 1)
+        qsort(tracks->device_names, tracks->num_devices, sizeof *tracks->device_names,
+              compare_names);
     for (size_t d = 0; d < tracks->num_devices; d++) {
         track_slot_t *slot = find_slot(&tracks->processes, tracks->device_names[d],
                                        hash_key(tracks->device_names[d]));
@@ -265,8 +266,9 @@ static bool build_tracks(tracks_t *tracks, const tp_profile_collection_t *events
     }
     tp_profile_collection_each(events, collect_thread, tracks);
     if (tracks->failed) return false;
-    qsort(tracks->thread_names, tracks->num_threads, sizeof *tracks->thread_names,
-          compare_threads);
+    if (tracks->num_threads > 1)
+        qsort(tracks->thread_names, tracks->num_threads, sizeof *tracks->thread_names,
+              compare_threads);
     int32_t tid = 0;
     for (size_t t = 0; t < tracks->num_threads; t++) {
         const thread_name_t *thread = &tracks->thread_names[t];
