@@ -1,11 +1,14 @@
 /* Eager dispatch cost and MatMul throughput, each beside a baseline from the same run: two
  * malloc/free pairs for dispatch (what an op that allocated from the heap would pay), a direct
- * cblas_sgemm call for MatMul. */
+ * cblas_sgemm call for MatMul. Dispatch is measured again with a profile recording
+ * (tp_profiler_start), beside the figure without. */
 #include <cblas.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "bench_support.h"
 #include "tensorplug/tensorplug.h"
@@ -75,17 +78,36 @@ int main(void) {
     tp_log_set_level(TP_LOG_ERROR);
     tp_context_t *context = bench_cpu_context();
 
-    enum { ROUNDS = 200000 };
+    /* Fewer ops with a profile on: a thread keeps at most 2^20 events. */
+    enum { ROUNDS = 200000, PROFILED_ROUNDS = 40000 };
     tp_tensor_t *one = filled(context, 1, 1);
-    printf("eager dispatch, 1 element, CPU (best of 3 x %d ops)\n", ROUNDS);
+    printf("eager dispatch, 1 element, CPU (best of 3 x %d ops; with a profile 3 x %d)\n",
+           ROUNDS, PROFILED_ROUNDS);
     double baseline = malloc_ns(ROUNDS);
     printf("  %-44s %8.0f ns/op\n", "baseline: two malloc/free pairs (64 B, 160 B)", baseline);
+    char profile[] = "/tmp/bench_eager_profile.XXXXXX";
+    int fd = mkstemp(profile);
+    if (fd < 0) return 1;
+    close(fd);
     for (int i = 0; i < 2; i++) {
         const char *op = i == 0 ? "Add" : "Relu";
         double ns = dispatch_ns(context, op, one, ROUNDS);
         printf("  %-44s %8.0f ns/op   (less the baseline: %.0f ns/op)\n", op, ns,
                ns - baseline);
+        TP_CHECK(tp_profiler_start(context, profile));
+        double profiled = dispatch_ns(context, op, one, PROFILED_ROUNDS);
+        double start = now_seconds();
+        TP_CHECK(tp_profiler_stop(context));
+        double written = now_seconds() - start;
+        struct stat file;
+        if (stat(profile, &file) != 0) return 1;
+        char label[64];
+        snprintf(label, sizeof label, "%s, a profile recording", op);
+        printf("  %-44s %8.0f ns/op   (%+.0f ns/op; %d ops written in %.0f ms, %.1f MB)\n",
+               label, profiled, profiled - ns, 3 * PROFILED_ROUNDS, written * 1e3,
+               (double)file.st_size / 1e6);
     }
+    unlink(profile);
     tp_tensor_release(one);
 
     printf("MatMul float32, n x n times n x n (best of 5)\n");

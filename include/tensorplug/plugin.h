@@ -31,7 +31,7 @@ extern "C" {
 #endif
 
 #define TP_ABI_MAJOR 1
-#define TP_ABI_MINOR 5
+#define TP_ABI_MINOR 6
 
 #if defined(__GNUC__)
 #define TP_PRINTF_LIKE(fmt_index, first_arg) __attribute__((format(printf, fmt_index, first_arg)))
@@ -266,6 +266,20 @@ typedef struct tp_device_type_def {
 
     /* Added in 1.4. TP_DEVICE_* bits; 0 for an asynchronous device. */
     uint32_t flags;
+
+    /* Added in 1.6. Optional, for an asynchronous device with events. When the device ran the
+     * work queued on the stream between the event recorded there before `event` and `event`
+     * itself (the host records one right after each launch and copy, so that is one launch's
+     * or one copy's work): the start of its first piece and the end of its last, in
+     * nanoseconds of the host's CLOCK_MONOTONIC, which a device with a clock of its own
+     * converts to (OpenCL's clGetDeviceAndHostTimer gives both clocks at once). With no work
+     * between the two events, start and end are both when the device reached `event`. The
+     * host calls it only after `event` completed, and before recording or destroying it again;
+     * a profile (tp_profiler_start) draws these times as the device's own timeline. NULL, or a
+     * failure set on `status` (no times kept for this event): the profile shows when the host
+     * queued the work instead. */
+    void (*event_work_times)(void *device, void *event, uint64_t *out_start_ns,
+                             uint64_t *out_end_ns, tp_plugin_status_t *status);
 } tp_device_type_def_t;
 
 /* ---- Ops and kernels ------------------------------------------------------------------------ */

@@ -627,6 +627,34 @@ TP_API TP_MUST_USE tp_status_t *tp_context_set_graph_passes(tp_context_t *contex
 /* The passes switched on. */
 TP_API uint32_t tp_context_graph_passes(tp_context_t *context);
 
+/* ---- Profiling ------------------------------------------------------------------------------- */
+
+/* A profile records what the whole process runs, from every thread and context, and is written
+ * as a Chrome trace (the "traceEvents" JSON that Perfetto and chrome://tracing open): a track
+ * per host thread with a span per op (its name, device, input and output dtypes and shapes),
+ * per copy between devices (bytes, source, destination), per traced-function call and per
+ * mirrored step (with a marker across all tracks); per device, a track of its stream (a
+ * synchronous device's kernels; an asynchronous device's work as the device timed it, when its
+ * plug-in reports times, else when the host queued it) and a counter of the bytes its tensors
+ * hold. One profile at a time.
+ *
+ * TP_PROFILE=path in the environment records one without a change to the program: from the
+ * creation of the process's first context until its last live context is released (destroyed,
+ * and its tensors released), when the file is written; once per process. A program that never
+ * releases its contexts calls tp_profiler_stop instead. */
+
+/* Waits for the work queued on `context`'s devices (none when it is NULL), so that earlier
+ * work stays out of the profile, then starts one that tp_profiler_stop writes to `path`. The
+ * file is created (or emptied) now: a path that cannot be written fails here, with NOT_FOUND or
+ * PERMISSION_DENIED naming the path and the system's reason. FAILED_PRECONDITION when a profile
+ * is being recorded already (naming its file). Thread-safe. */
+TP_API TP_MUST_USE tp_status_t *tp_profiler_start(tp_context_t *context, const char *path);
+/* Waits for the work queued on `context`'s devices (none when it is NULL), so that the profile
+ * holds it and the memory it frees, ends the profile and writes it. The profile ends even when
+ * the write fails: the status names the path and the reason, and the partly written file is
+ * removed. FAILED_PRECONDITION when no profile is being recorded. Thread-safe. */
+TP_API TP_MUST_USE tp_status_t *tp_profiler_stop(tp_context_t *context);
+
 #ifdef __cplusplus
 }
 #endif

@@ -264,11 +264,15 @@ static bool complete_event(apu_stream_t *stream, void *payload, char *error, siz
     memcpy(failure, stream->error, sizeof failure);
     stream->error[0] = '\0';
     pthread_mutex_unlock(&stream->mutex);
+    uint64_t start_ns, end_ns;
+    apu_stream_take_work_times(stream, &start_ns, &end_ns);
     pthread_mutex_lock(&mark->event->mutex);
     /* A later record supersedes this one: only its own generation completes the event. */
     if (mark->event->generation == mark->generation) {
         mark->event->state = failure[0] != '\0' ? TP_EVENT_ERROR : TP_EVENT_COMPLETE;
         memcpy(mark->event->error, failure, sizeof failure);
+        mark->event->work_start_ns = start_ns;
+        mark->event->work_end_ns = end_ns;
         pthread_cond_broadcast(&mark->event->done);
     }
     pthread_mutex_unlock(&mark->event->mutex);
@@ -283,6 +287,7 @@ static void apu_event_record(void *device, void *stream, void *handle,
     event_mark_t mark = {event, ++event->generation};
     event->state = TP_EVENT_PENDING;
     event->error[0] = '\0';
+    event->work_start_ns = event->work_end_ns = 0;
     pthread_mutex_unlock(&event->mutex);
     apu_stream_enqueue_marker(stream, complete_event, &mark, sizeof mark, status);
 }
@@ -330,6 +335,21 @@ static void apu_event_synchronize(void *device, void *handle, tp_plugin_status_t
     char failure[sizeof event->error];
     if (!wait_for(event, failure, sizeof failure))
         apu_host->status_set(status, TP_INTERNAL, "%s", failure);
+}
+
+/* When the device ran the work the event followed (plugin.h, 1.6). */
+static void apu_event_work_times(void *device, void *handle, uint64_t *out_start_ns,
+                                 uint64_t *out_end_ns, tp_plugin_status_t *status) {
+    (void)device;
+    apu_event_t *event = handle;
+    pthread_mutex_lock(&event->mutex);
+    bool past = event->state != TP_EVENT_PENDING && event->work_start_ns != 0;
+    *out_start_ns = event->work_start_ns;
+    *out_end_ns = event->work_end_ns;
+    pthread_mutex_unlock(&event->mutex);
+    if (!past)
+        apu_host->status_set(status, TP_FAILED_PRECONDITION,
+                             "APU: the event is not recorded or not complete yet");
 }
 
 /* ---- Host callbacks -------------------------------------------------------------------------- */
@@ -442,6 +462,7 @@ static void apu_init(const tp_host_api_t *host, tp_registrar_t *registrar,
         .event_synchronize = apu_event_synchronize,
         .host_callback = apu_host_callback,
         .flags = 0, /* asynchronous: every command runs on the stream's queue thread */
+        .event_work_times = apu_event_work_times,
     };
     host->register_device_type(registrar, &apu, status);
     static const tp_dtype_t float32_only[] = {TP_FLOAT32};

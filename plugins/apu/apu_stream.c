@@ -20,6 +20,23 @@ static void sleep_microseconds(uint64_t microseconds) {
     }
 }
 
+uint64_t apu_clock_ns(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+}
+
+void apu_stream_take_work_times(apu_stream_t *stream, uint64_t *out_start_ns,
+                                uint64_t *out_end_ns) {
+    if (stream->work_start_ns == 0) {
+        *out_start_ns = *out_end_ns = apu_clock_ns();
+        return;
+    }
+    *out_start_ns = stream->work_start_ns;
+    *out_end_ns = stream->work_end_ns;
+    stream->work_start_ns = stream->work_end_ns = 0;
+}
+
 static void *run_queue(void *arg) {
     apu_stream_t *stream = arg;
     pthread_mutex_lock(&stream->mutex);
@@ -31,10 +48,16 @@ static void *run_queue(void *arg) {
         stream->running = true;
         pthread_mutex_unlock(&stream->mutex);
 
+        /* The simulated latency is the device's time: a command starts when it is taken. */
+        uint64_t start_ns = command->marker ? 0 : apu_clock_ns();
         if (apu_config.latency_us > 0 && !command->marker)
             sleep_microseconds(apu_config.latency_us);
         char error[sizeof stream->error] = "";
         bool ok = command->work(stream, command->payload, error, sizeof error);
+        if (!command->marker) {
+            if (stream->work_start_ns == 0) stream->work_start_ns = start_ns;
+            stream->work_end_ns = apu_clock_ns();
+        }
 
         pthread_mutex_lock(&stream->mutex);
         if (!ok && stream->error[0] == '\0')

@@ -16,6 +16,9 @@ typedef struct apu_event {
      * event, which this event reports (plugin.h, 1.4). A stream that waits for the event does
      * not take it on: the runtime knows which values depend on it. */
     char error[256];
+    /* When the stream ran the work queued between its previous event and this one, on
+     * CLOCK_MONOTONIC: what event_work_times reports (plugin.h, 1.6). */
+    uint64_t work_start_ns, work_end_ns;
 } apu_event_t;
 
 typedef struct apu_command apu_command_t;
@@ -32,6 +35,9 @@ typedef struct apu_stream {
     /* The first failure of work queued since the last event record, not yet reported: the
      * next event recorded reports it, or else the next synchronize. */
     char error[256];
+    /* When the device ran the work since the last event record: the start of the first
+     * command and the end of the last (0: none yet). Only the worker thread touches them. */
+    uint64_t work_start_ns, work_end_ns;
 } apu_stream_t;
 
 /* A command's work, run on the worker thread; returns false and fills `error` on failure. */
@@ -48,6 +54,14 @@ bool apu_stream_enqueue(apu_stream_t *stream, apu_work_fn work, const void *payl
  * runtime records an event after every launch, and latency on it would double every op's. */
 bool apu_stream_enqueue_marker(apu_stream_t *stream, apu_work_fn work, const void *payload,
                                size_t payload_size, tp_plugin_status_t *status);
+
+/* The worker's clock: CLOCK_MONOTONIC in nanoseconds, the host's clock for device times. */
+uint64_t apu_clock_ns(void);
+
+/* On the worker thread, at an event record: when the device ran the work since the previous
+ * one (both now, when there was none), after which the next piece of work starts anew. */
+void apu_stream_take_work_times(apu_stream_t *stream, uint64_t *out_start_ns,
+                                uint64_t *out_end_ns);
 
 /* Waits until the queue is empty; reports and clears a failure no event has reported. */
 void apu_stream_synchronize(apu_stream_t *stream, tp_plugin_status_t *status);

@@ -6,6 +6,7 @@
 
 #include "base/env.h"
 #include "base/status.h"
+#include "profiler/profiler.h"
 
 const char *tp_version(void) { return TP_VERSION_STRING; }
 
@@ -74,6 +75,7 @@ tp_status_t *tp_context_create(const tp_context_options_t *options, tp_context_t
     context->strict_placement = effective.strict_placement;
     context->placement_log = effective.placement_log;
     pthread_mutex_init(&context->fallback_mutex, NULL);
+    tp_profiler_context_created();
     *out_context = context;
     return NULL;
 }
@@ -102,6 +104,7 @@ void tp_context_release(tp_context_t *context) {
     pthread_mutex_destroy(&context->fallback_mutex);
     free(context->fallbacks);
     free(context);
+    tp_profiler_context_released();
 }
 
 void tp_context_set_log_device_placement(tp_context_t *context, bool enabled) {

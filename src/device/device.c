@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "base/log.h"
+#include "base/profile_hooks.h"
 #include "base/status.h"
 #include "device/completion.h"
 #include "plugin/plugin_status.h"
@@ -139,6 +140,8 @@ tp_status_t *tp_device_copy_from_host(tp_device_t *device, void *mem, uint64_t o
                                       tp_completion_t **out_done) {
     void *stream;
     TP_RETURN_IF_ERROR(tp_device_stream(device, &stream));
+    const tp_profile_hooks_t *profile = tp_profile_hooks();
+    uint64_t begin_ns = tp_profile_begin(profile);
     tp_plugin_status_t status = TP_PLUGIN_STATUS_INIT;
     tp_device_lock_queue(device);
     device->def->memcpy_host_to_device(device->handle, stream, mem, offset, source, size, &status);
@@ -149,10 +152,11 @@ tp_status_t *tp_device_copy_from_host(tp_device_t *device, void *mem, uint64_t o
     tp_device_unlock_queue(device);
     if (out_done != NULL) {
         *out_done = done;
-        return error;
+    } else {
+        if (error == NULL) error = tp_completion_wait(done);
+        tp_completion_release(done);
     }
-    if (error == NULL) error = tp_completion_wait(done);
-    tp_completion_release(done);
+    if (profile != NULL && error == NULL) profile->host_copy(device, false, size, begin_ns);
     return error;
 }
 
@@ -160,6 +164,8 @@ tp_status_t *tp_device_copy_to_host(tp_device_t *device, void *destination, cons
                                     uint64_t offset, uint64_t size) {
     void *stream;
     TP_RETURN_IF_ERROR(tp_device_stream(device, &stream));
+    const tp_profile_hooks_t *profile = tp_profile_hooks();
+    uint64_t begin_ns = tp_profile_begin(profile);
     tp_plugin_status_t status = TP_PLUGIN_STATUS_INIT;
     tp_completion_t *done = NULL;
     tp_device_lock_queue(device);
@@ -171,6 +177,7 @@ tp_status_t *tp_device_copy_to_host(tp_device_t *device, void *destination, cons
     tp_device_unlock_queue(device);
     if (error == NULL) error = tp_completion_wait(done);
     tp_completion_release(done);
+    if (profile != NULL && error == NULL) profile->host_copy(device, true, size, begin_ns);
     return error;
 }
 

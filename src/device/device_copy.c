@@ -15,6 +15,7 @@
  * values' producer failed, so a failure travels with the values from device to device. */
 #include <stdlib.h>
 
+#include "base/profile_hooks.h"
 #include "base/status.h"
 #include "device/completion.h"
 #include "device/device.h"
@@ -139,10 +140,9 @@ static tp_status_t *copy_through_host(tp_device_t *source, const void *src_mem,
     return NULL;
 }
 
-tp_status_t *tp_device_copy(tp_device_t *source, const void *src_mem, uint64_t src_offset,
-                            tp_completion_t *source_done, tp_device_t *destination,
-                            void *dst_mem, uint64_t dst_offset, uint64_t size,
-                            tp_completion_t **out_done) {
+static tp_status_t *copy(tp_device_t *source, const void *src_mem, uint64_t src_offset,
+                         tp_completion_t *source_done, tp_device_t *destination, void *dst_mem,
+                         uint64_t dst_offset, uint64_t size, tp_completion_t **out_done) {
     *out_done = NULL;
     tp_status_t *failure = NULL;
     if (tp_completion_poll(source_done, &failure) && failure != NULL) return failure;
@@ -158,4 +158,17 @@ tp_status_t *tp_device_copy(tp_device_t *source, const void *src_mem, uint64_t s
                                      dst_mem, dst_offset, size, out_done);
     return copy_through_host(source, src_mem, src_offset, source_done, destination, dst_mem,
                              dst_offset, size, out_done);
+}
+
+tp_status_t *tp_device_copy(tp_device_t *source, const void *src_mem, uint64_t src_offset,
+                            tp_completion_t *source_done, tp_device_t *destination,
+                            void *dst_mem, uint64_t dst_offset, uint64_t size,
+                            tp_completion_t **out_done) {
+    const tp_profile_hooks_t *profile = tp_profile_hooks();
+    uint64_t begin_ns = tp_profile_begin(profile);
+    tp_status_t *error = copy(source, src_mem, src_offset, source_done, destination, dst_mem,
+                              dst_offset, size, out_done);
+    if (profile != NULL && error == NULL && size > 0)
+        profile->copy(source, destination, size, begin_ns);
+    return error;
 }

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "base/profile_hooks.h"
 #include "base/status.h"
 #include "device/completion.h"
 #include "device/device.h"
@@ -44,6 +45,18 @@ tp_status_t *tp_device_allocator(tp_device_t *device, tp_bfc_t **out) {
     *out = device->allocator;
     pthread_mutex_unlock(&device->mutex);
     return error;
+}
+
+/* Tells the profile recording the bytes the allocator has in use now. Called with no lock of
+ * the device's held. */
+static void report_memory(const tp_profile_hooks_t *profile, tp_device_t *device) {
+    pthread_mutex_lock(&device->mutex);
+    tp_bfc_t *allocator = device->allocator;
+    pthread_mutex_unlock(&device->mutex);
+    if (allocator == NULL) return;
+    tp_bfc_stats_t stats;
+    tp_bfc_get_stats(allocator, &stats);
+    profile->memory(device, stats.bytes_in_use);
 }
 
 /* ---- The deferred list ----------------------------------------------------------------------- */
@@ -80,6 +93,7 @@ static bool is_done(tp_completion_t *after) {
 /* Carries out the oldest entries whose work is done, up to the first that is not. Nothing
  * waits: polling an event, then the allocator's own lock, is all it costs. */
 static void take_back_done(tp_device_t *device) {
+    bool freed = false;
     pthread_mutex_lock(&device->deferred_mutex);
     while (device->deferred_count > 0) {
         struct tp_deferred oldest = device->deferred[device->deferred_first];
@@ -88,9 +102,12 @@ static void take_back_done(tp_device_t *device) {
         device->deferred_count--;
         device->deferred_done++;
         if (oldest.fn != NULL) oldest.fn(oldest.arg);
+        freed = freed || oldest.fn != NULL;
         tp_completion_release(oldest.after); /* resolved: it lets go of no event */
     }
     pthread_mutex_unlock(&device->deferred_mutex);
+    const tp_profile_hooks_t *profile = tp_profile_hooks();
+    if (profile != NULL && freed) report_memory(profile, device);
 }
 
 /* Waits for the oldest entry's work, then carries out what is done; false when there is none.
@@ -141,7 +158,11 @@ static void defer_and_unlock(tp_device_t *device, tp_completion_t *after,
         tp_status_free(tp_completion_wait(after));
         tp_completion_release(after);
     }
-    if (!kept && fn != NULL) fn(arg);
+    if (!kept && fn != NULL) {
+        fn(arg);
+        const tp_profile_hooks_t *profile = tp_profile_hooks();
+        if (profile != NULL) report_memory(profile, device);
+    }
 }
 
 void tp_device_defer(tp_device_t *device, tp_completion_t *after, void (*fn)(void *arg),
@@ -183,6 +204,8 @@ tp_status_t *tp_device_allocate(tp_device_t *device, uint64_t size, tp_bfc_block
         tp_status_free(error);
         error = tp_bfc_allocate(allocator, size, out);
     }
+    const tp_profile_hooks_t *profile = tp_profile_hooks();
+    if (profile != NULL && error == NULL) report_memory(profile, device);
     return error;
 }
 

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/profile_hooks.h"
 #include "base/status.h"
 #include "context/context.h"
 #include "distribute/strategy.h"
@@ -84,11 +85,16 @@ const char *tp_replica_device(const tp_replica_context_t *replica) {
 static void *run_replica(void *arg) {
     tp_replica_context_t *replica = arg;
     tp_context_t *context = replica->strategy->context;
+    const tp_profile_hooks_t *profile = tp_profile_hooks();
+    uint64_t begin_ns = tp_profile_begin(profile);
+    if (profile != NULL) profile->replica_begin(replica->index, tp_replica_device_handle(replica));
     replica->result = tp_device_push(context, tp_replica_device(replica));
     if (replica->result == NULL) {
         replica->result = replica->fn(replica, replica->user_data);
         tp_status_free(tp_device_pop(context));
     }
+    if (profile != NULL)
+        profile->replica_end(replica->index, tp_replica_device_handle(replica), begin_ns);
     tp_replica_group_depart(&replica->strategy->group);
     return NULL;
 }
@@ -134,6 +140,9 @@ tp_status_t *tp_mirrored_strategy_run(tp_mirrored_strategy_t *strategy, tp_repli
                               "tp_mirrored_strategy_run: the strategy is running already (one "
                               "run at a time)");
     }
+    const tp_profile_hooks_t *profile = tp_profile_hooks();
+    uint64_t begin_ns = tp_profile_begin(profile);
+    uint64_t step = ++strategy->steps;
     tp_replica_group_reset(&strategy->group);
     for (size_t r = 0; r < count; r++) {
         replicas[r] = (tp_replica_context_t){strategy, r, fn, user_data, NULL, false};
@@ -146,6 +155,7 @@ tp_status_t *tp_mirrored_strategy_run(tp_mirrored_strategy_t *strategy, tp_repli
     for (size_t r = 0; r < count; r++)
         if (started[r]) pthread_join(threads[r], NULL);
     atomic_store(&strategy->running, false);
+    if (profile != NULL) profile->mirrored_step(step, count, begin_ns);
     tp_status_t *error = first_failure(replicas, count);
     free(replicas);
     free(threads);

@@ -13,6 +13,7 @@ struct tp_mirrored_strategy {
     size_t num_replicas;
     tp_device_t **devices; /* by replica */
     atomic_bool running;
+    uint64_t steps; /* runs so far, for the profile; changed only while running */
     tp_replica_group_t group;
 };
 

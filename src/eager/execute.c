@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "autodiff/tape.h"
+#include "base/profile_hooks.h"
 #include "base/status.h"
 #include "context/context.h"
 #include "eager/execute.h"
@@ -60,12 +61,15 @@ tp_status_t *tp_execute(tp_context_t *context, const char *op_name, tp_tensor_t 
     for (size_t i = 0; i < num_inputs; i++)
         TP_RETURN_IF_ERROR(tp_status_annotate(tp_tensor_require_values(inputs[i], op_name),
                                               "input %zu", i));
+    const tp_profile_hooks_t *profile = tp_profile_hooks();
+    uint64_t begin_ns = tp_profile_begin(profile);
     TP_RETURN_IF_ERROR(tp_context_devices_ready(context));
     tp_placement_t placement;
     TP_RETURN_IF_ERROR(tp_place_op(context, &call, &placement));
     call.device = placement.device;
     TP_RETURN_IF_ERROR(tp_kernel_context_infer_shapes(&call));
     TP_RETURN_IF_ERROR(tp_execute_call(context, &call, placement.kernel, inputs, num_inputs));
+    if (profile != NULL) profile->op(&call, NULL, begin_ns);
     log_placement(context, &call);
     for (int32_t o = 0; o < call.num_outputs; o++) outputs[o] = call.outputs[o];
     return record_on_tapes(context, &call, inputs, num_inputs, outputs);

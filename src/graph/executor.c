@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/profile_hooks.h"
 #include "base/status.h"
 #include "device/completion.h"
 #include "graph/graph_placement.h"
@@ -364,6 +365,8 @@ static tp_status_t *run_op(tp_executor_t *executor, run_state_t *state, step_t *
         tp_attr_t *seed = &call.attrs[step->seed_attribute];
         seed->i = seed_for_run(seed->i, atomic_fetch_add(&step->runs, 1));
     }
+    const tp_profile_hooks_t *profile = tp_profile_hooks();
+    uint64_t begin_ns = tp_profile_begin(profile);
     /* An argument lives where the caller made it; another device's is copied for the call. */
     tp_staged_inputs_t staged;
     TP_RETURN_IF_ERROR(tp_stage_inputs(&call, inputs, (size_t)plan->num_inputs, &staged));
@@ -375,6 +378,7 @@ static tp_status_t *run_op(tp_executor_t *executor, run_state_t *state, step_t *
     }
     call.inputs = staged.tensors;
     if (error == NULL) error = tp_kernel_launch(&call, step->kernel);
+    if (profile != NULL && error == NULL) profile->op(&call, executor->graph->name, begin_ns);
     tp_release_staged_inputs(&staged, inputs);
     return error;
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/profile_hooks.h"
 #include "base/shape.h"
 #include "base/status.h"
 #include "context/context.h"
@@ -151,8 +152,10 @@ static tp_status_t *trace(tp_function_t *function, tp_tensor_t *const *inputs, s
     return NULL;
 }
 
+/* The graph for the signature of `inputs`, traced now if it is new (*out_traced). */
 static tp_status_t *concrete_for(tp_function_t *function, tp_tensor_t *const *inputs,
-                                 size_t count, concrete_t **out) {
+                                 size_t count, concrete_t **out, bool *out_traced) {
+    *out_traced = false;
     pthread_mutex_lock(&function->mutex);
     concrete_t *found = function->concretes;
     while (found != NULL && !same_signature(found, inputs, count)) found = found->next;
@@ -163,6 +166,7 @@ static tp_status_t *concrete_for(tp_function_t *function, tp_tensor_t *const *in
             found->next = function->concretes;
             function->concretes = found;
             atomic_fetch_add(&function->traces, 1);
+            *out_traced = true;
         }
     }
     pthread_mutex_unlock(&function->mutex);
@@ -192,9 +196,14 @@ tp_status_t *tp_function_call(tp_function_t *function, tp_tensor_t *const *input
                               "function '%s' was called while another is being traced; calling "
                               "one function from another's body is not supported yet",
                               function->name);
+    const tp_profile_hooks_t *profile = tp_profile_hooks();
+    uint64_t begin_ns = tp_profile_begin(profile);
     concrete_t *concrete;
-    TP_RETURN_IF_ERROR(concrete_for(function, inputs, num_inputs, &concrete));
-    return tp_executor_run(concrete->executor, inputs, outputs);
+    bool traced;
+    TP_RETURN_IF_ERROR(concrete_for(function, inputs, num_inputs, &concrete, &traced));
+    tp_status_t *error = tp_executor_run(concrete->executor, inputs, outputs);
+    if (profile != NULL && error == NULL) profile->function_run(function->name, traced, begin_ns);
+    return error;
 }
 
 size_t tp_function_trace_count(const tp_function_t *function) {
@@ -206,7 +215,8 @@ tp_status_t *tp_function_write_graph(tp_function_t *function, tp_tensor_t *const
     TP_REQUIRE_ARG(function);
     TP_REQUIRE_ARG(out);
     concrete_t *concrete;
-    TP_RETURN_IF_ERROR(concrete_for(function, inputs, num_inputs, &concrete));
+    bool traced;
+    TP_RETURN_IF_ERROR(concrete_for(function, inputs, num_inputs, &concrete, &traced));
     const tp_graph_t *graph = &concrete->trace.graph;
     return format == TP_GRAPH_DOT ? tp_graph_write_dot(graph, out)
                                   : tp_graph_write_text(graph, out);

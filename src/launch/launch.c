@@ -2,6 +2,7 @@
 
 #include <stdlib.h>
 
+#include "base/profile_hooks.h"
 #include "base/status.h"
 #include "device/completion.h"
 #include "plugin/plugin_status.h"
@@ -77,6 +78,8 @@ tp_status_t *tp_kernel_launch(tp_kernel_context_t *call, const tp_kernel_def_t *
                                   call->op->def->name);
     }
     tp_completion_t *done = NULL;
+    const tp_profile_hooks_t *profile = tp_profile_hooks();
+    uint64_t begin_ns = tp_profile_begin(profile);
     tp_device_lock_queue(call->device);
     error = run_kernel(call, kernel);
     if (error == NULL) {
@@ -90,6 +93,7 @@ tp_status_t *tp_kernel_launch(tp_kernel_context_t *call, const tp_kernel_def_t *
         done = NULL;
     }
     tp_device_unlock_queue(call->device);
+    if (profile != NULL && error == NULL) profile->launch(call, begin_ns);
     if (pending != small) free(pending);
     if (error != NULL) return error;
     for (int32_t o = 0; o < call->num_outputs; o++)
