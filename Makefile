@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # A thin front for CMake. `make demo` and `make check` install missing Debian packages first.
 BUILD ?= build
 ASAN_BUILD ?= build-asan

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Time to create and destroy a context, without plug-ins and with the tree's plug-ins, beside
  * a malloc/free baseline measured in the same run. The first context of a process also loads
  * the plug-in files; that cost is shown on its own. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Several devices at once, each figure beside a baseline measured in the same run:
  * - an all-reduce (mean) of 1M float32 per replica across 2 and 4 logical CPU devices, from
  *   outside a run (tp_mirrored_strategy_all_reduce) and inside one (tp_replica_all_reduce),

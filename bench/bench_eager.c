@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Eager dispatch cost and MatMul throughput, each beside a baseline from the same run: two
  * malloc/free pairs for dispatch (what an op that allocated from the heap would pay), a direct
  * cblas_sgemm call for MatMul. Dispatch is measured again with a profile recording

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Graph mode, each figure beside a baseline measured in the same run:
  * - a chain of 1000 cheap ops (Neg, then Relu, alternating) on a 1-element float32, run as a
  *   traced function against op by op;

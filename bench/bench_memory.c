@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Device memory: the BFC allocator against glibc's malloc/free on the same sequence of
  * requests, and eager Relu into a fresh output at every call against a memcpy of the same
  * bytes, each pair measured in the same run. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The OpenCL plug-in on GPU:0, each figure beside a baseline measured in the same run on the
  * same OpenCL device, called directly with the plain OpenCL API and CLBlast:
  * - dispatch: a chain of small Neg ops against bare clEnqueueNDRangeKernel calls of the same

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The cost of registering a plug-in's ops and kernels, per kernel, at 1,000, 10,000 and 100,000
  * kernels: flat when registration is linear (it was quadratic: 40,000 took 11.8 s, and a kernel
  * cost 60 us at 10,000 and 1.8 ms at 100,000). Measured as a context's creation with a plug-in

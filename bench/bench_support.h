@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What the benchmarks share: the clock, and the context they measure the CPU in. */
 #ifndef TP_BENCH_BENCH_SUPPORT_H
 #define TP_BENCH_BENCH_SUPPORT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Checkpoints as NumPy's .npz: one NAME.npy member per variable, in a zip archive that libzip
  * writes (into a new file beside the target, renamed over it when whole) and reads. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The plug-ins compiled into the library. The core takes these entry points exactly as it
  * takes a loaded plug-in's from dlsym. */
 #include <stddef.h>

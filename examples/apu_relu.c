@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The plug-in page's snippet, with the APU plug-in installed:
  *
  *   tf.config.list_physical_devices()  # APU device is visible to TensorFlow.

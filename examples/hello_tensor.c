@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The README's example: list the devices, make a tensor, print it. */
 #include <tensorplug/tensorplug.h>
 

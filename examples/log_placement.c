@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* "Using GPUs": Logging device placement.
  *
  *   tf.debugging.set_log_device_placement(True)

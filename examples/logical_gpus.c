@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* "Using GPUs": limiting GPU memory with logical devices, each with a hard memory limit.
  *
  *   gpus = tf.config.list_physical_devices('GPU')

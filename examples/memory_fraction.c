@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The memory fraction, with the APU plug-in:
  *
  *   tf.config.gpu.set_per_process_memory_fraction(0.4)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* "Allowing GPU memory growth", with the APU plug-in:
  *
  *   tf.config.gpu.set_per_process_memory_growth()

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* "Using multiple GPUs" with tf.distribute.Strategy: a copy of the model on each device, the
  * input data split between them.
  *

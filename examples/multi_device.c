@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* "Using multiple GPUs", without tf.distribute.Strategy: the computation replicated on two
  * devices by hand and the replicas' results summed on the CPU.
  *

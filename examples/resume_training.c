@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A training run that stops and resumes from a checkpoint, as tf.train.Checkpoint or Keras's
  * save_weights do: y = w x + b learnt by gradient descent for 20 steps, w and b saved to a
  * NumPy .npz, restored into new variables (as a new process would make them), and trained for

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* "Using GPUs": soft device placement.
  *
  *   tf.config.set_soft_device_placement(True)

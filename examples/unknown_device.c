@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* "Using GPUs": Using a single GPU on a multi-GPU system, when the device does not exist.
  *
  *   with tf.device('/device:GPU:2'):

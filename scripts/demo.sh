@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The walk-through `make demo` runs: the runtime alone, then the APU package installed into a
 # local prefix (no root needed), then the reference documents' examples. Usage: demo.sh BUILD
 set -eu

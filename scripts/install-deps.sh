@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Installs the Debian packages listed in packaging/debian-packages.txt that are missing. As
 # root it runs apt-get; otherwise it prints the command to run and fails.
 set -eu

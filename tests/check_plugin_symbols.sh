@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # No plug-in may need a symbol of the core: it reaches the runtime only through the host
 # function table. Usage: check_plugin_symbols.sh LIBTENSORPLUG PLUGIN_DIR...
 set -u

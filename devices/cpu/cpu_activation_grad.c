@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The gradients of Relu, Sigmoid and Tanh as kernels: one pass over memory instead of the
  * three or four element-wise ops they would take composed. Both inputs have one shape. */
 #include "cpu_kernels.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Element-wise kernels: unary math, NumPy-broadcasting binary arithmetic, AddN, BiasAdd,
  * Fill, the *Like ops, Identity and Cast. */
 #include <math.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* secure_getenv is a GNU extension. */
 #define _GNU_SOURCE
 #include <cblas.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What the CPU's kernels share: the host table, tensor access and a parallel loop. */
 #ifndef TP_DEVICES_CPU_KERNELS_H
 #define TP_DEVICES_CPU_KERNELS_H

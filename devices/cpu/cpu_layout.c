@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Kernels that move elements without computing: Identity and Reshape (a plain copy: the
  * shapes differ, the row-major bytes do not) and Transpose. */
 #include <string.h>

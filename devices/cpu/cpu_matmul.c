@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* MatMul through OpenBLAS's cblas_sgemm and cblas_dgemm: a real BLAS, threaded by OpenBLAS. */
 #include <cblas.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The CPU device, registered through the plug-in ABI like any other device. It declares
  * itself synchronous (TP_DEVICE_SYNCHRONOUS): every command has finished when the call that
  * enqueues it returns and reports its own failure, so its events are complete as soon as they

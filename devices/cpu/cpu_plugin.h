@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The CPU device's entry point, listed in devices/builtin.c. */
 #ifndef TP_DEVICES_CPU_PLUGIN_H
 #define TP_DEVICES_CPU_PLUGIN_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Seeded random tensors. Element i's value depends only on the seed and i (a counter-based
  * generator: SplitMix64 of seed and index), so results are reproducible and the same however
  * the work is split between threads. */

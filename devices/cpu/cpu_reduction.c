@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Reductions over axes (Sum, Mean, Max) and Softmax over the last dimension. */
 #include <math.h>
 #include <stdbool.h>

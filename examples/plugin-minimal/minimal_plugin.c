@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A minimal tensorplug plug-in: one device type, MINI, whose memory is the host's and whose
  * work is done when each call returns, and one kernel, Add for float32. It includes
  * tensorplug/plugin.h alone and links nothing of the runtime: all it needs of the runtime

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tensorplug plug-in ABI: the only header a device plug-in includes.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tensorplug: a tensor runtime whose devices are plug-ins. The application API.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tensorplug training: variables, gradient tapes, a small sequential model of Dense layers with
  * mean squared error and gradient descent, and mirrored data-parallel training over several

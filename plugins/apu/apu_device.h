@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The Awesome Processing Unit: a simulated accelerator with its own memory and its own queue
  * thread, so that the runtime meets a device that is truly asynchronous. */
 #ifndef TP_APU_DEVICE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The APU's graph pass. Relu is idempotent, so a Relu on an APU that reads a Relu on the same
  * APU gives what the inner one gives: its readers read the inner node instead and it is
  * removed, one kernel launch fewer per call. */

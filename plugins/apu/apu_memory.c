@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The APU's memory: one arena per device, carved first-fit into blocks that merge again when
  * freed. The host sees a block only as a handle, APU_ADDRESS_BASE plus its offset. */
 #include <stdint.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The APU plug-in: device type "APU", its memory, streams, events and copies, and one kernel,
  * Relu for float32, run on the stream's queue thread. It includes tensorplug/plugin.h alone
  * and links nothing of the core: the reference for device vendors. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 #include "apu_stream.h"
 
 #include <stddef.h>

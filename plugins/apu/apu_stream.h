@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* An APU stream: an in-order queue of commands run by a worker thread of its own. */
 #ifndef TP_APU_STREAM_H
 #define TP_APU_STREAM_H

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Turns one OpenCL C file into a C file defining `const char NAME[]`: the text of PREAMBLE (what
 # every program starts with), then the file's, and a final NUL, so that the plug-in carries the
 # kernels it builds and the .cl files stay the one source.

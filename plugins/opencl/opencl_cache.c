@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The on-disk cache of program binaries (see opencl_cache.h). An entry is a header (magic,
  * binary size, FNV-1a hash of the binary) followed by the binary. */
 #define _GNU_SOURCE /* secure_getenv */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Program binaries kept on disk between processes, so that a device compiles each program once
  * per driver rather than once per process: under $TP_OPENCL_CACHE_DIR if set ("none": no
  * cache), else $XDG_CACHE_HOME/tensorplug/opencl, else ~/.cache/tensorplug/opencl. An entry is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What the OpenCL plug-in's files share: its devices, streams and programs, the launch of a
  * kernel, and the helpers that turn OpenCL's error codes into statuses. */
 #ifndef TENSORPLUG_OPENCL_DEVICE_H

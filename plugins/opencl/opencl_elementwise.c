@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The element-wise ops on the GPU, from kernels/elementwise.cl: unary math, broadcasting
  * binary arithmetic, AddN, BiasAdd, the activation gradients, Fill, ZerosLike and OnesLike,
  * Cast, and the copies (Identity, Reshape, Const). compute only queues work; it never waits

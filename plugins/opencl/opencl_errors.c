@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* OpenCL error codes as statuses: every failing OpenCL call is reported by the call's name,
  * the device and the error's name, which is what a user can look up. */
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* OpenCLFusedElementwise: one kernel in place of a chain of element-wise ops on a GPU, put
  * there by the fusion pass (opencl_fusion_pass.c). Its `expression` attribute, such as
  * "Relu(Add(x0, Mul(x1, x2)))", names the ops and the inputs they read; the kernel turns it into

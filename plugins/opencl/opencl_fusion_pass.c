@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The OpenCL plug-in's graph pass: a chain of element-wise ops on one GPU becomes one
  * OpenCLFusedElementwise node (opencl_fusion.c), which reads each tensor the chain reads once
  * and writes only its result, instead of one pass over memory per op.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What every kernel file of the plug-in needs: reading a kernel's tensors, a status test, the
  * names and sizes of dtypes as the .cl files spell them, the kernel for a dtype, a device-side
  * copy, and registration with a create that shares the op's table with compute. */

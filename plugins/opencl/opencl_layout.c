@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Transpose on the GPU, from kernels/layout.cl, for every dtype: elements move as bytes of
  * their size, so the result is the CPU's bit for bit. compute only queues work; it never
  * waits for the device. */

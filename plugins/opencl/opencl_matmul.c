@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* MatMul on the GPU through CLBlast's GEMM (CLBlastSgemm, CLBlastDgemm), queued on the kernel
  * context's stream like any launch: compute never waits for the device. CLBlast compiles its
  * kernels for a device on the first call there and keeps them for the life of the process. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Device memory: one OpenCL buffer per allocation, its cl_mem the handle. The plug-in counts
  * what it holds against CL_DEVICE_GLOBAL_MEM_SIZE itself, because OpenCL implementations
  * commonly defer the real allocation to first use, where a failure would come too late. */

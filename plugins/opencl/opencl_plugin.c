@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The OpenCL plug-in: device type "GPU" on the OpenCL devices of any vendor, found through the
  * ICD loader when the plug-in loads. It includes tensorplug/plugin.h and OpenCL's headers
  * alone, and links the ICD loader and CLBlast, never the core.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The plug-in's programs on each device: built the first time a kernel of theirs runs there,
  * from the disk cache when it holds them, and their kernel objects, reused between launches;
  * and the programs generated at run time (fused kernels), built and kept the same way. */

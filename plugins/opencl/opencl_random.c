@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* RandomUniform and RandomStandardNormal on the GPU, from kernels/random.cl: the CPU device's
  * counter-based generator, so that a seed gives the same values on either device (random.cl
  * says where that is bit for bit). compute only queues work; it never waits for the device. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The reductions on the GPU, from kernels/reduction.cl: Sum, Mean and Max over any set of
  * axes, and Softmax over the last dimension. compute only queues work; it never waits for the
  * device.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The OpenCL C programs built into the plug-in: each kernels/NAME.cl file becomes one entry of
  * opencl_programs at build time (embed_source.cmake and opencl_programs.c.in), so that the .cl
  * file stays the one source and a new program needs no other change. */

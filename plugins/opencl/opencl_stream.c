@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Streams, copies, events and host callbacks on OpenCL command queues.
  *
  * A command that fails on the device shows only as a negative execution status of its

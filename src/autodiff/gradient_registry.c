@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Which built-in op has which gradient function, and what they share. */
 #include <stdlib.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Gradient functions: for one recorded op, the gradients of its inputs given those of its
  * outputs, built from ordinary ops so that they run on any device and trace like any code. */
 #ifndef TP_AUTODIFF_GRADIENTS_H

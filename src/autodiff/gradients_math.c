@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Gradients of element-wise arithmetic, broadcasting included. */
 #include "autodiff/gradients.h"
 #include "base/status.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Gradients of the layers of a dense network: MatMul, BiasAdd and the activations. */
 #include "autodiff/gradients.h"
 #include "base/status.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Gradients of reductions and of ops that only move elements: Sum, Mean, Reshape, Transpose. */
 #include "autodiff/gradients.h"
 #include "base/status.h"

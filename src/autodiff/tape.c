@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The gradient tape: records the ops that depend on watched tensors, then walks them backwards
  * applying each op's gradient function (reverse-mode differentiation). */
 #include "autodiff/tape.h"

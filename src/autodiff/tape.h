@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The gradient tape's hooks into the rest of the core: eager execution and tracing report each
  * op they ran, and variables report each value they hand out. */
 #ifndef TP_AUTODIFF_TAPE_H

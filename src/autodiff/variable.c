@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Variables: a device, and the tensor that is their value now. Tensors are immutable, so an
  * update makes a new tensor and swaps it in; whoever read the old one keeps it. */
 #include "autodiff/variable.h"

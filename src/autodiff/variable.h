@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Variables as the rest of the core sees them. */
 #ifndef TP_AUTODIFF_VARIABLE_H
 #define TP_AUTODIFF_VARIABLE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A bump allocator for data that lives and dies together (one plug-in's registrations). */
 #ifndef TP_BASE_ARENA_H
 #define TP_BASE_ARENA_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Byte counts as people read them in messages: "512 bytes", "1.5 KiB", "256.0 MiB". */
 #ifndef TP_BASE_BYTE_SIZE_H
 #define TP_BASE_BYTE_SIZE_H

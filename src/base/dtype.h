@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Checks on element values that the dtype alone defines. */
 #ifndef TP_BASE_DTYPE_H
 #define TP_BASE_DTYPE_H

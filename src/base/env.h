@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The runtime's environment variables (TP_*). Every read goes through secure_getenv, so a
  * setuid or setgid program sees none of them: an unprivileged user's TP_PLUGIN_PATH must not
  * choose the code a privileged program runs. A value set but unusable is never silently

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The process's log: one line per call, to standard error or the application's callback. */
 #ifndef TP_BASE_LOG_H
 #define TP_BASE_LOG_H

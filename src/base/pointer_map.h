@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A hash map from pointers to small integers, for finding what is known of an object by its
  * address (a tensor's slot on a gradient tape). Not thread-safe. */
 #ifndef TP_BASE_POINTER_MAP_H

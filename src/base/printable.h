@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Text made safe to show on a terminal or write to a log file. Plug-ins, file names and
  * environment variables put bytes in messages that nobody checked: a newline forges a second
  * log line, ESC sequences recolour, retitle or clear a terminal, and bidirectional controls

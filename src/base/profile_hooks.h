@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Where the core's layers report what they do to the profiler (src/profiler/). The profiler is
  * a higher layer: it installs a table of functions here while it records, and the lower layers
  * (launch, eager, graph, device memory and copies, functions, the mirrored strategy) call

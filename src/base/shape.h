@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Shape helpers the core shares beyond the public ones in tensorplug.h. */
 #ifndef TP_BASE_SHAPE_H
 #define TP_BASE_SHAPE_H

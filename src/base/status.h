@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Making and passing statuses inside the core. */
 #ifndef TP_BASE_STATUS_H
 #define TP_BASE_STATUS_H

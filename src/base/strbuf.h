@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A growable, always NUL-terminated string. Running out of memory is sticky: later appends
  * do nothing and tp_strbuf_failed says so, so callers check once at the end. */
 #ifndef TP_BASE_STRBUF_H

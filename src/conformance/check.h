@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The conformance check's inside: what one check sees and the helpers the checks share. Each
  * check runs in a child process of its own (plugin_check.c) with a context that loaded the
  * plug-in under test alone, drives the plug-in's device table directly where the ABI is the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The copy checks: random bytes at random offsets and sizes, host to device and back, within a
  * device and between two devices, each compared with a host mirror of what the device memory
  * must hold, so that a copy that lands a byte off or spills over its end is caught. */

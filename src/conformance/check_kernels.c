@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The kernel checks. A plug-in's kernel runs on random inputs of several shapes and sizes, with
  * NaN, infinities, signed zeros and denormals among them, built from its op's schema alone,
  * and is compared with the CPU's kernel of the same op: as exactly as the op's class says

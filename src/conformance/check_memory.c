@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The memory checks: allocations of many sizes held at once keep their own bytes and give their
  * memory back; an empty tensor lives on the device; more than the device has is refused; a
  * kernel's launches give back all the device memory they take. */

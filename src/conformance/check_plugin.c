@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The checks of the plug-in as a whole: that it loads, what it registered, and the plan of the
  * device and kernel checks that follow from its registrations. */
 #include <string.h>

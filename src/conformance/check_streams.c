@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The ordering checks. Each holds a stream with a gate (check_support.c), queues work behind
  * it, and asserts what must not have happened yet: a read that did not wait wrote its host
  * buffer, an event that did not wait says complete, a host wait returned. Then it opens the

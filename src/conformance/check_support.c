@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What the checks share: a seeded generator, the plug-in's devices, its device functions with
  * their statuses made into the runtime's, and the gate that holds a stream. */
 #include <string.h>

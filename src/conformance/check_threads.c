@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Two threads at once on one device: each copies random bytes through a stream of its own and
  * runs every kernel of the device's type through the runtime, which shares the device's stream
  * between them. Every result must be what the same work gave on one thread. */

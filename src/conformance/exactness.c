@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The exactness classes of the built-in ops and the comparison of outputs under each. The
  * bounds are tight enough that a kernel 1.00009 times off fails every class but a long
  * accumulation, where float32 itself cannot tell (see tp_exactness_t). */

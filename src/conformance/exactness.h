@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* How exactly a plug-in's kernel must reproduce the CPU's: the op's class of exactness and the
  * comparison of two outputs under it. The op schema says nothing of numerics, so the classes
  * of the built-in ops are a table here; an op the table does not know (a plug-in's own) is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tp_plugin_check: runs the plan of checks, each in a child process of its own, and prints their
  * verdicts. A child loads the plug-in afresh, runs one check and writes lines to a pipe:
  *     W <phase>                "init" while the runtime loads the plug-in, "" after

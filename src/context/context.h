@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The context: the devices one application uses, and what keeps them alive. */
 #ifndef TP_CONTEXT_CONTEXT_H
 #define TP_CONTEXT_CONTEXT_H

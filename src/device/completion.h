@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The readiness and outcome of work queued on a device, carried by the tensors it writes.
  *
  * A launch or copy on an asynchronous device gets an event recorded right after it (the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A logical device: what placement chooses, tensors live on and kernels run on. Each is a
  * share of one physical device (the whole of it, unless the application split it) with its
  * own stream and its own allocator, so two logical devices of one physical device run and

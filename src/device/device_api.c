@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The public queries on a context's plug-ins, physical devices and logical devices. */
 #include <stdio.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The application's configuration of physical devices, before its context makes the logical
  * devices: memory growth, fraction and limit, logical devices, visibility. Each call checks
  * every device it names before it changes any. */

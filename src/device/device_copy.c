@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Copies between devices, each in stream order and waiting no longer than it must:
  *
  *   - within one logical device, the plug-in's device-to-device copy on its stream;

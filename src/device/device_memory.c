@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A logical device's tensor memory: its allocator, and frees deferred until the work that may
  * still read or write the memory is done.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Device names in TensorFlow's spelling: "/job:localhost/replica:0/task:0/device:CPU:0" and
  * the partial and legacy forms people actually type. Names come from users and configuration

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What the core asks of a parsed device name beyond the public parse and canonical form. */
 #ifndef TP_DEVICE_DEVICE_NAME_H
 #define TP_DEVICE_DEVICE_NAME_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A context's view of the plug-ins and their devices: which plug-ins its search found, which
  * it uses and why it refused the others, the physical devices of those it uses and the logical
  * devices made of them. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A physical device as the core holds it: the plug-in's device handle behind its function
  * table, what it reported about itself, its raw memory counters and the application's
  * configuration of it. Work runs on the logical devices made from it (device/device.h). */

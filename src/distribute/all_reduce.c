@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* All-reduce across replicas of any device types: every replica sums all replicas' tensors in
  * replica order on its own device (or on CPU:0 when its device has no AddN kernel, the result
  * copied over), so all of them hold the same values and none waits on another's arithmetic. */

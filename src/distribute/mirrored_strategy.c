@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The mirrored strategy: a replica per device, each run on its own host thread inside a device
  * scope on its device, so that every op of the step lands there. */
 #include <pthread.h>

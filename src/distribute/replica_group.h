@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The replicas of one run as a group that meets at barriers: what a collective needs to hand
  * tensors between replica threads, and to fail rather than hang when a replica never comes. */
 #ifndef TP_DISTRIBUTE_REPLICA_GROUP_H

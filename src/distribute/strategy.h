@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The mirrored strategy's insides, shared by its run loop and its collectives. */
 #ifndef TP_DISTRIBUTE_STRATEGY_H
 #define TP_DISTRIBUTE_STRATEGY_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The typed functions for the built-in ops: each is tp_execute with its inputs and
  * attributes. */
 #include "base/status.h"

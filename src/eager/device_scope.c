@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 #include "eager/device_scope.h"
 
 #include <stdio.h>

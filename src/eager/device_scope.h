@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Per-thread device scopes: the device a thread asked for with tp_device_push. */
 #ifndef TP_EAGER_DEVICE_SCOPE_H
 #define TP_EAGER_DEVICE_SCOPE_H

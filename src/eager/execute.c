@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Running one op now: resolve the call, place it, infer shapes, then launch/ brings inputs to
  * the device, allocates outputs and launches the kernel on the device's stream. */
 #include <stdio.h>

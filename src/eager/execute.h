@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Eager execution's internal entry points beside tp_execute (tensorplug.h). */
 #ifndef TP_EAGER_EXECUTE_H
 #define TP_EAGER_EXECUTE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Running an op for library code that wants its result on a given device: there when the
  * device has a kernel, else on the host's CPU with the results copied over. */
 #include "base/status.h"

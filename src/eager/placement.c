@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Choosing the device an op runs on: the rules of DESIGN.md, with fallbacks that are logged,
  * counted and, in strict mode, refused. */
 #include "eager/placement.h"

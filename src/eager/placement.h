@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Where an op runs, by the rules of DESIGN.md: the thread's device scope if any, else the
  * highest-priority device type with a kernel, lowest ordinal first. */
 #ifndef TP_EAGER_PLACEMENT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Runs a placed, partitioned graph. An executor is made once per graph: the steps in
  * dependency order with their kernel calls resolved, and a memory plan that puts every
  * intermediate value at a fixed offset of one block per device. A run then takes one block

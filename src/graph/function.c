@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Traced functions: the body is traced into a graph once per input signature (dtypes and
  * shapes), the graph placed, and every call runs the graph. */
 #include <pthread.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The graph IR: what a traced function computes, as nodes in an order where every node comes
  * after its inputs. A node is a function argument, a tensor the function captured from outside,
  * or an op with its resolved attributes, the device it asked for and the device it was given.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 #include "graph/graph_edit.h"
 
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Editing a graph in place, as passes do: rewiring an edge keeps every node's count of readers
  * right, removing a node removes the inputs it leaves unread, and compacting drops the removed
  * nodes and restores dependency order after nodes were added. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Placement over a whole graph: each op node gets a device and kernel by the eager rules
  * (its scope, priority, soft placement), with errors in graph wording and, with placement
  * logging on, one line per node as TensorFlow's graph placer prints it. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Memory planning for a graph's intermediate values on one device: each value is live from the
  * step that makes it to the last step that reads it, and values whose lives do not overlap
  * share memory. The executor then takes one block per device and run instead of one

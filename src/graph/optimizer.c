@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The order the passes run in (see graph/passes.h) and which of them run for a graph: the
  * context's choice, less what a plug-in with nodes in the graph switched off. */
 #include <strings.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Partitioning a placed graph by device: every edge whose value lives on another device than
  * its reader's gets a copy node on the reader's device, one per value and device however many
  * nodes there read it. A function argument's device is known only at the call, so an op that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Common subexpression elimination: an op node that computes what an earlier node computes,
  * the same op with the same attributes on the same inputs and device, is replaced by it.
  * Nodes are visited in dependency order with their inputs already pointed at the surviving

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Constant folding: an op node whose inputs are all constants (captured tensors, or nodes
  * folded before it) computes the same value at every call, so it is run once now, on the
  * device it was placed on, and becomes a constant holding the result. Stateful ops are left to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Identity removal: an Identity whose input is already on its device only forwards the value,
  * so its readers read the input instead. One that reads a function argument stays: the
  * argument's device is known only at the call, and the Identity may be what moves it. */

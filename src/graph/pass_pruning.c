@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Pruning: what no function output depends on is never run. Arguments stay, being the
  * function's signature. */
 #include <stdlib.h>

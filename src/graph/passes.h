@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Graph passes. tp_graph_optimize runs them on a placed graph in this order:
  *
  *   1. pruning: nodes that no function output depends on are dropped;

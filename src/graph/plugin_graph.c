@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The graph a plug-in's pass sees: the graph_* host functions of plugin.h, over the IR, and
  * the running of a pass. Every edit is checked before it is made, so that a pass cannot leave
  * a node reading a value of another dtype or shape than the one it was traced with. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Tracing: while a function's body runs under a trace, the ops it calls are recorded into a
  * graph instead of running, and their outputs are symbolic tensors. One trace per thread at a
  * time. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Files read and written whole: a reader that refuses what is not a regular file, and a writer
  * that leaves either the old file or the whole new one, never a part. */
 #ifndef TP_IO_FILE_H

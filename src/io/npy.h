@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* NumPy's .npy format (numpy.lib.format): the 6-byte magic "\x93NUMPY", a major and minor
  * version byte, the header's length (2 bytes little-endian in version 1.0, 4 bytes in 2.0 and
  * 3.0), the header (a Python dict literal with the keys 'descr', 'fortran_order' and 'shape'),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Tensors saved to and loaded from .npy files. */
 #include <stdlib.h>
 #include <string.h>

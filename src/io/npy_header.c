@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The .npy header: its preamble, and the Python dict literal that says the dtype, the order and
  * the shape. The dict is read by a small parser of the literal syntax NumPy's loader accepts
  * (keys in any order, either quote, spaces and newlines anywhere, an optional trailing comma),

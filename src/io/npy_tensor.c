@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Tensors to and from the bytes of a .npy file. */
 #include <stdlib.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* One execution of an op: the resolved call that shape inference, placement and the kernel
  * read. It is the tp_kernel_context_t that plug-ins see through the host's kernel_* functions. */
 #ifndef TP_KERNEL_KERNEL_CONTEXT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 #include "kernel/kernel_registry.h"
 
 #include <stdint.h>

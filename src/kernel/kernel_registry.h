@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Looking up ops and kernels among the built-ins and a context's plug-ins. */
 #ifndef TP_KERNEL_KERNEL_REGISTRY_H
 #define TP_KERNEL_KERNEL_REGISTRY_H

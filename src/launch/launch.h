@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* One way to run a kernel, shared by eager execution and the graph executor: bring the inputs
  * to the op's device, allocate the outputs, launch, and give the outputs the completion of the
  * launch, so that each carries its own readiness and outcome (device/completion.h). */

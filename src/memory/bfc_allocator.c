@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 #include "memory/bfc_allocator.h"
 
 #include <pthread.h>

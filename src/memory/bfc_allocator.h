@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A best-fit-with-coalescing allocator over a device's raw memory: regions taken from the
  * device, carved into chunks that split on allocation and merge with free neighbours on
  * release, found by size class. Thread-safe. Device memory is never touched: blocks are

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What an application asked of one physical device's memory before its context initialized
  * the devices, checked against what the device can honour, and the allocator options of its
  * logical devices that follow. */

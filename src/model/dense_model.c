@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A sequential model of Dense layers whose variables are mirrored on each replica's device. */
 #include <math.h>
 #include <stdio.h>

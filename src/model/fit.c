@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The training loop: batches in order, each split among the replicas, which compute their
  * gradients concurrently, all-reduce them and apply the same update. */
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Losses: what training minimises, built from ordinary ops so that tapes differentiate them. */
 #include "base/shape.h"
 #include "base/status.h"

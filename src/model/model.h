@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The sequential model's insides, shared by its construction and its training loop. */
 #ifndef TP_MODEL_MODEL_H
 #define TP_MODEL_MODEL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Gradient descent. An update is not part of what a tape differentiates. */
 #include "autodiff/tape.h"
 #include "autodiff/variable.h"

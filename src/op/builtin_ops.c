@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The built-in ops: their inputs, outputs, attributes and shape functions, in the same
  * tp_op_def_t form a plug-in registers its ops with. The kernels are the devices' business. */
 #include <pthread.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Ops: what an op takes, gives and is parameterized by, and how its output shapes follow
  * from its inputs. Built-in ops live in the core; plug-ins add theirs through register_op. */
 #ifndef TP_OP_OP_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 #include "op/shape_functions.h"
 
 #include <stdio.h>

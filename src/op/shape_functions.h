@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* How the built-in ops' output shapes follow from their inputs and attributes. */
 #ifndef TP_OP_SHAPE_FUNCTIONS_H
 #define TP_OP_SHAPE_FUNCTIONS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The smallest struct_size the host accepts for each struct a plug-in hands it: the size the
  * struct had in ABI 1.0. Fields appended by later minors are read as zero when absent. */
 #ifndef TP_PLUGIN_ABI_SIZES_H

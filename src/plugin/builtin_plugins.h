@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The built-in plug-ins' entry points, listed in devices/builtin.c: the core's only link to
  * the devices compiled into it, used exactly as a loaded plug-in's dlsym'd entry point is. */
 #ifndef TP_PLUGIN_BUILTIN_PLUGINS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Finding plug-in files: every "*.so" in each folder of a search path, sorted by name within a
  * folder, folders in the order given, then the installed plug-in folder. An entry of the path
  * that names a file rather than a folder is that one plug-in. Relative entries, and folders

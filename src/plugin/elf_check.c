@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 #include "plugin/elf_check.h"
 
 #include <elf.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Whether a file's ELF headers describe a shared object this process can load: ELF of this
  * machine's class, byte order and architecture, and long enough to hold every segment the
  * loader maps. dlopen maps segments without comparing them with the file's size, and touching

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A plug-in's ops by name: a hash index over the record's ops, so that checking a new op for a
  * duplicate and resolving a kernel's op cost the same whether the plug-in has ten ops or a
  * hundred thousand (a linear search made registration quadratic: 40,000 took 11.8 s). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The checks a plug-in file passes before dlopen sees it: a regular file (a FIFO would block
  * the loader, a device would be read), that no one but root and the running user can change,
  * in a folder no one else can change, whose ELF headers fit this machine and its size. */

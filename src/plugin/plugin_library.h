@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The process's plug-ins: each file is opened and initialised at most once, the first time a
  * context's search finds it, and kept until the process exits. */
 #ifndef TP_PLUGIN_PLUGIN_LIBRARY_H

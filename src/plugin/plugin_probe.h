@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Loading a plug-in file in a child process before loading it here: a plug-in whose
  * constructor or init crashes, ends the process or hangs is refused with how it ended, and
  * this process goes on. Asked for with TP_PLUGIN_PROBE=1, as `tensorplug plugins` does; it

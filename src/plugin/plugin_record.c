@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Reading a plug-in's descriptor and running its init: the checks every plug-in passes, built-in
  * or loaded, before anything it registered is used. */
 #include <stdarg.h>

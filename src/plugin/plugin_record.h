@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What one plug-in file (or built-in plug-in) provided, kept for the life of the process. */
 #ifndef TP_PLUGIN_PLUGIN_RECORD_H
 #define TP_PLUGIN_PLUGIN_RECORD_H

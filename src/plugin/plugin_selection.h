@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* TP_PLUGINS: which plug-in files a process uses, so that a user can switch plug-ins off without
  * uninstalling them. Unset: every plug-in found. "none": no plug-in file is even opened. A
  * comma-separated list of plug-in names ("apu,opencl"): only those; a file is opened to read

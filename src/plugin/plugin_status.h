@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The host's side of tp_plugin_status_t: a code and a message a plug-in fills through
  * tp_host_api_t.status_set, living on the host's stack for the length of one call. */
 #ifndef TP_PLUGIN_PLUGIN_STATUS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Who may change a plug-in file or folder. Loading a plug-in runs its code as the user running
  * the program, so the file and the folder that holds it must be changeable by no one else:
  * owned by root or that user, and not writable by group or others. */

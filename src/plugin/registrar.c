@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The host function table, and the checking and copying of what a plug-in registers. */
 #include <ctype.h>
 #include <stdarg.h>

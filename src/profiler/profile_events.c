@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The profiler's hook table (base/profile_hooks.h): each report becomes an event of the
  * recorder, its arguments rendered as JSON text on the reporting thread into a buffer it
  * reuses, without printf, since an op's report is on the op's own path. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Starting and stopping the profile: from the API, or from TP_PROFILE over the life of the
  * process's contexts. */
 #include "profiler/profiler.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The profiler: records what the core reports through base/profile_hooks.h while a profile
  * is on, and writes it as a Chrome trace (trace_json.h). One profile at a time, for the whole
  * process; tp_profiler_start and tp_profiler_stop (tensorplug.h) are its API, and TP_PROFILE

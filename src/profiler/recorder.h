@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The events of the profile being recorded. Each thread appends to a buffer of its own under a
  * mutex that only the end of the profile contends for, so threads launching at once never wait
  * for each other. Strings are interned per buffer: a training loop repeats the same names and

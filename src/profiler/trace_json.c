@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* strverscmp is a GNU extension; the rest of the core asks only for POSIX. */
 #define _GNU_SOURCE
 #include "profiler/trace_json.h"

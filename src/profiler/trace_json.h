@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The Chrome Trace Event format ("traceEvents" JSON), which Perfetto and chrome://tracing
  * open: "X" complete events for spans, "C" counters, "i" instants, and "M" metadata naming
  * each process and thread, so that the host's threads and each device's stream tracks are

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A tensor: immutable values of one dtype and shape in one device's memory. */
 #ifndef TP_TENSOR_TENSOR_H
 #define TP_TENSOR_TENSOR_H

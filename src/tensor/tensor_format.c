@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* NumPy's array printing, as numpy >= 1.14 does it by default (floatmode "maxprec",
  * precision 8, threshold 1000, edgeitems 3, linewidth 75), since that is what TensorFlow users
  * read. Digits are the shortest that read back to the same value, found by printing with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Tensor values as text, the way NumPy prints an array and TensorFlow prints a tensor. */
 #ifndef TP_TENSOR_TENSOR_FORMAT_H
 #define TP_TENSOR_TENSOR_FORMAT_H

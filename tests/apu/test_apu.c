@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The APU plug-in through the runtime: its devices, memory, ordering, events and Relu. Run
  * with TP_APU_DEVICES=2, TP_APU_MEMORY=64M and TP_APU_LATENCY_US=200, so that queued work is
  * still queued when the host looks. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Pending work on an APU: long chains of it, as a host far ahead of its device makes, and the
  * memory it still reads. Run without TP_APU_LATENCY_US: the work is held by a host callback,
  * not by latency. */

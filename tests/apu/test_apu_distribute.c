@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* All-reduce across a mix of devices: CPU:0 and CPU:1 (the host split in two logical devices)
  * and two APUs, which have no AddN kernel and so reduce on CPU:0 with the result copied back.
  * Run with TP_APU_DEVICES=2 and TP_APU_LATENCY_US=200, so that APU work is still queued when

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The APU's injected faults through the runtime, in eager mode, in traced functions and across
  * two APUs: each becomes a status naming the op and the device, the context stays usable (the
  * same work then gives the right values), and no memory is left behind. The fault comes from

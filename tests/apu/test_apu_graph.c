@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Graph mode with the APU plug-in: its graph pass runs, a graph spans the CPU and two APUs
  * with copy nodes where values change device and gives what eager execution gives, arguments
  * on another device are copied at the call, several threads may call one function, and work

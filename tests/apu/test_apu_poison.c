@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A failure reaches exactly the tensors computed from it, while 8 threads share the devices.
  *
  * Run with TP_APU_FAIL_KERNEL_EVERY=K: every Kth Relu launched on the APUs, counted over all

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Stress: 8 threads share one context, each running its own seeded sequence of mixed eager ops
  * (Relu, Add, Mul, MatMul, Sum, Reshape, copies between devices, reads) under random device
  * scopes (none, CPU:0, APU:0, APU:1; soft placement sends ops without an APU kernel to the CPU)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Checks shared by the command's tests; source it, then end with `finish`.
 failures=0
 passes=0

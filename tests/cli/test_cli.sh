@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The `tensorplug` command as a user runs it.
 # Usage: test_cli.sh TENSORPLUG TEST_PLUGIN_DIR EXTRA_PLUGIN_DIR APU_PLUGIN HOSTILE_TEXT_PLUGIN
 set -u

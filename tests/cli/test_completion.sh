@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The bash completion of tensorplug: commands, each command's options (exactly those its --help
 # describes), the device types present for --type and --device, plug-in files for
 # plugin-check. Usage: test_completion.sh TENSORPLUG COMPLETION_FILE TEST_PLUGIN_DIR

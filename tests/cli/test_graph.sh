@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # `tensorplug graph`: the demo function's placed graph, as DOT and as text, with and without
 # the APU. Usage: test_graph.sh TENSORPLUG APU_PLUGIN_DIR
 set -u

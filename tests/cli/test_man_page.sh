@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tensorplug(1): groff reads it without a warning, and it cannot drift from the command: every
 # command and option that --help lists, the version, and every environment variable the
 # runtime and the shipped plug-ins read are in it. Usage: test_man_page.sh TENSORPLUG MAN_PAGE SOURCE_DIR

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # `tensorplug plugin-check`: the APU and a correct asynchronous device pass every check, a
 # synchronous one passes those that apply to it; each deliberately broken build of that device
 # fails exactly the checks its defect belongs to, and nothing else. Usage: test_plugin_check.sh TENSORPLUG APU_PLUGIN_DIR CHECK_PLUGIN_DIR

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs one example with no plug-in (or those in EXAMPLE_PLUGIN_PATH) and compares what it prints with the reference document's
 # lines, kept in EXAMPLE.expected. Usage: run_example.sh PROGRAM EXPECTED [STDERR_LINE]
 # EXAMPLE_SCRUB, a sed -E script, rewrites what varies from run to run (timings) first;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Attributes, both ways the core decodes them. An op definition a plug-in registers (its
  * attributes' types, defaults and allowed dtypes, and the arguments that take their dtype or
  * list length from them) is built from the input and goes through the registrar's checks; an

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The configuration an application (or TP_VISIBLE_DEVICES) gives a context's physical devices
  * before they are used: visible-device lists, memory growth, fractions, limits, logical-device
  * splits, device scopes and lookups, each naming its devices by text. The input is a script,

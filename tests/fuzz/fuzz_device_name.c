@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Device names, which come from users, scopes and TP_VISIBLE_DEVICES: tp_device_spec_parse on
  * any text, then what callers rely on after it. A name that parses with a type and an id has a
  * canonical form, the canonical form parses back to the same device, and the canonical form

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Any bytes as a .npy file: tp_npy_parse_header, which tp_tensor_load_npy, tp_tensor_decode_npy
  * and checkpoints use, refuses them with one readable line or describes values that fill the
  * rest of the input exactly; the header written back for what it found parses to the same

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Op calls made from fuzz input, for the targets that resolve and infer them. An input is a
  * tensor with a dtype and a shape but no memory, as shape inference sees it (and as a graph
  * pass's new node is resolved). Most calls come out nearly right, since only those reach the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What the loader reads from a plug-in before trusting it. The first byte picks one of two:
  *   - below 0x80: the rest is a plug-in file. Its ELF checks run on it in memory and again
  *     through a memfd, as the loader reads an open file; both must give the same verdict and

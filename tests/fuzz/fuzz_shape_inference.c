@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The shape inference of every built-in op: a call of any op, with inputs of any dtype and
  * shape and attributes of any value, is resolved and its output shapes inferred, as eager
  * execution and tracing do before anything is allocated. Whatever the call, that fails with a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What the fuzz targets share: typed values read off the front of the input, and the checks
  * every status the core returns must pass. Reads past the end give zeros, so that any input,
  * however short, is a whole case; the values that steer a case most are read first, where

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Tensor values as text (tp_tensor_print, tp_tensor_format): any dtype and shape, and values of
  * any bytes, since a tensor made from host data (or a Const's value attribute) holds whatever
  * bytes the caller gave: NaNs, infinities, subnormals, bools other than 0 and 1. The text must

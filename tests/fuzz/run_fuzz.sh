@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Runs one fuzz target for a fixed time over its corpus in the tree (read only) and a working
 # corpus where new inputs go; a crash leaves its input beside the working corpus.
 #   run_fuzz.sh [--fresh] FUZZER FUZZ_DIR WORK_DIR SECONDS [libFuzzer flags...]

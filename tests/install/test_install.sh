@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs the build into a temporary prefix and builds the README's example against it, once
 # with pkg-config and once with CMake's find_package, with the shared and static library.
 # Usage: test_install.sh BUILD_DIR SOURCE_DIR C_COMPILER

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # `make package`'s Debian packages pass lintian: any error (E:) fails, one check per package;
 # warnings are shown. Usage: test_lintian.sh PACKAGE_BUILD_DIR
 set -u

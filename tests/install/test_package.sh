@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # `make package`'s Debian packages: their names, the plug-in packages' contents (a plug-in and
 # its documentation alone), the OpenCL package's dependencies (the ICD loader and CLBlast, not
 # PoCL), and that unpacking the runtime and a plug-in package into a fresh prefix is all it

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # examples/plugin-minimal as a vendor builds it: against the runtime's installed development
 # files alone (the runtime, dev and tools components in a temporary prefix), then checked by
 # the installed `tensorplug plugin-check`, installed into the prefix's plug-in folder, seen by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The C side of test_numpy_files.sh: writes .npy files and a checkpoint for NumPy to read, and
  * reads what NumPy wrote. Each array it writes or reads is printed as one line,
  *     NAME DTYPE SHAPE HEX

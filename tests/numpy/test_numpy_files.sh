@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # NumPy reads what tensorplug writes and tensorplug reads what NumPy writes: .npy files of every
 # dtype (values, dtype, shape, header), a checkpoint's names and values, and numpy.save's,
 # numpy.savez's and numpy.savez_compressed's files (big-endian, Fortran order, versions 2.0 and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Prints Relu of (-3, 3) computed on GPU:0: one process, so that each run builds the OpenCL
  * plug-in's program anew, from the disk cache or its source (test_opencl_cli.sh). */
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The OpenCL plug-in through the runtime, on PoCL's CPU device offered as GPU:0
  * (TP_OPENCL_DEVICE_TYPES=cpu): what the device says of itself, placement by priority, values
  * against the CPU, a failure found on the device reaching exactly the tensors computed from

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The OpenCL plug-in as a user meets it through `tensorplug`: which OpenCL devices become GPUs
 # (TP_OPENCL_DEVICE_TYPES, a malformed value warned about), what `devices --json` says of them,
 # a machine without any OpenCL platform (one line, the process goes on), the program cache

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The OpenCL plug-in's fusion pass, on PoCL's CPU device offered as GPU:0: a chain of
  * element-wise ops in a traced function becomes one OpenCLFusedElementwise node in the placed
  * graph, gives the same bits as the ops run one by one (and as the CPU), leaves alone what it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A device with kernels, for placement tests: two ACC devices (priority 100) whose memory is
  * host memory, with a Relu kernel for float32 only. Its stream defers errors as an
  * asynchronous device does: a Relu that meets a NaN records the failure on the stream, and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* (f) Registers a device type whose name is not a name, and ignores the refusal: the host
  * must skip the plug-in all the same. */
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A plug-in whose kernels show what the runtime does with them, for the contracts plugin.h
  * states (test_plugin_contracts, test_placement): one synchronous CTR device (priority 100)
  * whose memory is host memory. Each kernel reports what it saw through its outputs, its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* (e) Registers "cpu", a device type the built-in CPU plug-in already registered (type names
  * compare without regard to case). */
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* (g) A well-formed plug-in: two XPU devices and one new op. */
 #include <string.h>
 

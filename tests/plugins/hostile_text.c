@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Puts control bytes everywhere a plug-in's own text reaches the log: a line through the host's
  * log function, and the message of an init that fails. A terminal shown them raw would start a
  * forged log line, set its title and clear its screen. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* (d) Its init registers a device type and then reports failure: the host must drop the
  * registration with the plug-in. */
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A plug-in with as many ops and kernels as the environment asks: TP_MANY_OPS ops (Op0, Op1,
  * ...; default 1000), each with TP_MANY_KERNELS_PER_OP kernels on the CPU (default 1), so that
  * the cost of registering them can be measured and bounded. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Plug-ins that misbehave while they load, one build per MISBEHAVIOUR: the loader must report
  * each (in a probe, or as a refusal) and go on, never crash or hang with it. */
 #include <stddef.h>

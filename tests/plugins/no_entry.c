@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* (a) A shared object that is not a plug-in: it exports no entry point. */
 #include "tensorplug/plugin.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* (c) Built against ABI 1.0, whose tp_device_type_def_t ended before device_synchronize: it
  * hands the host the shorter struct, which must be accepted and read no further than it goes.
  * The struct lives in a heap block of exactly that size, so that a host reading past it is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* An asynchronous device for the conformance check's tests, type QDEV: up to two devices of
  * 64 MiB of host memory each, a queue thread per stream that runs copies (within a device and
  * between the two), kernels, event records, event waits and host callbacks in order, and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A small, complete device for the test plug-ins: host memory behind a synchronous stream. Each
  * test plug-in links its own copy, as a vendor's plug-in would. */
 #ifndef TP_TESTS_SIMPLE_DEVICE_H

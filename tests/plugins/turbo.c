@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A second accelerator type for placement tests: one TURBO device (priority 200, above the
  * test accelerator's ACC at 100) whose memory is host memory, with a float32 Relu kernel. With
  * both loaded, the type's priority alone must decide where an op both have a kernel for runs,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* (b) Built for a future major version of the ABI; its init must never be called. */
 #include <stdlib.h>
 

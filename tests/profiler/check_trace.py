@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Checks a profile written by TP_PROFILE, loaded with Python's JSON parser.
 
 Usage: check_trace.py workload|mirrored PROFILE.json

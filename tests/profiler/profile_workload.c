@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What the profile test records, through the public API alone: eager ops on the CPU and on
  * the APU (inputs copied there), values read back, a traced function with a name full of
  * bytes a JSON writer must escape, called twice, and two steps of a mirrored strategy on two

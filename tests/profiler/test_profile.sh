@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # TP_PROFILE end to end: runs a program with it set and checks the profile with Python's JSON
 # parser (check_trace.py). Usage: test_profile.sh workload|mirrored PROGRAM [ARGUMENTS...]
 set -u

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A cmocka fixture: a context with the CPU alone, whose teardown fails the test if any device
  * memory is still in use, so every test proves it released what it made. */
 #ifndef TP_TESTS_CPU_FIXTURE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Test helpers that reach a context's devices. */
 #ifndef TP_TESTS_DEVICE_SUPPORT_H
 #define TP_TESTS_DEVICE_SUPPORT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What the graph-mode tests share: small vectors in and out, a function's graph as text, and
  * an op run under a device scope. */
 #ifndef TP_TESTS_GRAPH_SUPPORT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A context on the queued test device without host_callback (queued_no_callback.so), two
  * devices, whose first kernel launch on each device fails on the device (QDEV_FAIL_KERNEL=1).
  * The plug-in reads its settings once per process, when the first context loads it, so each

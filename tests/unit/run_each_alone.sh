@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs each test of a cmocka program alone, in a process of its own, so that no test passes
 # only because an earlier one prepared the process (loaded plug-ins, logged a refusal).
 # The program takes a test name as its argument. Usage: run_each_alone.sh PROGRAM SOURCE

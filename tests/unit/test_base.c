@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Statuses, dtypes, shapes and the string buffer. */
 #include "test_support.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The BFC allocator over a fake device whose memory is host memory, so that the tests can
  * check that chunks never overlap by writing into them. */
 #include "test_support.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Checkpoints: variables saved to a .npz and restored by name, all or nothing, and the
  * all-or-nothing assignment they rest on. (tests/unit/npy_numpy.sh reads the same archives
  * with NumPy.) */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Many threads at once: the first contexts of the process racing to load the plug-ins, then
  * contexts, tensors and log lines from every thread. Runs under ThreadSanitizer in
  * `make check`. */

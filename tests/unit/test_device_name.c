@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests of tp_device_spec_parse and tp_device_spec_canonical. */
 #include <stdarg.h>
 #include <stddef.h>

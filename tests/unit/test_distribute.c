@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Several devices at once on the host's CPU split in three logical devices: replicas run
  * concurrently on their own devices, all-reduce gives every replica the same values, a broken
  * collective fails instead of hanging, and mirrored training equals training on one device.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The runtime's environment variables: a malformed value gets exactly one warning line naming
  * the variable and the value, and the default is used; a good value gets none. Variables are
  * read once per process, so each case runs this program again as a child ("test_environment

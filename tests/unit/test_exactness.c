@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The conformance check's comparison of a plug-in's outputs with the CPU's: which ops are
  * exact, and what each class lets through and what it does not. */
 #include "test_support.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The graph executor: the memory plan shares memory only between values whose lives do not
  * overlap, a run's intermediate values take one block whose size is the plan's peak and give
  * it back, running out of it is an error naming the function, and a device's late error

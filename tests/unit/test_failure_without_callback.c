@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* An asynchronous device without host_callback (queued_no_callback.so, which the ABI allows):
  * a kernel that fails on the device after the op returned still poisons the values copied
  * from its output, by the plug-in's peer copy or through host memory. Before tensors carried

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tp_format_values against NumPy's printing. Every expected string is what str() of the same
  * NumPy array prints with the default print options (numpy 2.0 to 2.2); cases where NumPy
  * versions differ are left out. */

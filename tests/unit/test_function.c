@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Traced functions: tracing once per signature, graph results equal to eager ones, device
  * scopes and placement over the graph, errors in graph wording, the text dump. */
 #include "test_support.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The gradient tape and variables: every op with a gradient checked against central finite
  * differences in float64; variables' values, updates and gradients; the tape's errors, stopping,
  * nesting (second derivatives); and tapes inside a traced function's body. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Graph passes: each standard pass changes the graph as documented and not the results, each
  * can be switched off, folding leaves random ops alone, and a plug-in's pass edits the graph
  * through the host graph functions (add, rewire, remove), with its mistakes reported. */

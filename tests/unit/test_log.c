@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The process's log: callbacks that use the log API themselves, and text from plug-ins, file
  * names and the environment made one plain line before it reaches a terminal or a callback. */
 #include "test_support.h"

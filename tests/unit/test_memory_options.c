@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Device memory as an application configures it: the default reservation, growth, fractions,
  * limits, logical devices, visible devices, statistics and out of memory. The test plug-in
  * "good" gives XPU:0 (64 MiB) and XPU:1 (which does not say how much memory it has). */

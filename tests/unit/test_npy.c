@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* NumPy's .npy files: every dtype saved and loaded back bit for bit, the header numpy.save
  * writes, files as other writers make them (big-endian, Fortran order, versions 2.0 and 3.0),
  * and every malformed or truncated file refused with a message that names the file and the

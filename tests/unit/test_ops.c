@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The built-in ops on the CPU: values, shapes and dtypes of every op checked against values
  * computed by hand; NumPy broadcasting; reductions; the layout ops; the random ops; the
  * multi-threaded paths; and calls that tp_execute must refuse without touching the output. */

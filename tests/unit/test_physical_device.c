@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Driving a plug-in's device through its function table, and the host's defaults where the
  * plug-in leaves an optional function out. The CPU provides every optional function; the test
  * plug-in "good" (XPU) provides none; "old_minor" (OLDDEV) predates the 1.1 additions. */

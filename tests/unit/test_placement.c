@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Placement as the reference documents describe it, against the test plug-in "accelerator":
  * two ACC devices (priority 100) with a float32 Relu kernel and nothing else. */
 #include "test_support.h"

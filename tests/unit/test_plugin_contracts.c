@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The kernel contracts plugin.h states, as the runtime keeps them, against the test plug-in
  * "contracts" (tests/plugins/contracts.c): one synchronous CTR device whose kernels report
  * what they were handed. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Finding, checking and refusing plug-ins; the devices of those that load. Uses the test
  * plug-ins built in tests/plugins/ (TP_TEST_PLUGIN_DIR). */
 #include "test_support.h"

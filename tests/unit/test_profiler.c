@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The profiler's API, its JSON strings, and recording while eight threads launch at once.
  * What a profile holds, read with a real JSON parser, is checked by tests/profiler/. */
 #include "test_support.h"

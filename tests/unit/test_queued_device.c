@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The queued test device without host_callback (queued_no_callback.so), which the runtime's
  * fault tests rely on, keeps ABI 1.4's failure contract: with QDEV_FAIL_KERNEL=1 its first
  * Relu fails on the device, the event recorded right after it carries the failure, an event

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The host's checks of descriptors and registrations, driven through the host function table
  * exactly as a plug-in drives it. */
 #include "test_support.h"

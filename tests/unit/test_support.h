@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Helpers shared by the unit tests. */
 #ifndef TP_TESTS_TEST_SUPPORT_H
 #define TP_TESTS_TEST_SUPPORT_H

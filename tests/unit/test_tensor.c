@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Tensors: creation from host data, reading back, reference counts, printing, bad input. */
 #include "test_support.h"
 

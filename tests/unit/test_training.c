@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Training makes progress: each optimizer moves variables by exactly the step its gradient
  * asks for, fit's update is gradient descent on the mean squared error, and a model's loss
  * falls epoch after epoch while every weight moves. Without these, a training loop that never

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What the `tensorplug` command's files share: the command table's entry, option parsing with
  * the options every command takes, how a command fails, and JSON strings. */
 #ifndef TP_CLI_H

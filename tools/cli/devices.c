@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* `tensorplug devices`: the physical devices a context sees, or its logical devices with their
  * memory, as lines or as JSON. */
 #include <inttypes.h>

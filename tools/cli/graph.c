@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* `tensorplug graph`: the placed graph of a demo traced function, as DOT or text. */
 #include <errno.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* JSON strings from text nobody checked: plug-ins' names and messages, file names. JSON wants
  * well-formed UTF-8 and escaped control characters; escaping also the characters that move or
  * end lines (C1 controls, U+2028, U+2029, the bidirectional controls) keeps a terminal that

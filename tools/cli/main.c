@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The `tensorplug` command: what a context sees of the installed plug-ins and devices, how it
  * places a traced function on them, and the conformance check of one plug-in. This file reads
  * the tool's own options and hands the rest of the command line to the command named. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A command's options through getopt_long, with what every command shares: --help and
  * --version answered, and each mistake named in the command's own words instead of
  * getopt's. */

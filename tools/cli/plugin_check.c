@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* `tensorplug plugin-check`: the conformance check of one plug-in file, as lines or JSON. */
 #include <errno.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* `tensorplug plugins`: every plug-in a context found, loaded or refused and why, as lines or
  * as JSON. */
 #include <inttypes.h>

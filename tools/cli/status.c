@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* How a command that ran ends: a status it could not do without, and the version line. */
 #include <inttypes.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # bash completion for tensorplug(1): the commands, each command's options, the device types of
 # --type and --device, plug-in files for plugin-check and files for --output. Self-contained:
 # it needs no helper of the bash-completion package.

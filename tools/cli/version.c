@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* `tensorplug version`: the runtime's version and the plug-in ABI it speaks. */
 #include <stdlib.h>
 

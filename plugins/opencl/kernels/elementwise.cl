@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Element-wise kernels of tensorplug's OpenCL plug-in: unary math, broadcasting binary
  * arithmetic, the activation gradients, Fill and Cast. One work-item per output element; every
  * kernel checks its index against `n`, since the global size may be rounded up to a group.

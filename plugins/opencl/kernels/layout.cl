@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Layout kernels of tensorplug's OpenCL plug-in: Transpose, one work-item per output element.
  * Elements move as bytes of their size (1, 4 or 8), never as values, so every dtype comes out
  * bit for bit and float64 needs no cl_khr_fp64.

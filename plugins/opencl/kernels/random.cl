@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Random kernels of tensorplug's OpenCL plug-in: RandomUniform and RandomStandardNormal, the
  * CPU device's generator (devices/cpu/cpu_random.c) step for step, so that a seed gives the
  * same tensor on either device. It is counter-based: element i depends only on the seed and i

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Reduction kernels of tensorplug's OpenCL plug-in: Sum, Mean and Max over any set of axes, and
  * Softmax over the last dimension.
  *
