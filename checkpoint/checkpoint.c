@@ -20,20 +20,8 @@ enum {
 /* The status code for a libzip error: the system's reason where there is one. */
 static tp_code_t code_of(zip_error_t *error) {
     if (zip_error_system_type(error) == ZIP_ET_SYS) {
-        switch (zip_error_code_system(error)) {
-        case ENOENT:
-        case ENOTDIR:
-            return TP_NOT_FOUND;
-        case EACCES:
-        case EPERM:
-        case EROFS:
-            return TP_PERMISSION_DENIED;
-        case ENOSPC:
-        case EDQUOT:
-            return TP_RESOURCE_EXHAUSTED;
-        default:
-            break;
-        }
+        tp_code_t code = tp_code_from_errno(zip_error_code_system(error));
+        if (code != TP_UNKNOWN) return code;
     }
     switch (zip_error_code_zip(error)) {
     case ZIP_ER_NOENT:

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "base/status.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,4 +92,26 @@ const char *tp_code_name(tp_code_t code) {
         "UNIMPLEMENTED", "INTERNAL",       "UNAVAILABLE",       "DATA_LOSS"};
     if ((int)code < 0 || (size_t)code >= sizeof names / sizeof names[0]) return "UNKNOWN_CODE";
     return names[code];
+}
+
+tp_code_t tp_code_from_errno(int error) {
+    switch (error) {
+    case ENOENT:
+    case ENOTDIR:
+        return TP_NOT_FOUND;
+    case EACCES:
+    case EPERM:
+    case EROFS:
+        return TP_PERMISSION_DENIED;
+    case ENOSPC:
+    case EDQUOT:
+    case ENOMEM:
+    case EFBIG:
+        return TP_RESOURCE_EXHAUSTED;
+    case EISDIR:
+    case ENAMETOOLONG:
+        return TP_INVALID_ARGUMENT;
+    default:
+        return TP_UNKNOWN;
+    }
 }

@@ -9,6 +9,11 @@
  * when memory for the message runs out, a static RESOURCE_EXHAUSTED status stands in. */
 tp_status_t *tp_status_make(tp_code_t code, const char *format, ...) TP_PRINTF_LIKE(2, 3);
 
+/* The status code for a system error (errno) of a file or of memory: NOT_FOUND,
+ * PERMISSION_DENIED, RESOURCE_EXHAUSTED (no space, no memory, too large), INVALID_ARGUMENT (a
+ * folder where a file was wanted, a name too long), otherwise UNKNOWN. */
+tp_code_t tp_code_from_errno(int error);
+
 /* A new status with the code and message of `status`; NULL stays NULL. */
 tp_status_t *tp_status_copy(const tp_status_t *status);
 

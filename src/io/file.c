@@ -17,32 +17,13 @@ void tp_file_show_path(const char *path, char out[TP_FILE_SHOWN_PATH]) {
     tp_printable_copy(out, TP_FILE_SHOWN_PATH, path);
 }
 
-tp_code_t tp_file_error_code(int error) {
-    switch (error) {
-    case ENOENT:
-    case ENOTDIR:
-        return TP_NOT_FOUND;
-    case EACCES:
-    case EPERM:
-    case EROFS:
-        return TP_PERMISSION_DENIED;
-    case ENOSPC:
-    case EDQUOT:
-    case ENOMEM:
-    case EFBIG:
-        return TP_RESOURCE_EXHAUSTED;
-    default:
-        return TP_UNKNOWN;
-    }
-}
-
 /* A status for the system error `error` while doing `what` to `path`. */
 static tp_status_t *system_error(int error, const char *what, const char *path) {
     char reason[256] = "unknown error";
     (void)strerror_r(error, reason, sizeof reason);
     char shown[TP_FILE_SHOWN_PATH];
     tp_file_show_path(path, shown);
-    return tp_status_make(tp_file_error_code(error), "cannot %s '%s': %s", what, shown, reason);
+    return tp_status_make(tp_code_from_errno(error), "cannot %s '%s': %s", what, shown, reason);
 }
 
 tp_status_t *tp_file_open_read(const char *path, int *out_fd, uint64_t *out_size) {

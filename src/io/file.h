@@ -15,9 +15,6 @@
 /* `path` as messages show it: bytes that could be misread escaped as \xHH. */
 void tp_file_show_path(const char *path, char out[TP_FILE_SHOWN_PATH]);
 
-/* The status code for a system error while opening, reading or writing a file: NOT_FOUND,
- * PERMISSION_DENIED, RESOURCE_EXHAUSTED (no space, no memory), otherwise UNKNOWN. */
-tp_code_t tp_file_error_code(int error);
 
 /* Opens `path` (which must be a regular file) for reading, and says its size. Messages name
  * the path and the system's reason. */

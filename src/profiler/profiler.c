@@ -39,27 +39,6 @@ static void printable_path(const char *path, char *out, size_t capacity) {
     tp_printable_copy(out, capacity, path);
 }
 
-static tp_code_t code_of_errno(int error) {
-    switch (error) {
-    case ENOENT:
-    case ENOTDIR:
-        return TP_NOT_FOUND;
-    case EACCES:
-    case EPERM:
-    case EROFS:
-        return TP_PERMISSION_DENIED;
-    case ENOSPC:
-    case EDQUOT:
-    case ENOMEM:
-        return TP_RESOURCE_EXHAUSTED;
-    case EISDIR:
-    case ENAMETOOLONG:
-        return TP_INVALID_ARGUMENT;
-    default:
-        return TP_UNAVAILABLE;
-    }
-}
-
 /* Opens the file and starts recording; session_mutex held, no profile recording. */
 static tp_status_t *start_locked(const char *path, bool from_environment) {
     FILE *file = fopen(path, "w");
@@ -67,7 +46,7 @@ static tp_status_t *start_locked(const char *path, bool from_environment) {
     if (file == NULL) {
         int error = errno;
         printable_path(path, shown, sizeof shown);
-        return tp_status_make(code_of_errno(error), "cannot write the profile to '%s': %s",
+        return tp_status_make(tp_code_from_errno(error), "cannot write the profile to '%s': %s",
                               shown, strerror(error));
     }
     char *copy = strdup(path);
@@ -125,7 +104,7 @@ static tp_status_t *write_profile(finished_t *finished) {
     if (!written) {
         char shown[1024];
         printable_path(finished->path, shown, sizeof shown);
-        status = tp_status_make(error != 0 ? code_of_errno(error) : TP_RESOURCE_EXHAUSTED,
+        status = tp_status_make(error != 0 ? tp_code_from_errno(error) : TP_RESOURCE_EXHAUSTED,
                                 "cannot write the profile to '%s': %s", shown,
                                 error != 0 ? strerror(error) : "out of host memory");
         if (finished->regular_file) unlink(finished->path);

@@ -474,7 +474,7 @@ static void a_failed_save_leaves_no_file_behind(void **state) {
     assert_int_equal(mkdir(path_of("taken"), 0700), 0);
     snprintf(wanted, sizeof wanted, "tp_tensor_save_npy: cannot replace '%s': Is a directory",
              path_of("taken"));
-    assert_error(tp_tensor_save_npy(tensor, path_of("taken")), TP_UNKNOWN, wanted);
+    assert_error(tp_tensor_save_npy(tensor, path_of("taken")), TP_INVALID_ARGUMENT, wanted);
     assert_int_equal(count_entries("taken"), 1);
 
     /* A file saved over is replaced whole, with the permissions a new file gets. */
