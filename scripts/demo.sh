@@ -10,7 +10,9 @@ step() { printf '\n== %s\n' "$*"; }
 unset TP_PLUGIN_PATH
 
 step "1. The runtime alone: the libtensorplug1 and tensorplug-tools packages, unpacked into $prefix"
-(cd "$build" && cpack -G DEB >/dev/null)
+# CPack warns, for developers, that the plug-in modules have no soname (a plug-in needs none);
+# the walk-through shows its output only if it fails.
+(cd "$build" && cpack -G DEB >"$build/demo-cpack.log" 2>&1) || { cat "$build/demo-cpack.log"; exit 1; }
 rm -rf "$prefix"
 for package in libtensorplug1 tensorplug-tools; do
     dpkg-deb -x "$build"/${package}_*_amd64.deb "$prefix"
