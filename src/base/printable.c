@@ -4,9 +4,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* The length of the well-formed UTF-8 sequence at `s` (Unicode's table 3-7: no overlong forms,
- * no surrogates, nothing above U+10FFFF), storing its code point; 0 when it is not one. */
-static size_t utf8_sequence(const unsigned char *s, uint32_t *out_code_point) {
+size_t tp_utf8_multibyte(const unsigned char *s, uint32_t *out_code_point) {
     unsigned char lead = s[0];
     size_t length;
     uint32_t code_point;
@@ -57,7 +55,7 @@ size_t tp_printable_copy(char *out, size_t capacity, const char *text) {
             escape = *s < 0x20 || *s == 0x7F;
         } else {
             uint32_t code_point = 0;
-            size_t sequence = utf8_sequence(s, &code_point);
+            size_t sequence = tp_utf8_multibyte(s, &code_point);
             escape = sequence == 0 || moves_text(code_point);
             if (sequence > 0) length = sequence;
         }

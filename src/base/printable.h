@@ -7,9 +7,15 @@
 #define TP_BASE_PRINTABLE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* The most bytes one input byte becomes ("\xHH"). */
 #define TP_PRINTABLE_EXPANSION 4
+
+/* The length of the well-formed multi-byte UTF-8 sequence at `s` (Unicode's table 3-7: no
+ * overlong forms, no surrogates, nothing above U+10FFFF), storing its code point; 0 when it is
+ * not one, an ASCII byte included. Reads no further than a NUL. */
+size_t tp_utf8_multibyte(const unsigned char *s, uint32_t *out_code_point);
 
 /* Copies `text` to `out` (`capacity` bytes, NUL-terminated when capacity > 0), writing each
  * byte that could be misread as "\xHH" (upper-case hex, as device names are quoted): C0

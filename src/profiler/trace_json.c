@@ -6,33 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- Strings ------------------------------------------------------------------------------ */
+#include "base/printable.h"
 
-/* The length of the well-formed UTF-8 sequence at `p` (RFC 3629: no overlong forms, no
- * surrogates, nothing past U+10FFFF), or 0. */
-static size_t utf8_sequence(const unsigned char *p) {
-    unsigned char c = p[0];
-    if (c < 0x80) return 1;
-    unsigned char low = 0x80, high = 0xBF;
-    size_t length;
-    if (c >= 0xC2 && c <= 0xDF) {
-        length = 2;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-        length = 3;
-        if (c == 0xE0) low = 0xA0;
-        if (c == 0xED) high = 0x9F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        length = 4;
-        if (c == 0xF0) low = 0x90;
-        if (c == 0xF4) high = 0x8F;
-    } else {
-        return 0;
-    }
-    if (p[1] < low || p[1] > high) return 0;
-    for (size_t i = 2; i < length; i++)
-        if (p[i] < 0x80 || p[i] > 0xBF) return 0;
-    return length;
-}
+/* ---- Strings ------------------------------------------------------------------------------ */
 
 void tp_json_append_string(tp_strbuf_t *out, const char *text) {
     tp_strbuf_append(out, "\"", 1);
@@ -60,13 +36,13 @@ void tp_json_append_string(tp_strbuf_t *out, const char *text) {
             tp_strbuf_printf(out, "\\u%04x", c);
             p++;
         } else {
-            size_t length = utf8_sequence(p);
+            uint32_t code_point = 0;
+            size_t length = tp_utf8_multibyte(p, &code_point);
             if (length == 0) {
                 tp_strbuf_puts(out, "\\ufffd");
                 p++;
-            } else if (length == 3 && p[0] == 0xE2 && p[1] == 0x80 &&
-                       (p[2] == 0xA8 || p[2] == 0xA9)) {
-                tp_strbuf_puts(out, p[2] == 0xA8 ? "\\u2028" : "\\u2029");
+            } else if (code_point == 0x2028 || code_point == 0x2029) {
+                tp_strbuf_printf(out, "\\u%04x", (unsigned)code_point);
                 p += 3;
             } else {
                 tp_strbuf_append(out, (const char *)p, length);
