@@ -58,22 +58,25 @@ static const tp_plugin_entry_t *used_plugin_named(const tp_device_registry_t *re
     return NULL;
 }
 
-/* Why this context does not use a plug-in it found, apart from any fault of the plug-in's: a
- * copy of one found earlier on the path (the first found is used, as for programs on PATH), or
- * switched off by TP_PLUGINS. NULL when it is used. Neither is logged: both are the user's
- * doing, and `tensorplug plugins` shows them. */
-static char *choice_not_to_use(const tp_device_registry_t *registry,
-                               const tp_plugin_record_t *record) {
-    if (record->builtin) return NULL;
+/* Whether this context uses a plug-in it found, apart from any fault of the plug-in's: not a
+ * copy of one found earlier on the path (the first found is used, as for programs on PATH),
+ * and not switched off by TP_PLUGINS. */
+static bool chosen(const tp_device_registry_t *registry, const tp_plugin_record_t *record) {
+    return record->builtin || (used_plugin_named(registry, record->name) == NULL &&
+                               tp_plugin_selection_allows(record->name));
+}
+
+/* Why chosen() said no, for `tensorplug plugins`. Not logged: both reasons are the user's
+ * doing. NULL only when out of host memory. */
+static char *why_not_chosen(const tp_device_registry_t *registry,
+                            const tp_plugin_record_t *record) {
     tp_strbuf_t reason = TP_STRBUF_INIT;
     const tp_plugin_entry_t *earlier = used_plugin_named(registry, record->name);
     if (earlier != NULL)
         tp_strbuf_printf(&reason, "not used: plug-in '%s' was found first at %s", record->name,
                          earlier->record->path);
-    else if (!tp_plugin_selection_allows(record->name))
-        tp_strbuf_printf(&reason, "switched off: TP_PLUGINS does not name '%s'", record->name);
     else
-        return NULL;
+        tp_strbuf_printf(&reason, "switched off: TP_PLUGINS does not name '%s'", record->name);
     return tp_strbuf_take(&reason);
 }
 
@@ -200,12 +203,14 @@ static tp_status_t *add_plugin(builder_t *builder, const tp_plugin_record_t *rec
     if (entry.device_types == NULL)
         return tp_status_make(TP_RESOURCE_EXHAUSTED, "out of host memory");
 
-    if (record->refusal == NULL) {
-        entry.refusal = choice_not_to_use(registry, record);
-        if (entry.refusal != NULL) {
-            registry->plugins[registry->num_plugins++] = entry;
-            return NULL;
+    if (record->refusal == NULL && !chosen(registry, record)) {
+        entry.refusal = why_not_chosen(registry, record);
+        if (entry.refusal == NULL) {
+            free(entry.device_types);
+            return tp_status_make(TP_RESOURCE_EXHAUSTED, "out of host memory");
         }
+        registry->plugins[registry->num_plugins++] = entry;
+        return NULL;
     }
     tp_strbuf_t refusal = TP_STRBUF_INIT;
     if (record->refusal != NULL) {
@@ -244,9 +249,7 @@ static tp_status_t *add_plugin(builder_t *builder, const tp_plugin_record_t *rec
 /* Whether the registry being built will use `record`, asked before the plug-in's init runs. */
 static bool plugin_wanted(const tp_plugin_record_t *record, void *arg) {
     const builder_t *builder = arg;
-    char *reason = choice_not_to_use(builder->registry, record);
-    free(reason);
-    return reason == NULL;
+    return chosen(builder->registry, record);
 }
 
 /* A name in TP_PLUGINS that no plug-in found has is most likely mistyped. */
