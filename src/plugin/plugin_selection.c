@@ -41,14 +41,26 @@ static const char *selection_list(void) {
     return value;
 }
 
+/* The entry of the list at `*cursor`, as its start and length; moves `*cursor` past it. False
+ * at the end of the list. */
+static bool next_entry(const char **cursor, const char **out_entry, size_t *out_length) {
+    if (**cursor == '\0') return false;
+    *out_entry = *cursor;
+    *out_length = strcspn(*cursor, ",");
+    *cursor += *out_length;
+    if (**cursor == ',') (*cursor)++;
+    return true;
+}
+
+static bool entry_is(const char *entry, size_t length, const char *name) {
+    return strlen(name) == length && strncmp(entry, name, length) == 0;
+}
+
 static bool list_contains(const char *list, const char *name) {
-    size_t length = strlen(name);
-    for (const char *entry = list; *entry != '\0';) {
-        size_t entry_length = strcspn(entry, ",");
-        if (entry_length == length && strncmp(entry, name, length) == 0) return true;
-        entry += entry_length;
-        if (*entry == ',') entry++;
-    }
+    const char *entry;
+    size_t length;
+    while (next_entry(&list, &entry, &length))
+        if (entry_is(entry, length, name)) return true;
     return false;
 }
 
@@ -66,14 +78,14 @@ bool tp_plugin_selection_allows(const char *name) {
 size_t tp_plugin_selection_missing(const char *const *names, size_t count, char *buffer,
                                    size_t capacity) {
     if (capacity > 0) buffer[0] = '\0';
-    const char *list = tp_env_get("TP_PLUGINS");
-    if (list == NULL || strcasecmp(list, "none") == 0 || !is_well_formed(list)) return 0;
+    const char *list = selection_list();
+    if (list == NULL) return 0;
     size_t missing = 0, used = 0;
-    for (const char *entry = list; *entry != '\0';) {
-        size_t length = strcspn(entry, ",");
+    const char *entry;
+    size_t length;
+    while (next_entry(&list, &entry, &length)) {
         bool found = false;
-        for (size_t i = 0; i < count && !found; i++)
-            found = strlen(names[i]) == length && strncmp(names[i], entry, length) == 0;
+        for (size_t i = 0; i < count && !found; i++) found = entry_is(entry, length, names[i]);
         if (!found) {
             size_t room = used < capacity ? capacity - used : 0;
             int written = snprintf(room > 0 ? buffer + used : NULL, room, "%s'%.*s'",
@@ -81,8 +93,6 @@ size_t tp_plugin_selection_missing(const char *const *names, size_t count, char 
             if (written > 0) used += (size_t)written;
             missing++;
         }
-        entry += length;
-        if (*entry == ',') entry++;
     }
     return missing;
 }
