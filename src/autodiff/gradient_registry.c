@@ -1,47 +1,50 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Which built-in op has which gradient function, and what they share. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "autodiff/gradients.h"
 #include "base/status.h"
 
-typedef struct {
-    const char *op;
-    tp_gradient_fn_t fn;
-} gradient_entry_t;
-
-/* Sorted by op name, for bsearch. */
-static const gradient_entry_t entries[] = {
-    {"Add", tp_gradient_add},
-    {"AddN", tp_gradient_add_n},
-    {"BiasAdd", tp_gradient_bias_add},
-    {"Div", tp_gradient_div},
-    {"Fill", tp_gradient_fill},
-    {"Identity", tp_gradient_identity},
-    {"MatMul", tp_gradient_matmul},
-    {"Mean", tp_gradient_mean},
-    {"Mul", tp_gradient_mul},
-    {"Neg", tp_gradient_neg},
-    {"OnesLike", tp_gradient_none},
-    {"Relu", tp_gradient_relu},
-    {"Reshape", tp_gradient_reshape},
-    {"Sigmoid", tp_gradient_sigmoid},
-    {"Square", tp_gradient_square},
-    {"Sub", tp_gradient_sub},
-    {"Sum", tp_gradient_sum},
-    {"Tanh", tp_gradient_tanh},
-    {"Transpose", tp_gradient_transpose},
-    {"ZerosLike", tp_gradient_none},
+static const tp_gradient_family_t *const families[] = {
+    &tp_gradients_math,
+    &tp_gradients_nn,
+    &tp_gradients_shape,
 };
 
+enum { MAX_GRADIENTS = 512 };
+
+static tp_gradient_entry_t index_entries[MAX_GRADIENTS];
+static size_t num_entries;
+
+static int compare_entries(const void *a, const void *b) {
+    return strcmp(((const tp_gradient_entry_t *)a)->op, ((const tp_gradient_entry_t *)b)->op);
+}
+
+static void build_index(void) {
+    for (size_t f = 0; f < sizeof families / sizeof families[0]; f++)
+        for (size_t i = 0; i < families[f]->count && num_entries < MAX_GRADIENTS; i++)
+            index_entries[num_entries++] = families[f]->entries[i];
+    qsort(index_entries, num_entries, sizeof index_entries[0], compare_entries);
+}
+
+static pthread_once_t index_once = PTHREAD_ONCE_INIT;
+
+const tp_gradient_entry_t *tp_gradient_entries(size_t *out_count) {
+    pthread_once(&index_once, build_index);
+    *out_count = num_entries;
+    return index_entries;
+}
+
 static int compare_op(const void *key, const void *element) {
-    return strcmp((const char *)key, ((const gradient_entry_t *)element)->op);
+    return strcmp((const char *)key, ((const tp_gradient_entry_t *)element)->op);
 }
 
 tp_gradient_fn_t tp_gradient_find(const char *op) {
-    const gradient_entry_t *entry = bsearch(op, entries, sizeof entries / sizeof entries[0],
-                                            sizeof entries[0], compare_op);
+    size_t count;
+    const tp_gradient_entry_t *all = tp_gradient_entries(&count);
+    const tp_gradient_entry_t *entry = bsearch(op, all, count, sizeof *all, compare_op);
     return entry != NULL ? entry->fn : NULL;
 }
 

@@ -44,27 +44,23 @@ void tp_gradient_release(tp_tensor_t **tensors, int32_t count);
     tp_status_t *name(const tp_gradient_op_t *op, tp_tensor_t *const *output_grads,           \
                       const bool *needed, tp_tensor_t **input_grads)
 
-/* gradients_math.c */
-TP_GRADIENT_FN(tp_gradient_add);
-TP_GRADIENT_FN(tp_gradient_sub);
-TP_GRADIENT_FN(tp_gradient_mul);
-TP_GRADIENT_FN(tp_gradient_neg);
-TP_GRADIENT_FN(tp_gradient_square);
-TP_GRADIENT_FN(tp_gradient_add_n);
-TP_GRADIENT_FN(tp_gradient_identity);
-TP_GRADIENT_FN(tp_gradient_div);
-TP_GRADIENT_FN(tp_gradient_none);
-/* gradients_nn.c */
-TP_GRADIENT_FN(tp_gradient_matmul);
-TP_GRADIENT_FN(tp_gradient_bias_add);
-TP_GRADIENT_FN(tp_gradient_relu);
-TP_GRADIENT_FN(tp_gradient_sigmoid);
-TP_GRADIENT_FN(tp_gradient_tanh);
-/* gradients_shape.c */
-TP_GRADIENT_FN(tp_gradient_sum);
-TP_GRADIENT_FN(tp_gradient_mean);
-TP_GRADIENT_FN(tp_gradient_reshape);
-TP_GRADIENT_FN(tp_gradient_transpose);
-TP_GRADIENT_FN(tp_gradient_fill);
+/* Each gradients_*.c lists the ops it differentiates in a family table, in any order;
+ * gradient_registry.c gathers the families into one index. */
+typedef struct tp_gradient_entry {
+    const char *op;
+    tp_gradient_fn_t fn;
+} tp_gradient_entry_t;
+
+typedef struct tp_gradient_family {
+    const tp_gradient_entry_t *entries;
+    size_t count;
+} tp_gradient_family_t;
+
+extern const tp_gradient_family_t tp_gradients_math;
+extern const tp_gradient_family_t tp_gradients_nn;
+extern const tp_gradient_family_t tp_gradients_shape;
+
+/* Every op with a gradient function, sorted by name: what the gradient check walks. */
+const tp_gradient_entry_t *tp_gradient_entries(size_t *out_count);
 
 #endif

@@ -17,16 +17,16 @@ static tp_status_t *add_or_sub(const tp_gradient_op_t *op, tp_tensor_t *dz, cons
     return error;
 }
 
-TP_GRADIENT_FN(tp_gradient_add) {
+static TP_GRADIENT_FN(tp_gradient_add) {
     return add_or_sub(op, output_grads[0], needed, false, input_grads);
 }
 
-TP_GRADIENT_FN(tp_gradient_sub) {
+static TP_GRADIENT_FN(tp_gradient_sub) {
     return add_or_sub(op, output_grads[0], needed, true, input_grads);
 }
 
 /* d(x * y) = (dz * y, dz * x), each summed back to its input's shape. */
-TP_GRADIENT_FN(tp_gradient_mul) {
+static TP_GRADIENT_FN(tp_gradient_mul) {
     for (int32_t i = 0; i < 2; i++) {
         if (!needed[i]) continue;
         tp_tensor_t *product;
@@ -43,13 +43,13 @@ TP_GRADIENT_FN(tp_gradient_mul) {
     return NULL;
 }
 
-TP_GRADIENT_FN(tp_gradient_neg) {
+static TP_GRADIENT_FN(tp_gradient_neg) {
     (void)needed;
     return tp_neg(op->context, output_grads[0], &input_grads[0]);
 }
 
 /* d(x^2) = dz * 2x. */
-TP_GRADIENT_FN(tp_gradient_square) {
+static TP_GRADIENT_FN(tp_gradient_square) {
     (void)needed;
     tp_tensor_t *twice;
     TP_RETURN_IF_ERROR(tp_add(op->context, op->inputs[0], op->inputs[0], &twice));
@@ -59,13 +59,13 @@ TP_GRADIENT_FN(tp_gradient_square) {
 }
 
 /* Every input of a sum receives the sum's gradient. */
-TP_GRADIENT_FN(tp_gradient_add_n) {
+static TP_GRADIENT_FN(tp_gradient_add_n) {
     for (int32_t i = 0; i < op->num_inputs; i++)
         if (needed[i]) input_grads[i] = tp_tensor_retain(output_grads[0]);
     return NULL;
 }
 
-TP_GRADIENT_FN(tp_gradient_identity) {
+static TP_GRADIENT_FN(tp_gradient_identity) {
     (void)op;
     (void)needed;
     input_grads[0] = tp_tensor_retain(output_grads[0]);
@@ -73,7 +73,7 @@ TP_GRADIENT_FN(tp_gradient_identity) {
 }
 
 /* d(x / y) = (dz / y, -dz * x / y^2), each summed back to its input's shape. */
-TP_GRADIENT_FN(tp_gradient_div) {
+static TP_GRADIENT_FN(tp_gradient_div) {
     tp_context_t *c = op->context;
     tp_tensor_t *x = op->inputs[0], *y = op->inputs[1], *dz = output_grads[0];
     tp_tensor_t *quotient = NULL, *scaled = NULL, *negated = NULL;
@@ -98,10 +98,25 @@ TP_GRADIENT_FN(tp_gradient_div) {
 
 /* Their values do not depend on their input's: nothing flows back (TensorFlow's
  * non-differentiable ops). */
-TP_GRADIENT_FN(tp_gradient_none) {
+static TP_GRADIENT_FN(tp_gradient_none) {
     (void)op;
     (void)output_grads;
     (void)needed;
     (void)input_grads;
     return NULL;
 }
+
+static const tp_gradient_entry_t entries[] = {
+    {"Add", tp_gradient_add},
+    {"AddN", tp_gradient_add_n},
+    {"Div", tp_gradient_div},
+    {"Identity", tp_gradient_identity},
+    {"Mul", tp_gradient_mul},
+    {"Neg", tp_gradient_neg},
+    {"OnesLike", tp_gradient_none},
+    {"Square", tp_gradient_square},
+    {"Sub", tp_gradient_sub},
+    {"ZerosLike", tp_gradient_none},
+};
+
+const tp_gradient_family_t tp_gradients_math = {entries, sizeof entries / sizeof entries[0]};

@@ -8,7 +8,7 @@
  *   a transposed:   da = b @ dz^T     db = a @ dz
  *   b transposed:   da = dz @ b       db = dz^T @ a
  *   both:           da = b^T @ dz^T   db = dz^T @ a^T                                        */
-TP_GRADIENT_FN(tp_gradient_matmul) {
+static TP_GRADIENT_FN(tp_gradient_matmul) {
     bool ta = tp_gradient_attr(op, "transpose_a")->i != 0;
     bool tb = tp_gradient_attr(op, "transpose_b")->i != 0;
     tp_tensor_t *a = op->inputs[0], *b = op->inputs[1], *dz = output_grads[0];
@@ -32,7 +32,7 @@ TP_GRADIENT_FN(tp_gradient_matmul) {
 }
 
 /* The value receives dz; the bias, dz summed over every dimension but the last. */
-TP_GRADIENT_FN(tp_gradient_bias_add) {
+static TP_GRADIENT_FN(tp_gradient_bias_add) {
     tp_tensor_t *dz = output_grads[0];
     if (needed[0]) input_grads[0] = tp_tensor_retain(dz);
     if (!needed[1]) return NULL;
@@ -54,19 +54,29 @@ static tp_status_t *run_binary(tp_context_t *context, const char *name, tp_tenso
     return tp_execute(context, name, inputs, 2, NULL, 0, out, 1);
 }
 
-TP_GRADIENT_FN(tp_gradient_relu) {
+static TP_GRADIENT_FN(tp_gradient_relu) {
     (void)needed;
     return run_binary(op->context, "ReluGrad", output_grads[0], op->inputs[0], &input_grads[0]);
 }
 
 /* From the output: sigmoid' = y (1 - y), tanh' = 1 - y^2. */
-TP_GRADIENT_FN(tp_gradient_sigmoid) {
+static TP_GRADIENT_FN(tp_gradient_sigmoid) {
     (void)needed;
     return run_binary(op->context, "SigmoidGrad", op->outputs[0], output_grads[0],
                       &input_grads[0]);
 }
 
-TP_GRADIENT_FN(tp_gradient_tanh) {
+static TP_GRADIENT_FN(tp_gradient_tanh) {
     (void)needed;
     return run_binary(op->context, "TanhGrad", op->outputs[0], output_grads[0], &input_grads[0]);
 }
+
+static const tp_gradient_entry_t entries[] = {
+    {"BiasAdd", tp_gradient_bias_add},
+    {"MatMul", tp_gradient_matmul},
+    {"Relu", tp_gradient_relu},
+    {"Sigmoid", tp_gradient_sigmoid},
+    {"Tanh", tp_gradient_tanh},
+};
+
+const tp_gradient_family_t tp_gradients_nn = {entries, sizeof entries / sizeof entries[0]};

@@ -47,13 +47,13 @@ static tp_status_t *spread(const tp_gradient_op_t *op, tp_tensor_t *dy, tp_tenso
     return error;
 }
 
-TP_GRADIENT_FN(tp_gradient_sum) {
+static TP_GRADIENT_FN(tp_gradient_sum) {
     (void)needed;
     return spread(op, output_grads[0], &input_grads[0]);
 }
 
 /* The sum's gradient divided by how many elements each mean averaged. */
-TP_GRADIENT_FN(tp_gradient_mean) {
+static TP_GRADIENT_FN(tp_gradient_mean) {
     (void)needed;
     tp_context_t *c = op->context;
     int64_t in = tp_tensor_num_elements(op->inputs[0]);
@@ -75,14 +75,14 @@ TP_GRADIENT_FN(tp_gradient_mean) {
     return error;
 }
 
-TP_GRADIENT_FN(tp_gradient_reshape) {
+static TP_GRADIENT_FN(tp_gradient_reshape) {
     (void)needed;
     return tp_reshape(op->context, output_grads[0], tp_tensor_shape(op->inputs[0]),
                       &input_grads[0]);
 }
 
 /* Transposing back: the inverse permutation. */
-TP_GRADIENT_FN(tp_gradient_transpose) {
+static TP_GRADIENT_FN(tp_gradient_transpose) {
     (void)needed;
     const tp_attr_t *perm = tp_gradient_attr(op, "perm");
     int32_t rank = tp_tensor_shape(op->inputs[0]).rank;
@@ -93,7 +93,7 @@ TP_GRADIENT_FN(tp_gradient_transpose) {
 }
 
 /* Every element is the one value: it receives the sum of their gradients. */
-TP_GRADIENT_FN(tp_gradient_fill) {
+static TP_GRADIENT_FN(tp_gradient_fill) {
     (void)needed;
     tp_tensor_t *sum;
     TP_RETURN_IF_ERROR(tp_sum(op->context, output_grads[0], NULL, 0, false, &sum));
@@ -102,3 +102,13 @@ TP_GRADIENT_FN(tp_gradient_fill) {
     tp_tensor_release(sum);
     return error;
 }
+
+static const tp_gradient_entry_t entries[] = {
+    {"Fill", tp_gradient_fill},
+    {"Mean", tp_gradient_mean},
+    {"Reshape", tp_gradient_reshape},
+    {"Sum", tp_gradient_sum},
+    {"Transpose", tp_gradient_transpose},
+};
+
+const tp_gradient_family_t tp_gradients_shape = {entries, sizeof entries / sizeof entries[0]};

@@ -22,6 +22,8 @@ typedef struct tp_op {
 /* The built-in ops, sorted by name. */
 const tp_op_t *tp_builtin_ops(size_t *out_count);
 const tp_op_t *tp_builtin_op_find(const char *name);
+/* How many ops the families declare: tp_builtin_ops' count unless the index overflowed. */
+size_t tp_builtin_ops_declared(void);
 
 /* The index of attribute `name` in the op's definition, or -1. */
 int tp_op_attr_index(const tp_op_def_t *def, const char *name);

@@ -9,9 +9,11 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "context/context.h"
 #include "device/physical_device.h"
+#include "op/op.h"
 
 /* ---- Fixture --------------------------------------------------------------------------------- */
 
@@ -1436,9 +1438,24 @@ static void nan_passes_through_relu_and_an_empty_mean_is_nan(void **state) {
     assert_true(ok);
 }
 
+/* The families of ops_*.c fit the index, and no two declare one name: a duplicate would make
+ * which definition tp_builtin_op_find returns depend on the sort. */
+static void every_declared_op_is_indexed_once(void **state) {
+    (void)state;
+    size_t count;
+    const tp_op_t *ops = tp_builtin_ops(&count);
+    assert_int_equal(count, tp_builtin_ops_declared());
+    for (size_t i = 0; i < count; i++) {
+        assert_ptr_equal(tp_builtin_op_find(ops[i].def->name), &ops[i]);
+        if (i > 0 && strcmp(ops[i - 1].def->name, ops[i].def->name) >= 0)
+            fail_msg("op %s is declared twice or out of order", ops[i].def->name);
+    }
+}
+
 int main(void) {
 #define TEST(name) cmocka_unit_test_setup_teardown(name, setup, cpu_context_teardown)
     const struct CMUnitTest tests[] = {
+        TEST(every_declared_op_is_indexed_once),
         TEST(unary_ops_on_floats_match_hand_computed_values),
         TEST(unary_ops_keep_the_shape_of_a_matrix),
         TEST(unary_ops_on_integers_wrap_like_the_hardware),
