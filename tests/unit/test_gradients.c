@@ -488,6 +488,152 @@ static void chained_ops_gradients(void **state) {
     check_gradients(*state, tests, COUNT_OF(tests));
 }
 
+/* ---- Gradients by hand: ties, kinks, casts and second derivatives ---------------------------- */
+
+/* The gradient of `target` with respect to the one source `x` on `tape`. */
+static tp_tensor_t *gradient_of(tp_tape_t *tape, tp_tensor_t *target, tp_tensor_t *x) {
+    tp_tensor_t *grad = NULL;
+    assert_ok(tp_tape_gradient(tape, target, &x, 1, &grad));
+    assert_non_null(grad);
+    return grad;
+}
+
+/* Max and Min share a result's gradient evenly among the elements that tie for it, as
+ * TensorFlow does. */
+static void max_and_min_split_the_gradient_among_ties(void **state) {
+    tp_context_t *c = *state;
+    tp_tensor_t *x = F64(c, TP_SHAPE(2, 3), 1, 3, 3, 2, 2, 2);
+    tp_tensor_t *u = F64(c, TP_SHAPE(2, 3), 2, 1, 1, 1, 5, 4);
+    tp_tensor_t *w = F64(c, TP_SHAPE(2), 1, 3);
+    tp_tensor_t *max = NULL, *weighted = NULL, *f = NULL, *min = NULL, *g = NULL;
+    const int64_t one = 1;
+    tp_tape_t *tape = NULL;
+    assert_ok(tp_tape_begin(c, &tape));
+    assert_ok(tp_tape_watch(tape, x));
+    assert_ok(tp_tape_watch(tape, u));
+    assert_ok(tp_max(c, x, &one, 1, false, &max));
+    assert_ok(tp_mul(c, max, w, &weighted));
+    assert_ok(tp_sum(c, weighted, NULL, 0, false, &f));
+    assert_ok(tp_min(c, u, NULL, 0, true, &min));
+    assert_ok(tp_sum(c, min, NULL, 0, false, &g));
+    tp_tensor_t *df = gradient_of(tape, f, x), *dg = gradient_of(tape, g, u);
+    /* Row 0's maximum 3 twice: 1/2 each; row 1's 2 three times, weighted by 3: 1 each. */
+    expect_values(df, (const double[]){0, 0.5, 0.5, 1, 1, 1}, 6);
+    expect_values(dg, (const double[]){0, 1.0 / 3, 1.0 / 3, 1.0 / 3, 0, 0}, 6);
+    tp_tape_destroy(tape);
+    tp_tensor_t *all[] = {x, u, w, max, weighted, f, min, g, df, dg};
+    release_all(all, COUNT_OF(all));
+}
+
+/* |x| and sign(x) at their kink: TensorFlow's subgradient 0, and sign's gradient is zeros. */
+static void abs_and_sign_at_zero(void **state) {
+    tp_context_t *c = *state;
+    tp_tensor_t *x = F64(c, TP_SHAPE(3), -2, 0, 3);
+    tp_tensor_t *absolute = NULL, *sign = NULL, *f = NULL, *g = NULL;
+    tp_tape_t *tape = NULL;
+    assert_ok(tp_tape_begin(c, &tape));
+    assert_ok(tp_tape_watch(tape, x));
+    assert_ok(tp_abs(c, x, &absolute));
+    assert_ok(tp_sum(c, absolute, NULL, 0, false, &f));
+    assert_ok(tp_sign(c, x, &sign));
+    assert_ok(tp_sum(c, sign, NULL, 0, false, &g));
+    tp_tensor_t *df = gradient_of(tape, f, x), *dg = gradient_of(tape, g, x);
+    expect_values(df, (const double[]){-1, 0, 1}, 3);
+    expect_values(dg, (const double[]){0, 0, 0}, 3);
+    tp_tape_destroy(tape);
+    tp_tensor_t *all[] = {x, absolute, sign, f, g, df, dg};
+    release_all(all, COUNT_OF(all));
+}
+
+/* Between floats the gradient is cast back to the source's dtype; through an integer nothing
+ * flows (tp_tape_gradient gives zeros for it). */
+static void cast_gradients_between_floats_and_through_integers(void **state) {
+    tp_context_t *c = *state;
+    tp_tensor_t *x = F64(c, TP_SHAPE(2), 1.5, -2);
+    tp_tensor_t *narrow = NULL, *f = NULL, *integer = NULL, *back = NULL, *squared = NULL,
+                *g = NULL;
+    tp_tape_t *tape = NULL;
+    assert_ok(tp_tape_begin(c, &tape));
+    assert_ok(tp_tape_watch(tape, x));
+    assert_ok(tp_cast(c, x, TP_FLOAT32, &narrow));
+    assert_ok(tp_sum(c, narrow, NULL, 0, false, &f));
+    assert_ok(tp_cast(c, x, TP_INT32, &integer));
+    assert_ok(tp_cast(c, integer, TP_FLOAT64, &back));
+    assert_ok(tp_square(c, back, &squared));
+    assert_ok(tp_sum(c, squared, NULL, 0, false, &g));
+    tp_tensor_t *df = gradient_of(tape, f, x), *dg = gradient_of(tape, g, x);
+    expect_values(df, (const double[]){1, 1}, 2); /* float64, the source's dtype */
+    expect_values(dg, (const double[]){0, 0}, 2);
+    tp_tape_destroy(tape);
+    tp_tensor_t *all[] = {x, narrow, f, integer, back, squared, g, df, dg};
+    release_all(all, COUNT_OF(all));
+}
+
+/* d/dx at x = 4 of exp, log, sqrt and rsqrt: e^4, 1/4, 1/4 and -1/16; Rsqrt's in float32 too,
+ * whose constant -1/2 is cast from float64. */
+static void math_function_gradients_by_hand(void **state) {
+    tp_context_t *c = *state;
+    const unary_fn fns[] = {tp_exp, tp_log, tp_sqrt, tp_rsqrt};
+    const double want[] = {exp(4.0), 0.25, 0.25, -0.0625};
+    for (size_t i = 0; i < COUNT_OF(fns); i++) {
+        tp_tensor_t *x = F64(c, TP_SCALAR_SHAPE, 4), *y = NULL;
+        tp_tape_t *tape = NULL;
+        assert_ok(tp_tape_begin(c, &tape));
+        assert_ok(tp_tape_watch(tape, x));
+        assert_ok(fns[i](c, x, &y));
+        tp_tensor_t *grad = gradient_of(tape, y, x);
+        expect_scalar(grad, want[i], 1e-12 * fabs(want[i]));
+        tp_tape_destroy(tape);
+        tp_tensor_t *all[] = {x, y, grad};
+        release_all(all, COUNT_OF(all));
+    }
+    float four = 4, got = 0;
+    tp_tensor_t *x = floats(c, TP_SCALAR_SHAPE, &four), *y = NULL;
+    tp_tape_t *tape = NULL;
+    assert_ok(tp_tape_begin(c, &tape));
+    assert_ok(tp_tape_watch(tape, x));
+    assert_ok(tp_rsqrt(c, x, &y));
+    tp_tensor_t *grad = gradient_of(tape, y, x);
+    assert_int_equal(tp_tensor_dtype(grad), TP_FLOAT32);
+    assert_ok(tp_tensor_read(grad, &got, sizeof got));
+    assert_true(got == -0.0625f);
+    tp_tape_destroy(tape);
+    tp_tensor_t *all[] = {x, y, grad};
+    release_all(all, COUNT_OF(all));
+}
+
+/* The activations' gradients have gradients: nested tapes give sigmoid'' = s (1 - s)(1 - 2s),
+ * tanh'' = -2 t (1 - t^2), and relu'' = 0 away from 0. */
+static void activations_have_second_derivatives(void **state) {
+    tp_context_t *c = *state;
+    const unary_fn fns[] = {tp_sigmoid, tp_tanh, tp_relu};
+    const double xs[3] = {-1, 0.5, 2};
+    for (size_t i = 0; i < COUNT_OF(fns); i++) {
+        tp_tensor_t *x = F64(c, TP_SHAPE(3), xs[0], xs[1], xs[2]);
+        tp_tensor_t *y = NULL, *f = NULL, *first = NULL, *g = NULL, *second = NULL;
+        tp_tape_t *outer = NULL, *inner = NULL;
+        assert_ok(tp_tape_begin(c, &outer));
+        assert_ok(tp_tape_watch(outer, x));
+        assert_ok(tp_tape_begin(c, &inner));
+        assert_ok(tp_tape_watch(inner, x));
+        assert_ok(fns[i](c, x, &y));
+        assert_ok(tp_sum(c, y, NULL, 0, false, &f));
+        first = gradient_of(inner, f, x);
+        tp_tape_destroy(inner);
+        assert_ok(tp_sum(c, first, NULL, 0, false, &g));
+        second = gradient_of(outer, g, x);
+        tp_tape_destroy(outer);
+        double want[3];
+        for (int k = 0; k < 3; k++) {
+            double s = 1 / (1 + exp(-xs[k])), t = tanh(xs[k]);
+            want[k] = i == 0 ? s * (1 - s) * (1 - 2 * s) : i == 1 ? -2 * t * (1 - t * t) : 0;
+        }
+        expect_values(second, want, 3);
+        tp_tensor_t *all[] = {x, y, f, first, g, second};
+        release_all(all, COUNT_OF(all));
+    }
+}
+
 /* ---- Variables ------------------------------------------------------------------------------- */
 
 static tp_variable_t *make_variable(tp_context_t *c, const char *name, tp_tensor_t *initial) {
@@ -697,32 +843,47 @@ static void the_target_must_be_a_floating_point_scalar(void **state) {
     release_all(all, COUNT_OF(all));
 }
 
+/* Every built-in op that is differentiable has a gradient (the gradient check walks them), so
+ * the op without one is a plug-in's: many_ops' Op0 (float32; its kernel writes nothing, which
+ * does not matter to the tape). */
 static void an_op_without_a_gradient_on_the_path_is_named(void **state) {
-    tp_context_t *c = *state;
-    tp_tensor_t *x = F64(c, TP_SHAPE(2, 2), 0.5, -1, 2, 0.25);
-    tp_tensor_t *exp_x = NULL, *softmax_x = NULL, *exp_sum = NULL, *softmax_sum = NULL,
-                *square = NULL, *square_sum = NULL, *grad = NULL;
+    (void)state;
+    assert_int_equal(setenv("TP_MANY_OPS", "1", 1), 0);
+    assert_int_equal(setenv("TP_MANY_KERNELS_PER_OP", "1", 1), 0);
+    tp_context_options_t options = TP_CONTEXT_OPTIONS_INIT;
+    options.plugin_path = TP_EXTRA_PLUGIN_DIR "/many_ops.so";
+    options.skip_installed_plugins = true;
+    tp_context_t *c = NULL;
+    assert_ok(tp_context_create(&options, &c));
+    tp_tensor_t *x = floats(c, TP_SHAPE(2, 2), (const float[]){0.5f, -1, 2, 0.25f});
+    tp_tensor_t *opaque = NULL, *opaque_sum = NULL, *square = NULL, *square_sum = NULL,
+                *grad = NULL;
     tp_tape_t *tape = NULL;
     assert_ok(tp_tape_begin(c, &tape));
     assert_ok(tp_tape_watch(tape, x));
-    assert_ok(tp_exp(c, x, &exp_x));
-    assert_ok(tp_sum(c, exp_x, NULL, 0, false, &exp_sum));
-    assert_ok(tp_softmax(c, x, &softmax_x));
-    assert_ok(tp_sum(c, softmax_x, NULL, 0, false, &softmax_sum));
+    assert_ok(tp_execute(c, "Op0", &x, 1, NULL, 0, &opaque, 1));
+    assert_ok(tp_sum(c, opaque, NULL, 0, false, &opaque_sum));
     assert_ok(tp_square(c, x, &square));
     assert_ok(tp_sum(c, square, NULL, 0, false, &square_sum));
-    assert_error(tp_tape_gradient(tape, exp_sum, &x, 1, &grad), TP_UNIMPLEMENTED,
-                 "op 'Exp' has no gradient");
-    assert_null(grad);
-    assert_error(tp_tape_gradient(tape, softmax_sum, &x, 1, &grad), TP_UNIMPLEMENTED,
-                 "op 'Softmax' has no gradient");
+    tp_status_t *status = tp_tape_gradient(tape, opaque_sum, &x, 1, &grad);
+    bool named = status != NULL && tp_status_code(status) == TP_UNIMPLEMENTED &&
+                 strstr(tp_status_message(status), "op 'Op0' has no gradient") != NULL;
+    if (!named) print_error("got '%s'\n", status != NULL ? tp_status_message(status) : "ok");
+    tp_status_free(status);
     assert_null(grad);
     /* Ops without a gradient off the target's path do not matter. */
-    assert_ok(tp_tape_gradient(tape, square_sum, &x, 1, &grad));
-    expect_values(grad, (const double[]){1, -2, 4, 0.5}, 4);
+    status = tp_tape_gradient(tape, square_sum, &x, 1, &grad);
+    float values[4] = {0};
+    if (status == NULL) status = tp_tensor_read(grad, values, sizeof values);
     tp_tape_destroy(tape);
-    tp_tensor_t *all[] = {x, exp_x, softmax_x, exp_sum, softmax_sum, square, square_sum, grad};
+    tp_tensor_t *all[] = {x, opaque, opaque_sum, square, square_sum, grad};
     release_all(all, COUNT_OF(all));
+    uint64_t in_use = tensor_bytes_in_use(c);
+    tp_context_destroy(c);
+    assert_true(named);
+    assert_ok(status);
+    assert_true(values[0] == 1 && values[1] == -2 && values[2] == 4 && values[3] == 0.5f);
+    assert_int_equal(in_use, 0);
 }
 
 static void ops_after_stop_are_not_recorded(void **state) {
@@ -987,13 +1148,18 @@ int main(void) {
         TEST(sum_and_mean_gradients_over_any_axes),
         TEST(reshape_and_transpose_gradients),
         TEST(chained_ops_gradients),
+        TEST(max_and_min_split_the_gradient_among_ties),
+        TEST(abs_and_sign_at_zero),
+        TEST(cast_gradients_between_floats_and_through_integers),
+        TEST(math_function_gradients_by_hand),
+        TEST(activations_have_second_derivatives),
         TEST(variables_read_assign_and_assign_sub),
         TEST(variable_updates_refuse_wrong_shapes_and_dtypes),
         TEST(a_variable_read_twice_gets_its_gradient_once),
         TEST(a_variable_gradient_sums_over_every_value_read),
         TEST(a_source_the_target_does_not_reach_gets_zeros),
         TEST(the_target_must_be_a_floating_point_scalar),
-        TEST(an_op_without_a_gradient_on_the_path_is_named),
+        cmocka_unit_test(an_op_without_a_gradient_on_the_path_is_named),
         TEST(ops_after_stop_are_not_recorded),
         TEST(a_tape_destroyed_while_recording_stops_recording),
         TEST(at_most_sixteen_tapes_record_at_once),
