@@ -514,8 +514,12 @@ TP_API TP_MUST_USE tp_status_t *tp_tanh(tp_context_t *c, tp_tensor_t *x, tp_tens
 TP_API TP_MUST_USE tp_status_t *tp_exp(tp_context_t *c, tp_tensor_t *x, tp_tensor_t **out);
 TP_API TP_MUST_USE tp_status_t *tp_log(tp_context_t *c, tp_tensor_t *x, tp_tensor_t **out);
 TP_API TP_MUST_USE tp_status_t *tp_sqrt(tp_context_t *c, tp_tensor_t *x, tp_tensor_t **out);
+/* 1 / sqrt(x). */
+TP_API TP_MUST_USE tp_status_t *tp_rsqrt(tp_context_t *c, tp_tensor_t *x, tp_tensor_t **out);
 TP_API TP_MUST_USE tp_status_t *tp_neg(tp_context_t *c, tp_tensor_t *x, tp_tensor_t **out);
 TP_API TP_MUST_USE tp_status_t *tp_abs(tp_context_t *c, tp_tensor_t *x, tp_tensor_t **out);
+/* -1, 0 or 1 as x is negative, zero or positive; a float 0 keeps its sign and NaN stays NaN. */
+TP_API TP_MUST_USE tp_status_t *tp_sign(tp_context_t *c, tp_tensor_t *x, tp_tensor_t **out);
 TP_API TP_MUST_USE tp_status_t *tp_square(tp_context_t *c, tp_tensor_t *x, tp_tensor_t **out);
 TP_API TP_MUST_USE tp_status_t *tp_zeros_like(tp_context_t *c, tp_tensor_t *x,
                                              tp_tensor_t **out);
@@ -543,6 +547,8 @@ TP_API TP_MUST_USE tp_status_t *tp_sum(tp_context_t *c, tp_tensor_t *x, const in
 TP_API TP_MUST_USE tp_status_t *tp_mean(tp_context_t *c, tp_tensor_t *x, const int64_t *axes,
                                        size_t num_axes, bool keep_dims, tp_tensor_t **out);
 TP_API TP_MUST_USE tp_status_t *tp_max(tp_context_t *c, tp_tensor_t *x, const int64_t *axes,
+                                      size_t num_axes, bool keep_dims, tp_tensor_t **out);
+TP_API TP_MUST_USE tp_status_t *tp_min(tp_context_t *c, tp_tensor_t *x, const int64_t *axes,
                                       size_t num_axes, bool keep_dims, tp_tensor_t **out);
 /* One dimension of `shape` may be -1: it is inferred. */
 TP_API TP_MUST_USE tp_status_t *tp_reshape(tp_context_t *c, tp_tensor_t *x, tp_shape_t shape,
