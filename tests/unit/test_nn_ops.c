@@ -665,8 +665,8 @@ static double *input_values(const gradient_case_t *test, int i) {
         }
         }
     }
-    if (in->kind == PROBABILITIES) {
-        int64_t width = in->shape.dims[in->shape.rank - 1];
+    int64_t width = in->shape.dims[in->shape.rank - 1];
+    if (in->kind == PROBABILITIES && width > 0) {
         for (int64_t r = 0; r < n / width; r++) {
             double total = 0;
             for (int64_t j = 0; j < width; j++) total += v[r * width + j];
@@ -777,10 +777,15 @@ static void check_gradient(tp_context_t *c, const gradient_case_t *test) {
     if (!ok) fail_msg("%s: the gradient differs from finite differences", test->label);
 }
 
-#define F64_IN(kind, ...) {TP_FLOAT64, TP_SHAPE(__VA_ARGS__), kind}
+#define F64_IN(kind, ...) {TP_FLOAT64, {TP_SHAPE_NARGS_(__VA_ARGS__), {__VA_ARGS__}}, kind}
+/* Attributes as plain initializers: the TP_ATTR_*_VALUE compound literals are not constant
+ * expressions, which a static table needs. */
+#define FLOAT_ATTR(n, v) {.name = (n), .type = TP_ATTR_FLOAT, .f = (v)}
+#define INT_ATTR(n, v) {.name = (n), .type = TP_ATTR_INT, .i = (v)}
+#define BOOL_ATTR(n, v) {.name = (n), .type = TP_ATTR_BOOL, .i = (v)}
 #define BATCH_NORM_ATTRS(epsilon, training, factor)                                            \
-    {TP_ATTR_FLOAT_VALUE("epsilon", epsilon), TP_ATTR_BOOL_VALUE("is_training", training),     \
-     TP_ATTR_FLOAT_VALUE("exponential_avg_factor", factor)},                                   \
+    {FLOAT_ATTR("epsilon", epsilon), BOOL_ATTR("is_training", training),                       \
+     FLOAT_ATTR("exponential_avg_factor", factor)},                                            \
         3
 
 static const gradient_case_t softmax_cases[] = {
@@ -793,9 +798,9 @@ static const gradient_case_t softmax_cases[] = {
      "SoftmaxCrossEntropyWithLogits", 2, 2,
      {F64_IN(ANY, 3, 4), F64_IN(PROBABILITIES, 3, 4)}, {{0}}, 0},
     {"SparseSoftmaxCrossEntropyWithLogits, int64 labels", "SparseSoftmaxCrossEntropyWithLogits",
-     2, 2, {F64_IN(ANY, 4, 3), {TP_INT64, TP_SHAPE(4), LABELS}}, {{0}}, 0},
+     2, 2, {F64_IN(ANY, 4, 3), {TP_INT64, {1, {4}}, LABELS}}, {{0}}, 0},
     {"SparseSoftmaxCrossEntropyWithLogits, int32 labels", "SparseSoftmaxCrossEntropyWithLogits",
-     2, 2, {F64_IN(ANY, 2, 5), {TP_INT32, TP_SHAPE(2), LABELS}}, {{0}}, 0},
+     2, 2, {F64_IN(ANY, 2, 5), {TP_INT32, {1, {2}}, LABELS}}, {{0}}, 0},
 };
 
 #define BATCH_NORM_INPUTS(...)                                                                 \
@@ -817,9 +822,9 @@ static const gradient_case_t batch_norm_cases[] = {
 
 static const gradient_case_t dropout_cases[] = {
     {"Dropout at rate 0.4", "Dropout", 1, 2, {F64_IN(ANY, 5, 4)},
-     {TP_ATTR_FLOAT_VALUE("rate", 0.4), TP_ATTR_INT_VALUE("seed", 3)}, 2},
+     {FLOAT_ATTR("rate", 0.4), INT_ATTR("seed", 3)}, 2},
     {"Dropout at rate 0", "Dropout", 1, 2, {F64_IN(ANY, 7)},
-     {TP_ATTR_FLOAT_VALUE("rate", 0.0), TP_ATTR_INT_VALUE("seed", 3)}, 2},
+     {FLOAT_ATTR("rate", 0.0), INT_ATTR("seed", 3)}, 2},
 };
 
 static void softmax_family_gradients_match_finite_differences(void **state) {
