@@ -134,6 +134,18 @@ TP_API TP_MUST_USE tp_status_t *tp_tape_gradients(tp_tape_t *tape, tp_tensor_t *
 /* mean((y_true - y_pred)^2) over every element, a scalar. */
 TP_API TP_MUST_USE tp_status_t *tp_mean_squared_error(tp_context_t *context, tp_tensor_t *y_true,
                                                      tp_tensor_t *y_pred, tp_tensor_t **out);
+/* Softmax cross-entropy of `logits` [batch, classes] against `labels`, averaged over the batch:
+ * a scalar, differentiable with respect to the logits (and dense labels). Labels are
+ * probabilities of the logits' shape and dtype (one-hot, or smoothed), or for the sparse form
+ * class indices [batch], int32 or int64. A label outside [0, classes), or a NaN or infinite
+ * loss, fails with INVALID_ARGUMENT naming the row (see tp_softmax_cross_entropy_with_logits). */
+TP_API TP_MUST_USE tp_status_t *tp_softmax_cross_entropy(tp_context_t *context,
+                                                        tp_tensor_t *labels, tp_tensor_t *logits,
+                                                        tp_tensor_t **mean_loss);
+TP_API TP_MUST_USE tp_status_t *tp_sparse_softmax_cross_entropy(tp_context_t *context,
+                                                               tp_tensor_t *labels,
+                                                               tp_tensor_t *logits,
+                                                               tp_tensor_t **mean_loss);
 /* Gradient descent: each variable -= learning_rate * its gradient, on the variable's device. */
 TP_API TP_MUST_USE tp_status_t *tp_sgd_apply(tp_variable_t *const *variables,
                                             tp_tensor_t *const *grads, size_t count,
