@@ -11,6 +11,7 @@ static const tp_gradient_family_t *const families[] = {
     &tp_gradients_math,
     &tp_gradients_nn,
     &tp_gradients_shape,
+    &tp_gradients_array,
 };
 
 enum { MAX_GRADIENTS = 512 };
