@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Gradients of the array ops that move elements: each input receives the gradients of the
  * output elements it became (Concat, Slice, StridedSlice, Pad, Tile, Select), summed where one
- * element became several (Gather, Tile). ArgMax, ArgMin, OneHot and the comparisons have none:
- * their outputs are indices and flags, and nothing flows back through them. */
+ * element became several (Gather, Tile). OneHot's output does not vary with its indices: it
+ * has a gradient that gives nothing, as in TensorFlow, so that a one-hot of indices computed from
+ * a watched tensor (an ArgMax) does not stop the tape. ArgMax, ArgMin and the comparisons
+ * (TensorFlow's NotDifferentiable) are left without one: their outputs are indices and flags,
+ * which no gradient function gives anything to, so the tape never asks for theirs. */
 #include <string.h>
 
 #include "autodiff/gradients.h"
@@ -204,9 +207,19 @@ static TP_GRADIENT_FN(tp_gradient_select) {
     return error;
 }
 
+/* OneHot: its indices receive nothing. */
+static TP_GRADIENT_FN(tp_gradient_one_hot) {
+    (void)op;
+    (void)output_grads;
+    (void)needed;
+    (void)input_grads;
+    return NULL;
+}
+
 static const tp_gradient_entry_t entries[] = {
     {"Concat", tp_gradient_concat},
     {"Gather", tp_gradient_gather},
+    {"OneHot", tp_gradient_one_hot},
     {"Pad", tp_gradient_pad},
     {"Select", tp_gradient_select},
     {"Slice", tp_gradient_slice},

@@ -17,6 +17,7 @@
 #define SCALAR_F64 {TP_FLOAT64, 0, {0}, GRADCHECK_ANY, 0}
 
 #define INT(n, v) {.name = n, .type = TP_ATTR_INT, .i = (v)}
+#define DTYPE(n, v) {.name = n, .type = TP_ATTR_DTYPE, .i = (v)}
 #define FLOAT(n, v) {.name = n, .type = TP_ATTR_FLOAT, .f = (v)}
 #define LIST(n, values) {.name = n, .type = TP_ATTR_INT_LIST, .list = values,                  \
                          .count = (int32_t)(sizeof(values) / sizeof((values)[0]))}
@@ -94,6 +95,9 @@ static const gradcheck_case_t cases[] = {
     {.op = "UnsortedSegmentSum", .what = "2-D ids over rank-3 data", .num_inputs = 2,
      .inputs = {F64_IN(3, 2, A, B), INDEX_IN(TP_INT64, 4, 2, 2, A)}, .num_attrs = 1,
      .attrs = {INT("num_segments", 4)}},
+    {.op = "OneHot", .what = "no gradient: its indices are not differentiable", .num_inputs = 1,
+     .inputs = {INDEX_IN(TP_INT32, 4, 2, A, B)}, .num_attrs = 2,
+     .attrs = {INT("depth", 3), DTYPE("T", TP_FLOAT64)}},
     {.op = "Pad", .what = "a matrix", .num_inputs = 1, .inputs = {F64_IN(2, A, B)},
      .num_attrs = 2, .attrs = {LIST("paddings", pad_matrix), FLOAT("constant_value", 0.5)}},
     {.op = "Pad", .what = "rank 3", .num_inputs = 1, .inputs = {F64_IN(3, A, 2, B)},

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The array ops' gradients in what the gradient check's cases (tests/gradcheck/cases_array.c,
  * walked by test_gradient_check) cannot state: rows dropped by negative segment ids, and
- * comparisons and ArgMax on the path, whose indices and flags carry no gradient. Values worked
- * out by hand. */
+ * comparisons, ArgMax and OneHot on the path, whose indices and flags carry no gradient. Values
+ * worked out by hand. */
 #include "cpu_fixture.h"
 
 #include <math.h>
@@ -92,11 +92,34 @@ static void indices_and_flags_from_watched_tensors_carry_no_gradient(void **stat
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) tp_tensor_release(all[i]);
 }
 
+/* sum(one_hot(argmax(x)) * x) is the largest element: OneHot's indices, computed from x, give
+ * nothing back, and x receives 1 at its largest element through the product alone. */
+static void one_hot_of_watched_indices_passes_no_gradient(void **state) {
+    tp_context_t *c = *state;
+    double values[3] = {0.5, -2, 4};
+    tp_tensor_t *x, *at, *mask, *product, *f, *grad;
+    assert_ok(tp_tensor_create(c, TP_FLOAT64, TP_SHAPE(3), values, sizeof values, &x));
+    tp_tape_t *tape;
+    assert_ok(tp_tape_begin(c, &tape));
+    assert_ok(tp_tape_watch(tape, x));
+    assert_ok(tp_argmax(c, x, 0, TP_INT32, &at));
+    assert_ok(tp_one_hot(c, at, 3, 1, 0, -1, TP_FLOAT64, &mask));
+    assert_ok(tp_mul(c, mask, x, &product));
+    assert_ok(tp_sum(c, product, NULL, 0, false, &f));
+    assert_true(read_scalar(f) == 4);
+    assert_ok(tp_tape_gradient(tape, f, &x, 1, &grad));
+    expect_doubles(grad, (const double[]){0, 0, 1}, 3);
+    tp_tape_destroy(tape);
+    tp_tensor_t *all[] = {x, at, mask, product, f, grad};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) tp_tensor_release(all[i]);
+}
+
 int main(void) {
 #define TEST(name) cmocka_unit_test_setup_teardown(name, cpu_context_setup, cpu_context_teardown)
     const struct CMUnitTest tests[] = {
         TEST(unsorted_segment_sum_gives_dropped_rows_zero_gradient),
         TEST(indices_and_flags_from_watched_tensors_carry_no_gradient),
+        TEST(one_hot_of_watched_indices_passes_no_gradient),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
