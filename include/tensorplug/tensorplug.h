@@ -618,6 +618,86 @@ TP_API TP_MUST_USE tp_status_t *tp_fused_batch_norm(tp_context_t *c, tp_tensor_t
  * 1 / (1 - rate), that the gradient multiplies by. */
 TP_API TP_MUST_USE tp_status_t *tp_dropout(tp_context_t *c, tp_tensor_t *x, double rate,
                                           int64_t seed, tp_tensor_t **y, tp_tensor_t **mask);
+/* ---- Array ops (TensorFlow's, with axes, begins, sizes, multiples and paddings as arguments
+ * rather than tensors). Negative axes count from the end. Ops that only move elements take
+ * every dtype. Bad arguments fail with INVALID_ARGUMENT naming the op and the bad value. */
+
+/* The index of the largest (smallest) element along `axis`, as `index_dtype` (TP_INT32 or
+ * TP_INT64); ties give the first index. NaN counts as beyond every number in both searches, so
+ * the first NaN's index is given, as NumPy does (TensorFlow leaves it unspecified). */
+TP_API TP_MUST_USE tp_status_t *tp_argmax(tp_context_t *c, tp_tensor_t *x, int64_t axis,
+                                         tp_dtype_t index_dtype, tp_tensor_t **out);
+TP_API TP_MUST_USE tp_status_t *tp_argmin(tp_context_t *c, tp_tensor_t *x, int64_t axis,
+                                         tp_dtype_t index_dtype, tp_tensor_t **out);
+/* `count` tensors of one dtype and rank (>= 1), joined along `axis`; they agree in every other
+ * dimension. */
+TP_API TP_MUST_USE tp_status_t *tp_concat(tp_context_t *c, tp_tensor_t *const *inputs,
+                                         size_t count, int64_t axis, tp_tensor_t **out);
+/* x[begin[d] : begin[d] + size[d]] in each of its `rank` dimensions; size[d] = -1 runs to the
+ * end. */
+TP_API TP_MUST_USE tp_status_t *tp_slice(tp_context_t *c, tp_tensor_t *x, const int64_t *begin,
+                                        const int64_t *size, size_t rank, tp_tensor_t **out);
+/* The masks of tp_strided_slice: bit i applies to entry i of the spec. */
+typedef struct tp_strided_slice_masks {
+    int64_t begin_mask;       /* entry i starts at the first element (last, stepping back) */
+    int64_t end_mask;         /* entry i runs to the end (the start, stepping back) */
+    int64_t ellipsis_mask;    /* entry i stands for every dimension no entry names (one bit) */
+    int64_t new_axis_mask;    /* entry i inserts a dimension of size 1 */
+    int64_t shrink_axis_mask; /* entry i takes the single index begin[i] and drops its dimension */
+} tp_strided_slice_masks_t;
+/* Python's x[begin:end:stride, ...] with TensorFlow's rules: `count` entries in begin, end and
+ * strides (NULL: every stride 1); negative indices count from the end; bounds are clamped to
+ * the dimension as Python clamps them; a negative stride walks backwards. Dimensions no entry
+ * names are taken whole. masks NULL: none. */
+TP_API TP_MUST_USE tp_status_t *tp_strided_slice(tp_context_t *c, tp_tensor_t *x,
+                                                const int64_t *begin, const int64_t *end,
+                                                const int64_t *strides, size_t count,
+                                                const tp_strided_slice_masks_t *masks,
+                                                tp_tensor_t **out);
+/* params' slices along `axis` at `indices` (int32 or int64): the result's shape is params'
+ * dimensions before the axis, then indices', then params' after it. An index outside the axis
+ * fails naming its value and place ("indices[1,0] = 7 is not in [0, 5)"). */
+TP_API TP_MUST_USE tp_status_t *tp_gather(tp_context_t *c, tp_tensor_t *params,
+                                         tp_tensor_t *indices, int64_t axis, tp_tensor_t **out);
+/* The sum of data's rows that share a segment id (int32 or int64): segment_ids' shape is the
+ * leading part of data's, and the result is [num_segments] followed by the rest. Rows with a
+ * negative id are dropped; an id >= num_segments fails. */
+TP_API TP_MUST_USE tp_status_t *tp_unsorted_segment_sum(tp_context_t *c, tp_tensor_t *data,
+                                                       tp_tensor_t *segment_ids,
+                                                       int64_t num_segments, tp_tensor_t **out);
+/* A new dimension of size `depth` at `axis` (-1: last) that holds on_value at each index and
+ * off_value elsewhere, in `dtype`; an index outside [0, depth) gives all off_value, as in
+ * TensorFlow. indices: uint8, int32 or int64. For an integer dtype the values must be whole
+ * and in range. */
+TP_API TP_MUST_USE tp_status_t *tp_one_hot(tp_context_t *c, tp_tensor_t *indices, int64_t depth,
+                                          double on_value, double off_value, int64_t axis,
+                                          tp_dtype_t dtype, tp_tensor_t **out);
+/* x with paddings[2d] elements before and paddings[2d + 1] after it in each of its `rank`
+ * dimensions, all `constant_value`. */
+TP_API TP_MUST_USE tp_status_t *tp_pad(tp_context_t *c, tp_tensor_t *x, const int64_t *paddings,
+                                      size_t rank, double constant_value, tp_tensor_t **out);
+/* x repeated multiples[d] times along each of its `rank` dimensions. */
+TP_API TP_MUST_USE tp_status_t *tp_tile(tp_context_t *c, tp_tensor_t *x,
+                                       const int64_t *multiples, size_t rank,
+                                       tp_tensor_t **out);
+/* Where the bool condition holds, t's element, else e's; all three broadcast together
+ * (TensorFlow's SelectV2, NumPy's where). */
+TP_API TP_MUST_USE tp_status_t *tp_select(tp_context_t *c, tp_tensor_t *condition,
+                                         tp_tensor_t *t, tp_tensor_t *e, tp_tensor_t **out);
+/* Element-wise comparisons with NumPy broadcasting, giving bool tensors. Equal and NotEqual
+ * take bool too. NaN compares unequal to everything. */
+TP_API TP_MUST_USE tp_status_t *tp_equal(tp_context_t *c, tp_tensor_t *x, tp_tensor_t *y,
+                                        tp_tensor_t **out);
+TP_API TP_MUST_USE tp_status_t *tp_not_equal(tp_context_t *c, tp_tensor_t *x, tp_tensor_t *y,
+                                            tp_tensor_t **out);
+TP_API TP_MUST_USE tp_status_t *tp_less(tp_context_t *c, tp_tensor_t *x, tp_tensor_t *y,
+                                       tp_tensor_t **out);
+TP_API TP_MUST_USE tp_status_t *tp_less_equal(tp_context_t *c, tp_tensor_t *x, tp_tensor_t *y,
+                                             tp_tensor_t **out);
+TP_API TP_MUST_USE tp_status_t *tp_greater(tp_context_t *c, tp_tensor_t *x, tp_tensor_t *y,
+                                          tp_tensor_t **out);
+TP_API TP_MUST_USE tp_status_t *tp_greater_equal(tp_context_t *c, tp_tensor_t *x,
+                                                tp_tensor_t *y, tp_tensor_t **out);
 
 /* ---- Traced functions (graph mode) ------------------------------------------------------------
  *

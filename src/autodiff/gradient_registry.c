@@ -13,6 +13,7 @@ static const tp_gradient_family_t *const families[] = {
     &tp_gradients_shape,
     &tp_gradients_loss,
     &tp_gradients_layers,
+    &tp_gradients_array,
 };
 
 enum { MAX_GRADIENTS = 512 };

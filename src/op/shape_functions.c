@@ -30,6 +30,10 @@ static const char *bracketed(const tp_shape_t *shape, char *text, size_t capacit
     return text;
 }
 
+const char *tp_shape_text(const tp_shape_t *shape, char *text, size_t capacity) {
+    return bracketed(shape, text, capacity);
+}
+
 tp_status_t *tp_shape_same_as_input(tp_kernel_context_t *call) {
     set_output(call, 0, input_shape(call, 0));
     return NULL;

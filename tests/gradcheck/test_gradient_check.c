@@ -21,6 +21,7 @@
 static const gradcheck_family_t *const families[] = {
     &gradcheck_cases_basic,
     &gradcheck_cases_nn,
+    &gradcheck_cases_array,
 };
 
 enum {
