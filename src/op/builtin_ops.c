@@ -10,6 +10,7 @@
 
 static const tp_op_family_t *const families[] = {
     &tp_ops_basic,
+    &tp_ops_conv,
 };
 
 /* Room for every family's ops; tests/unit/test_builtin_ops.c checks that they fit. */
