@@ -230,6 +230,49 @@ TP_API TP_MUST_USE tp_status_t *tp_checkpoint_load(tp_context_t *context, const 
                                                   tp_variable_t *const *variables,
                                                   const char *const *names, size_t count);
 
+/* ---- Data: the UCI handwritten digits ---------------------------------------------------------
+ *
+ * 1,797 images of 8x8 pixels, as Debian's python3-sklearn ships them in
+ * sklearn/datasets/data/digits.csv.gz: one image a line, its 64 pixels (whole numbers 0..16,
+ * row by row) and then its label (0..9), comma-separated, gzip-compressed. Read through zlib
+ * (datasets/). */
+
+#define TP_DIGITS_ROWS 1797
+#define TP_DIGITS_TRAIN_ROWS 1437 /* the first rows of the file */
+#define TP_DIGITS_TEST_ROWS 360   /* the last */
+
+/* Where the file is: the environment variable TP_DIGITS_PATH when it is set and not empty,
+ * else the path python3-sklearn installs it to (CMake's TP_DIGITS_DEFAULT_PATH). */
+TP_API const char *tp_digits_default_path(void);
+
+/* Every image in the file at `path` (NULL: tp_digits_default_path()) as float32 images of
+ * shape (n, 64), each pixel divided by 16 so that 0..16 becomes 0..1 (exactly), and int32
+ * labels of shape (n), both new tensors on CPU:0. A file that is not the data set is refused,
+ * with a message naming it and the line: a field that is not a whole number, a pixel outside
+ * 0..16, a label outside 0..9, a line without exactly 65 fields or a file of no lines
+ * (INVALID_ARGUMENT, as is a file that is not gzip); a gzip stream cut short or damaged
+ * (DATA_LOSS); a file that cannot be read (NOT_FOUND, PERMISSION_DENIED, ... from the system's
+ * reason). Lines may end in CRLF and the last needs no newline. Thread-safe. */
+TP_API TP_MUST_USE tp_status_t *tp_digits_load(tp_context_t *context, const char *path,
+                                              tp_tensor_t **out_images,
+                                              tp_tensor_t **out_labels);
+
+/* The data set split as the project fixes it: the file's first 1,437 images train, its last 360
+ * test. */
+typedef struct tp_digits {
+    tp_tensor_t *train_images; /* float32 (1437, 64) */
+    tp_tensor_t *train_labels; /* int32 (1437) */
+    tp_tensor_t *test_images;  /* float32 (360, 64) */
+    tp_tensor_t *test_labels;  /* int32 (360) */
+} tp_digits_t;
+
+/* tp_digits_load, split; a file of other than 1,797 images is refused (INVALID_ARGUMENT). On
+ * failure *out is all NULL. */
+TP_API TP_MUST_USE tp_status_t *tp_digits_load_split(tp_context_t *context, const char *path,
+                                                    tp_digits_t *out);
+/* Releases the four tensors and sets them to NULL. NULL is fine. */
+TP_API void tp_digits_release(tp_digits_t *digits);
+
 #ifdef __cplusplus
 }
 #endif
