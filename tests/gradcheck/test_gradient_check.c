@@ -22,6 +22,7 @@ static const gradcheck_family_t *const families[] = {
     &gradcheck_cases_basic,
     &gradcheck_cases_nn,
     &gradcheck_cases_array,
+    &gradcheck_cases_conv,
 };
 
 enum {
