@@ -289,15 +289,21 @@ typedef struct tp_fit_options {
     double learning_rate; /* of gradient descent on the mean squared error */
     /* One line per epoch: "Epoch 3/20: 8 steps, loss 0.012345, 51200 samples/s". NULL: none. */
     FILE *progress;
+    /* NULL: gradient descent at learning_rate. Else the optimizer (of the model's context)
+     * makes each step, once per step with every replica's variables, and learning_rate is
+     * not used; its slots for the model's variables are its to list and checkpoint. Read only
+     * when struct_size covers it. */
+    tp_optimizer_t *optimizer;
 } tp_fit_options_t;
 
-#define TP_FIT_OPTIONS_INIT {sizeof(tp_fit_options_t), 1, 32, 0.01, NULL}
+#define TP_FIT_OPTIONS_INIT {sizeof(tp_fit_options_t), 1, 32, 0.01, NULL, NULL}
 
 /* Trains on rows `x` (n x input_features) and targets `y` (n x units of the last layer), both
- * float32, in order, by gradient descent on the mean squared error. Each step's batch is split
- * along its first dimension among the replicas, which run concurrently; their gradients are
- * all-reduced, weighted by their share of the batch, so the update is the one a single device
- * would make. `out_loss` (may be NULL) receives the last epoch's mean loss. */
+ * float32, in order, by gradient descent (or options->optimizer) on the mean squared error.
+ * Each step's batch is split along its first dimension among the replicas, which run
+ * concurrently; their gradients are all-reduced, weighted by their share of the batch, so the
+ * update is the one a single device would make. `out_loss` (may be NULL) receives the last
+ * epoch's mean loss. */
 TP_API TP_MUST_USE tp_status_t *tp_model_fit(tp_model_t *model, tp_tensor_t *x, tp_tensor_t *y,
                                             const tp_fit_options_t *options, double *out_loss);
 

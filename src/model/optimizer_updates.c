@@ -131,7 +131,8 @@ tp_status_t *tp_optimizer_compute_update(const tp_optimizer_t *optimizer,
         momentum(&u, &error, optimizer->nesterov, w, grad, state[0], scalars, results);
     else
         sgd(&u, &error, w, grad, scalars, results);
-    for (size_t r = 0; r < num_results; r++) out[r] = error == NULL ? tp_tensor_retain(results[r]) : NULL;
+    for (size_t r = 0; r < num_results; r++)
+        out[r] = error == NULL ? tp_tensor_retain(results[r]) : NULL;
     for (size_t i = 0; i < u.num_made; i++) tp_tensor_release(u.made[i]);
     tp_tensor_release(w);
     for (size_t s = 0; s < TP_OPTIMIZER_MAX_SLOTS; s++) tp_tensor_release(state[s]);

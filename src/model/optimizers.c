@@ -278,7 +278,8 @@ static tp_status_t *check_step(const tp_optimizer_t *optimizer, tp_variable_t *c
         return tp_status_make(TP_UNIMPLEMENTED, "inside a traced function: a graph cannot "
                               "update variables; step after calling it");
     if (count == 0) return NULL;
-    if (variables == NULL) return tp_status_make(TP_INVALID_ARGUMENT, "argument 'variables' is NULL");
+    if (variables == NULL)
+        return tp_status_make(TP_INVALID_ARGUMENT, "argument 'variables' is NULL");
     tp_pointer_map_t seen = TP_POINTER_MAP_INIT;
     tp_status_t *error = NULL;
     for (size_t i = 0; i < count && error == NULL; i++) {

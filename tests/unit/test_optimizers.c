@@ -8,6 +8,7 @@
 #include "test_support.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,7 +143,8 @@ static void check_sgd(tp_context_t *context, tp_optimizer_t *optimizer, double l
             want[i] += nesterov ? momentum * velocity[i] - lr * g[i] : velocity[i];
         }
         assert_close(w, want, N, 2e-6, step + 1);
-        if (momentum != 0) assert_close(slot(optimizer, w, "momentum"), velocity, N, 2e-6, step + 1);
+        if (momentum != 0)
+            assert_close(slot(optimizer, w, "momentum"), velocity, N, 2e-6, step + 1);
     }
     assert_int_equal(iterations(optimizer), STEPS);
     tp_optimizer_destroy(optimizer);
@@ -576,6 +578,131 @@ static void a_step_inside_a_traced_function_is_refused(void **state) {
     tp_optimizer_destroy(optimizer);
 }
 
+/* ---- Fit ---------------------------------------------------------------------------------- */
+
+/* A linear Dense layer from zero on rows whose mean squared error has the gradient
+ * dW = [0, -2.5], db = -2 at zero (see test_training.c): Adam's first step moves each weight by
+ * about lr against its gradient's sign, and W[0], whose gradient is 0, not at all. */
+static void fit_steps_with_the_given_optimizer(void **state) {
+    tp_context_t *context = *state;
+    tp_model_t *model;
+    assert_ok(tp_model_create(context, 2, NULL, &model));
+    assert_ok(tp_model_add_dense(model, 1, TP_ACTIVATION_LINEAR, TP_INITIALIZER_ZEROS, 0));
+    tp_tensor_t *x = floats(context, TP_SHAPE(4, 2), (const float[]){1, 0, 0, 1, 1, 1, 2, 0});
+    tp_tensor_t *y = floats(context, TP_SHAPE(4, 1), (const float[]){1, 2, 3, -2});
+    tp_adam_options_t adam = TP_ADAM_OPTIONS_INIT;
+    adam.learning_rate = 0.125;
+    tp_optimizer_t *optimizer;
+    assert_ok(tp_optimizer_create_adam(context, &adam, &optimizer));
+    tp_fit_options_t options = TP_FIT_OPTIONS_INIT;
+    options.batch_size = 4;
+    options.learning_rate = 0; /* not used with an optimizer */
+    options.optimizer = optimizer;
+    double loss;
+    assert_ok(tp_model_fit(model, x, y, &options, &loss));
+    assert_float_equal(loss, (1.0 + 4 + 9 + 4) / 4, 1e-9);
+    tp_tensor_t *kernel, *bias;
+    assert_ok(tp_model_get_weights(model, 0, &kernel, &bias));
+    float w[2], b[1];
+    assert_ok(tp_tensor_read(kernel, w, sizeof w));
+    assert_ok(tp_tensor_read(bias, b, sizeof b));
+    assert_true(w[0] == 0);
+    assert_float_equal(w[1], 0.125, 1e-6);
+    assert_float_equal(b[0], 0.125, 1e-6);
+    assert_int_equal(iterations(optimizer), 1);
+    /* The step count, then m and v of the kernel and of the bias. */
+    assert_int_equal(tp_optimizer_variables(optimizer, NULL, 0), 5);
+
+    /* An old caller's options, without the optimizer field: gradient descent, as before. */
+    tp_fit_options_t old = TP_FIT_OPTIONS_INIT;
+    old.struct_size = offsetof(tp_fit_options_t, optimizer);
+    old.batch_size = 4;
+    old.learning_rate = 0;
+    old.optimizer = optimizer; /* beyond struct_size: not read */
+    assert_error(tp_model_fit(model, x, y, &old, &loss), TP_INVALID_ARGUMENT,
+                 "learning_rate (0) must be positive");
+    old.struct_size = offsetof(tp_fit_options_t, optimizer) - 1;
+    assert_error(tp_model_fit(model, x, y, &old, &loss), TP_INVALID_ARGUMENT,
+                 "start from TP_FIT_OPTIONS_INIT");
+    tp_tensor_release(kernel);
+    tp_tensor_release(bias);
+    tp_tensor_release(x);
+    tp_tensor_release(y);
+    tp_model_destroy(model);
+    tp_optimizer_destroy(optimizer);
+}
+
+/* Trains a 3-4-2 model with Adam, on CPU:0 alone or mirrored on CPU:0 and CPU:1; returns its
+ * weights (kernels and biases, layer by layer) in `out` and the optimizer's step count. */
+static int64_t train_with_adam(tp_context_t *context, tp_mirrored_strategy_t *strategy,
+                               float *out, size_t capacity) {
+    enum { ROWS = 21, FEATURES = 3 };
+    float xv[ROWS * FEATURES], yv[ROWS * 2];
+    for (int i = 0; i < ROWS; i++) {
+        for (int f = 0; f < FEATURES; f++)
+            xv[i * FEATURES + f] = (float)((i * 5 + f * 7) % 11) / 5 - 1;
+        yv[2 * i] = xv[i * FEATURES] - 0.5f * xv[i * FEATURES + 2];
+        yv[2 * i + 1] = 0.25f * xv[i * FEATURES + 1];
+    }
+    tp_model_t *model;
+    assert_ok(tp_model_create(context, FEATURES, strategy, &model));
+    assert_ok(tp_model_add_dense(model, 4, TP_ACTIVATION_TANH, TP_INITIALIZER_GLOROT_UNIFORM, 5));
+    assert_ok(tp_model_add_dense(model, 2, TP_ACTIVATION_LINEAR, TP_INITIALIZER_GLOROT_UNIFORM,
+                                 6));
+    tp_optimizer_t *optimizer;
+    tp_adam_options_t adam = TP_ADAM_OPTIONS_INIT;
+    adam.learning_rate = 0.05;
+    assert_ok(tp_optimizer_create_adam(context, &adam, &optimizer));
+    tp_tensor_t *x = floats(context, TP_SHAPE(ROWS, FEATURES), xv);
+    tp_tensor_t *y = floats(context, TP_SHAPE(ROWS, 2), yv);
+    tp_fit_options_t options = TP_FIT_OPTIONS_INIT;
+    options.epochs = 3;
+    options.batch_size = 8; /* 8, 8, 5 rows: shares of 4 and 4, then 2 and 3 */
+    options.optimizer = optimizer;
+    assert_ok(tp_model_fit(model, x, y, &options, NULL));
+    size_t at = 0;
+    for (size_t layer = 0; layer < tp_model_num_layers(model); layer++) {
+        tp_tensor_t *parts[2];
+        assert_ok(tp_model_get_weights(model, layer, &parts[0], &parts[1]));
+        for (int p = 0; p < 2; p++) {
+            size_t count = (size_t)tp_tensor_num_elements(parts[p]);
+            assert_true(at + count <= capacity);
+            assert_ok(tp_tensor_read(parts[p], out + at, count * sizeof(float)));
+            at += count;
+            tp_tensor_release(parts[p]);
+        }
+    }
+    assert_int_equal(at, capacity);
+    int64_t steps = iterations(optimizer);
+    tp_tensor_release(x);
+    tp_tensor_release(y);
+    tp_model_destroy(model);
+    tp_optimizer_destroy(optimizer);
+    return steps;
+}
+
+/* Under a mirrored strategy the optimizer makes one step per batch over both replicas'
+ * variables, and the model learns what it learns on one device. */
+static void mirrored_fit_steps_once_per_batch(void **state) {
+    tp_context_t *context = *state;
+    enum { WEIGHTS = 3 * 4 + 4 + 4 * 2 + 2 };
+    float alone[WEIGHTS], mirrored[WEIGHTS];
+    assert_int_equal(train_with_adam(context, NULL, alone, WEIGHTS), 9);
+    const char *devices[2] = {"/cpu:0", "/cpu:1"};
+    tp_mirrored_strategy_t *strategy;
+    assert_ok(tp_mirrored_strategy_create(context, devices, 2, &strategy));
+    assert_int_equal(train_with_adam(context, strategy, mirrored, WEIGHTS), 9);
+    tp_mirrored_strategy_destroy(strategy);
+    double moved = 0;
+    for (size_t i = 0; i < WEIGHTS; i++) {
+        if (fabsf(alone[i] - mirrored[i]) > 1e-5f)
+            fail_msg("weight %zu: %.9g alone, %.9g mirrored", i, (double)alone[i],
+                     (double)mirrored[i]);
+        moved += fabs((double)alone[i]);
+    }
+    assert_true(moved > 0);
+}
+
 int main(void) {
 #define TEST(name) cmocka_unit_test_setup_teardown(name, setup, cpu_context_teardown)
     const struct CMUnitTest tests[] = {
@@ -591,6 +718,8 @@ int main(void) {
         TEST(a_bad_step_changes_nothing),
         TEST(bad_options_are_refused),
         TEST(a_step_inside_a_traced_function_is_refused),
+        TEST(fit_steps_with_the_given_optimizer),
+        TEST(mirrored_fit_steps_once_per_batch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
