@@ -139,7 +139,7 @@ static tp_status_t *parse_line(tp_digits_parser_t *parser) {
     for (size_t index = 0; index < FIELDS; index++) {
         size_t end = start;
         while (end < length && line[end] != ',') end++;
-        long value;
+        long value = 0;
         TP_RETURN_IF_ERROR(parse_field(parser, line + start, end - start, index, &value));
         /* Divided by 16, a power of two: exact, and 0..16 becomes 0..1. */
         if (index < TP_DIGITS_PIXELS) image[index] = (float)value / (float)TP_DIGITS_MAX_PIXEL;

@@ -557,7 +557,11 @@ TP_API TP_MUST_USE tp_status_t *tp_softmax(tp_context_t *c, tp_tensor_t *x, tp_t
 /* A tensor of `shape` filled with the scalar `value`. */
 TP_API TP_MUST_USE tp_status_t *tp_fill(tp_context_t *c, tp_shape_t shape, tp_tensor_t *value,
                                        tp_tensor_t **out);
-/* Random values, reproducible for a given seed: N(0, 1), and uniform in [0, 1). */
+/* Random values, reproducible for a given seed: N(0, 1), and uniform in [0, 1). Drawn from
+ * Philox-4x32-10 keyed by the seed, as TensorFlow and PyTorch draw theirs: element i depends
+ * only on the seed and i, different seeds give independent streams, and every device draws the
+ * CPU's values (uniform float32 values have 24 random bits, float64 53; normal values are
+ * Box-Muller pairs of those). */
 TP_API TP_MUST_USE tp_status_t *tp_random_normal(tp_context_t *c, tp_dtype_t dtype,
                                                 tp_shape_t shape, int64_t seed,
                                                 tp_tensor_t **out);
