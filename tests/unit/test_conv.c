@@ -392,7 +392,7 @@ static const geometry_t conv_cases[] = {
     /* n  h  w  c  kh kw o  sh sw dh dw same */
     {1, 5, 5, 1, 3, 3, 1, 1, 1, 1, 1, false},
     {2, 7, 6, 3, 3, 3, 4, 1, 1, 1, 1, true},
-    {2, 7, 6, 3, 3, 2, 5, 2, 2, 1, 1, true},  /* odd padding: the extra row goes after */
+    {2, 7, 6, 3, 2, 3, 5, 2, 2, 1, 1, true},  /* odd padding: the extra row goes after */
     {2, 8, 9, 2, 3, 3, 3, 2, 1, 1, 1, false}, /* VALID with a remainder */
     {1, 9, 9, 2, 3, 3, 2, 1, 1, 2, 2, true},  /* dilation 2 */
     {1, 9, 8, 2, 2, 3, 3, 1, 2, 2, 1, false}, /* dilation and stride on different axes */
