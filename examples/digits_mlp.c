@@ -154,22 +154,39 @@ typedef struct model {
     tp_variable_t *params[MAX_REPLICAS][NUM_PARAMS]; /* kernel 1, bias 1, kernel 2, bias 2 */
 } model_t;
 
+/* Biases start at zero. */
+static tp_status_t *zeros(tp_context_t *c, int64_t n, tp_tensor_t **out) {
+    tp_status_t *error = NULL;
+    tp_tensor_t *zero = NULL;
+    TRY(scalar(c, 0.0f, &zero));
+    TRY(tp_fill(c, TP_SHAPE(n), zero, out));
+done:
+    tp_tensor_release(zero);
+    return error;
+}
+
+/* Every weight's initial value, in model_create's order. */
+static tp_status_t *initial_values(tp_context_t *c, int64_t seed, tp_tensor_t **initial) {
+    tp_status_t *error = NULL;
+    TRY(glorot_uniform(c, FEATURES, HIDDEN, seed, &initial[0]));
+    TRY(zeros(c, HIDDEN, &initial[1]));
+    TRY(glorot_uniform(c, HIDDEN, CLASSES, seed + 1, &initial[2]));
+    TRY(zeros(c, CLASSES, &initial[3]));
+done:
+    return error;
+}
+
 static tp_status_t *model_create(tp_context_t *c, tp_mirrored_strategy_t *strategy,
                                  int64_t seed, model_t *model) {
     static const char *const names[NUM_PARAMS] = {"hidden/kernel", "hidden/bias",
                                                   "output/kernel", "output/bias"};
-    static const float zeros[HIDDEN] = {0};
     tp_status_t *error = NULL;
     tp_tensor_t *initial[NUM_PARAMS] = {NULL};
     *model = (model_t){.replicas = tp_mirrored_strategy_num_replicas(strategy)};
-    /* Drawn once on the CPU, so that every replica starts from the same values. */
+    /* Drawn once on the CPU, then copied to each replica's device, so that every replica
+     * starts from the same values. */
     TRY(tp_device_push(c, "/CPU:0"));
-    error = glorot_uniform(c, FEATURES, HIDDEN, seed, &initial[0]);
-    if (error == NULL) error = tp_constant(c, TP_FLOAT32, TP_SHAPE(HIDDEN), zeros,
-                                           HIDDEN * sizeof(float), &initial[1]);
-    if (error == NULL) error = glorot_uniform(c, HIDDEN, CLASSES, seed + 1, &initial[2]);
-    if (error == NULL) error = tp_constant(c, TP_FLOAT32, TP_SHAPE(CLASSES), zeros,
-                                           CLASSES * sizeof(float), &initial[3]);
+    error = initial_values(c, seed, initial);
     tp_status_free(tp_device_pop(c));
     if (error != NULL) goto done;
     for (size_t r = 0; r < model->replicas; r++)
