@@ -399,7 +399,8 @@ int main(int argc, char **argv) {
 
     tp_digits_t digits;
     check(tp_digits_load_split(context, NULL, &digits), "loading the digits");
-    replica_data_t data[MAX_REPLICAS] = {{NULL}};
+    replica_data_t data[MAX_REPLICAS];
+    memset(data, 0, sizeof data);
     for (size_t r = 0; r < replicas; r++) {
         const char *device = tp_mirrored_strategy_device(strategy, r);
         check(copy_to(context, device, digits.train_images, &data[r].train_images),
