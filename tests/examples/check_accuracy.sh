@@ -13,7 +13,7 @@ epochs=$3
 shift 3
 err_file="${TMPDIR:-/tmp}/check_accuracy.$$.err"
 # shellcheck disable=SC2086 # the arguments are words
-out=$(TP_PLUGIN_PATH=${EXAMPLE_PLUGIN_PATH:-} TP_LOG_DEVICE_PLACEMENT= "$program" \
+out=$(TP_PLUGIN_PATH=${EXAMPLE_PLUGIN_PATH:-} TP_LOG_DEVICE_PLACEMENT='' "$program" \
       --epochs "$epochs" ${EXAMPLE_ARGS:-} 2>"$err_file")
 rc=$?
 err=$(cat "$err_file"); rm -f "$err_file"
