@@ -38,7 +38,11 @@
  *
  * It prints one line per epoch (the mean training loss, the accuracy on the training and on
  * the test images, the time and images per second of the epoch's training) and finally the
- * test accuracy.
+ * test accuracy: 95.6% with the defaults, on the file's last 360 images (other writers').
+ *
+ * With the APU plug-in, --device APU:0 runs Conv2D and Relu on the APU, which has their forward
+ * kernels; the convolution's gradients (Conv2DBackpropInput, Conv2DBackpropFilter), BiasAdd,
+ * MaxPool, MatMul, the loss and Adam's arithmetic fall back to the CPU, each logged once.
  */
 #include <errno.h>
 #include <math.h>

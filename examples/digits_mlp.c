@@ -31,7 +31,9 @@
  *
  * It prints one line per epoch (the mean training loss, the accuracy on the training and on
  * the test images, the time and images per second of the epoch's training) and finally the
- * test accuracy; about 97-98% with the defaults.
+ * test accuracy: 91.4% with the defaults. The test images are the file's last 360, written by
+ * other people than the training images, which is harder than a shuffled split (where this
+ * model reaches 97-99%).
  */
 #include <errno.h>
 #include <math.h>
