@@ -514,8 +514,12 @@ TP_API TP_MUST_USE tp_status_t *tp_tanh(tp_context_t *c, tp_tensor_t *x, tp_tens
 TP_API TP_MUST_USE tp_status_t *tp_exp(tp_context_t *c, tp_tensor_t *x, tp_tensor_t **out);
 TP_API TP_MUST_USE tp_status_t *tp_log(tp_context_t *c, tp_tensor_t *x, tp_tensor_t **out);
 TP_API TP_MUST_USE tp_status_t *tp_sqrt(tp_context_t *c, tp_tensor_t *x, tp_tensor_t **out);
+/* 1 / sqrt(x). */
+TP_API TP_MUST_USE tp_status_t *tp_rsqrt(tp_context_t *c, tp_tensor_t *x, tp_tensor_t **out);
 TP_API TP_MUST_USE tp_status_t *tp_neg(tp_context_t *c, tp_tensor_t *x, tp_tensor_t **out);
 TP_API TP_MUST_USE tp_status_t *tp_abs(tp_context_t *c, tp_tensor_t *x, tp_tensor_t **out);
+/* -1, 0 or 1 as x is negative, zero or positive; a float 0 keeps its sign and NaN stays NaN. */
+TP_API TP_MUST_USE tp_status_t *tp_sign(tp_context_t *c, tp_tensor_t *x, tp_tensor_t **out);
 TP_API TP_MUST_USE tp_status_t *tp_square(tp_context_t *c, tp_tensor_t *x, tp_tensor_t **out);
 TP_API TP_MUST_USE tp_status_t *tp_zeros_like(tp_context_t *c, tp_tensor_t *x,
                                              tp_tensor_t **out);
@@ -544,6 +548,8 @@ TP_API TP_MUST_USE tp_status_t *tp_mean(tp_context_t *c, tp_tensor_t *x, const i
                                        size_t num_axes, bool keep_dims, tp_tensor_t **out);
 TP_API TP_MUST_USE tp_status_t *tp_max(tp_context_t *c, tp_tensor_t *x, const int64_t *axes,
                                       size_t num_axes, bool keep_dims, tp_tensor_t **out);
+TP_API TP_MUST_USE tp_status_t *tp_min(tp_context_t *c, tp_tensor_t *x, const int64_t *axes,
+                                      size_t num_axes, bool keep_dims, tp_tensor_t **out);
 /* One dimension of `shape` may be -1: it is inferred. */
 TP_API TP_MUST_USE tp_status_t *tp_reshape(tp_context_t *c, tp_tensor_t *x, tp_shape_t shape,
                                           tp_tensor_t **out);
@@ -569,6 +575,49 @@ TP_API TP_MUST_USE tp_status_t *tp_random_uniform(tp_context_t *c, tp_dtype_t dt
                                                  tp_shape_t shape, int64_t seed,
                                                  tp_tensor_t **out);
 
+/* ---- Neural-network ops (TensorFlow's semantics; float32 and float64) ---------------------- */
+
+/* log(softmax(x)) over the last dimension, computed as x - max - log(sum(exp(x - max))), so
+ * finite for logits of any size. */
+TP_API TP_MUST_USE tp_status_t *tp_log_softmax(tp_context_t *c, tp_tensor_t *x,
+                                              tp_tensor_t **out);
+/* SoftmaxCrossEntropyWithLogits: features and labels [batch, classes] of one shape and dtype;
+ * loss[b] = -sum_j labels[b, j] log(softmax(features[b])[j]), and backprop = softmax(features) -
+ * labels (the gradient of the loss when each row of labels sums to one). `backprop` may be NULL.
+ * A loss that is NaN or infinite fails with INVALID_ARGUMENT naming the op and the row. */
+TP_API TP_MUST_USE tp_status_t *tp_softmax_cross_entropy_with_logits(tp_context_t *c,
+                                                                    tp_tensor_t *features,
+                                                                    tp_tensor_t *labels,
+                                                                    tp_tensor_t **loss,
+                                                                    tp_tensor_t **backprop);
+/* SparseSoftmaxCrossEntropyWithLogits: labels are class indices [batch] (int32 or int64);
+ * loss[b] = -log(softmax(features[b])[labels[b]]). A label outside [0, classes) fails with
+ * INVALID_ARGUMENT naming its row and value; a loss that is NaN or infinite as above. */
+TP_API TP_MUST_USE tp_status_t *tp_sparse_softmax_cross_entropy_with_logits(
+    tp_context_t *c, tp_tensor_t *features, tp_tensor_t *labels, tp_tensor_t **loss,
+    tp_tensor_t **backprop);
+/* FusedBatchNorm over the last dimension (channels) of x, [batch, channels] or NHWC: y =
+ * scale (x - mean) / sqrt(variance + epsilon) + offset, each vector [channels]. Training
+ * normalises with the batch's mean and (biased) variance and gives, in batch_mean and
+ * batch_variance, the running averages (1 - f) mean + f batch_mean, where the batch's variance
+ * is corrected by n / (n - 1) and f is exponential_avg_factor in [0, 1] (1: the batch's own).
+ * Inference normalises with mean and variance and passes them through. batch_mean and
+ * batch_variance may be NULL. TensorFlow's defaults: epsilon 1e-4, factor 1. */
+TP_API TP_MUST_USE tp_status_t *tp_fused_batch_norm(tp_context_t *c, tp_tensor_t *x,
+                                                   tp_tensor_t *scale, tp_tensor_t *offset,
+                                                   tp_tensor_t *mean, tp_tensor_t *variance,
+                                                   double epsilon, bool is_training,
+                                                   double exponential_avg_factor,
+                                                   tp_tensor_t **y, tp_tensor_t **batch_mean,
+                                                   tp_tensor_t **batch_variance);
+/* Dropout: each element of x is kept, scaled by 1 / (1 - rate), with probability 1 - rate, or
+ * set to 0; rate in [0, 1) (0: y is x). The draw is Philox with `seed`, the stream of
+ * tp_random_uniform: element i is kept where tp_random_uniform(float32, seed) draws a value >=
+ * rate. The same seed drops the same elements, so give each training step its own seed (a
+ * traced function draws anew at each call). `mask` (may be NULL) receives the factors, 0 or
+ * 1 / (1 - rate), that the gradient multiplies by. */
+TP_API TP_MUST_USE tp_status_t *tp_dropout(tp_context_t *c, tp_tensor_t *x, double rate,
+                                          int64_t seed, tp_tensor_t **y, tp_tensor_t **mask);
 /* ---- Array ops (TensorFlow's, with axes, begins, sizes, multiples and paddings as arguments
  * rather than tensors). Negative axes count from the end. Ops that only move elements take
  * every dtype. Bad arguments fail with INVALID_ARGUMENT naming the op and the bad value. */

@@ -60,8 +60,27 @@ TP_API TP_MUST_USE tp_status_t *tp_variable_assign_all(tp_variable_t *const *var
 
 typedef struct tp_tape tp_tape_t;
 
-/* Starts a tape recording on this thread. */
+/* Starts a persistent tape recording on this thread (gradients may be taken any number of
+ * times). */
 TP_API TP_MUST_USE tp_status_t *tp_tape_begin(tp_context_t *context, tp_tape_t **out);
+
+/* How a tape records. Start from TP_TAPE_OPTIONS_INIT; fields are only ever appended. */
+typedef struct tp_tape_options {
+    size_t struct_size;
+    /* false (the default, as TensorFlow's GradientTape): one gradient call (tp_tape_gradient,
+     * tp_tape_gradients or tp_tape_gradient_variables), after which the tape frees what it
+     * recorded, so that the tensors it kept alive go back to their devices; a second call, or a
+     * tp_tape_watch, fails with FAILED_PRECONDITION. true: any number of calls; what it recorded
+     * is kept until tp_tape_destroy. */
+    bool persistent;
+} tp_tape_options_t;
+
+#define TP_TAPE_OPTIONS_INIT {sizeof(tp_tape_options_t), false}
+
+/* Starts a tape recording on this thread with `options` (NULL: TP_TAPE_OPTIONS_INIT). */
+TP_API TP_MUST_USE tp_status_t *tp_tape_begin_with(tp_context_t *context,
+                                                  const tp_tape_options_t *options,
+                                                  tp_tape_t **out);
 /* Watches `tensor` (kept alive by the tape) so that gradients with respect to it can be taken. */
 TP_API TP_MUST_USE tp_status_t *tp_tape_watch(tp_tape_t *tape, tp_tensor_t *tensor);
 /* Stops recording; the tape keeps what it recorded. Stopping twice is an error. */
@@ -72,9 +91,12 @@ TP_API void tp_tape_destroy(tp_tape_t *tape);
 /*
  * The gradients of `target`, which must be a floating-point scalar, with respect to each of
  * `sources`: grads[i] has the shape of sources[i] and is a new tensor; a source the target does
- * not depend on gets zeros. The gradient ops run as any op does (on the device the scope asks
- * for, or placement picks), and inside a traced body they are traced too. May be called more
- * than once. An op on the path without a gradient is an error naming it.
+ * not depend on gets zeros. Each gradient op runs on the device its forward op ran on, so that
+ * training on an accelerator stays there (an op that device has no kernel for falls back as
+ * soft placement does: counted, and logged once), unless the calling thread has a device scope
+ * on the context, which then places them all; inside a traced body they are traced too. May be
+ * called more than once on a persistent tape (tp_tape_begin's). An op on the path without a
+ * gradient is an error naming it.
  */
 TP_API TP_MUST_USE tp_status_t *tp_tape_gradient(tp_tape_t *tape, tp_tensor_t *target,
                                                 tp_tensor_t *const *sources, size_t num_sources,
@@ -85,11 +107,45 @@ TP_API TP_MUST_USE tp_status_t *tp_tape_gradient_variables(tp_tape_t *tape, tp_t
                                                           size_t num_variables,
                                                           tp_tensor_t **grads);
 
+/*
+ * The gradients of several targets with respect to several sources, as TensorFlow's
+ * GradientTape.gradient(targets, sources, output_gradients): grads[s] is the sum over targets t
+ * of output_gradients[t] . d targets[t] / d sources[s] (a vector-Jacobian product), a new tensor
+ * of sources[s]'s shape, or NULL where no target depends on sources[s] through differentiable
+ * ops: "no gradient", as TensorFlow's None, which is not zero (a target that depends on a
+ * source only through Sign gets zeros; one reached only through a Cast to an integer, NULL).
+ *   targets[t]: floating point, of any shape.
+ *   output_gradients: NULL for all ones, or one per target: output_gradients[t] is
+ *     d(loss)/d(targets[t]), of targets[t]'s dtype and shape, or NULL for ones (the gradient of
+ *     the sum of its elements).
+ *   sources[s]: each a tensor the tape watched or one an op it recorded made (a target may be a
+ *     source too); any other is INVALID_ARGUMENT naming its index.
+ * Where the gradient ops run, and tracing: as tp_tape_gradient. On failure every grads[s] is
+ * NULL. On a tape that is not persistent this is its one gradient call (see tp_tape_options_t).
+ */
+TP_API TP_MUST_USE tp_status_t *tp_tape_gradients(tp_tape_t *tape, tp_tensor_t *const *targets,
+                                                 tp_tensor_t *const *output_gradients,
+                                                 size_t num_targets,
+                                                 tp_tensor_t *const *sources, size_t num_sources,
+                                                 tp_tensor_t **grads);
+
 /* ---- Losses and optimizers ------------------------------------------------------------------- */
 
 /* mean((y_true - y_pred)^2) over every element, a scalar. */
 TP_API TP_MUST_USE tp_status_t *tp_mean_squared_error(tp_context_t *context, tp_tensor_t *y_true,
                                                      tp_tensor_t *y_pred, tp_tensor_t **out);
+/* Softmax cross-entropy of `logits` [batch, classes] against `labels`, averaged over the batch:
+ * a scalar, differentiable with respect to the logits (and dense labels). Labels are
+ * probabilities of the logits' shape and dtype (one-hot, or smoothed), or for the sparse form
+ * class indices [batch], int32 or int64. A label outside [0, classes), or a NaN or infinite
+ * loss, fails with INVALID_ARGUMENT naming the row (see tp_softmax_cross_entropy_with_logits). */
+TP_API TP_MUST_USE tp_status_t *tp_softmax_cross_entropy(tp_context_t *context,
+                                                        tp_tensor_t *labels, tp_tensor_t *logits,
+                                                        tp_tensor_t **mean_loss);
+TP_API TP_MUST_USE tp_status_t *tp_sparse_softmax_cross_entropy(tp_context_t *context,
+                                                               tp_tensor_t *labels,
+                                                               tp_tensor_t *logits,
+                                                               tp_tensor_t **mean_loss);
 /* Gradient descent: each variable -= learning_rate * its gradient, on the variable's device. */
 TP_API TP_MUST_USE tp_status_t *tp_sgd_apply(tp_variable_t *const *variables,
                                             tp_tensor_t *const *grads, size_t count,

@@ -280,3 +280,7 @@ tp_status_t *tp_shape_softmax(tp_kernel_context_t *call) {
         return tp_status_make(TP_INVALID_ARGUMENT, "Softmax: logits must have rank >= 1");
     return tp_shape_same_as_input(call);
 }
+
+const char *tp_shape_brackets(const tp_shape_t *shape, char *text, size_t capacity) {
+    return bracketed(shape, text, capacity);
+}

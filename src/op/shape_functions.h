@@ -29,4 +29,7 @@ tp_status_t *tp_broadcast_shapes(const tp_shape_t *a, const tp_shape_t *b, tp_sh
 tp_status_t *tp_reduction_mask(const int64_t *axes, int32_t count, int32_t rank,
                                bool mask[TP_MAX_RANK]);
 
+/* "[2,3]", as TensorFlow writes shapes in messages, into `text`; returns text. */
+const char *tp_shape_brackets(const tp_shape_t *shape, char *text, size_t capacity);
+
 #endif

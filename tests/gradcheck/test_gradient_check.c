@@ -20,6 +20,7 @@
 /* Every family of cases: one line each. */
 static const gradcheck_family_t *const families[] = {
     &gradcheck_cases_basic,
+    &gradcheck_cases_nn,
     &gradcheck_cases_array,
 };
 
@@ -34,7 +35,7 @@ enum {
 static const double DEFAULT_TOLERANCE = 1e-6;
 /* The finite-difference step, relative to max(1, |x|): central differences err by about
  * h^2 |f'''| from truncation and eps |f| / h from rounding, both far below 1e-6 here. */
-static const double STEP = 1e-6;
+static const double DEFAULT_STEP = 1e-6;
 
 /* ---- Random numbers: splitmix64, seeded per case and repetition ----------------------------- */
 
@@ -372,7 +373,8 @@ static tp_status_t *compare(tp_context_t *c, drawing_t *d, tp_tensor_t **inputs,
         if (d->test->inputs[i].dtype != TP_FLOAT64) continue;
         tp_tensor_t *original = inputs[i];
         for (int64_t k = 0; k < d->counts[i] && error == NULL; k++) {
-            double x = d->values[i][k], h = STEP * fmax(1.0, fabs(x)), f[2] = {0, 0};
+            double step = d->test->step > 0 ? d->test->step : DEFAULT_STEP;
+            double x = d->values[i][k], h = step * fmax(1.0, fabs(x)), f[2] = {0, 0};
             double at[2] = {x + h, x - h};
             for (int side = 0; side < 2 && error == NULL; side++) {
                 d->values[i][k] = at[side];
