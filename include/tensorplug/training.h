@@ -134,10 +134,116 @@ TP_API TP_MUST_USE tp_status_t *tp_tape_gradients(tp_tape_t *tape, tp_tensor_t *
 /* mean((y_true - y_pred)^2) over every element, a scalar. */
 TP_API TP_MUST_USE tp_status_t *tp_mean_squared_error(tp_context_t *context, tp_tensor_t *y_true,
                                                      tp_tensor_t *y_pred, tp_tensor_t **out);
+/* Softmax cross-entropy of `logits` [batch, classes] against `labels`, averaged over the batch:
+ * a scalar, differentiable with respect to the logits (and dense labels). Labels are
+ * probabilities of the logits' shape and dtype (one-hot, or smoothed), or for the sparse form
+ * class indices [batch], int32 or int64. A label outside [0, classes), or a NaN or infinite
+ * loss, fails with INVALID_ARGUMENT naming the row (see tp_softmax_cross_entropy_with_logits). */
+TP_API TP_MUST_USE tp_status_t *tp_softmax_cross_entropy(tp_context_t *context,
+                                                        tp_tensor_t *labels, tp_tensor_t *logits,
+                                                        tp_tensor_t **mean_loss);
+TP_API TP_MUST_USE tp_status_t *tp_sparse_softmax_cross_entropy(tp_context_t *context,
+                                                               tp_tensor_t *labels,
+                                                               tp_tensor_t *logits,
+                                                               tp_tensor_t **mean_loss);
 /* Gradient descent: each variable -= learning_rate * its gradient, on the variable's device. */
 TP_API TP_MUST_USE tp_status_t *tp_sgd_apply(tp_variable_t *const *variables,
                                             tp_tensor_t *const *grads, size_t count,
                                             double learning_rate);
+
+/* ---- Optimizers with state: SGD with momentum, Adam ---------------------------------------
+ *
+ * Keras's SGD and Adam. An optimizer keeps its state as variables, so that a checkpoint saves
+ * and restores it beside the model's (tp_optimizer_variables lists them): the step count,
+ * "optimizer/iterations", an int64 scalar on CPU:0; and for each variable it updates, slots of
+ * the variable's dtype and shape on the variable's device, starting at zero: SGD with momentum
+ * keeps "optimizer/NAME/momentum", Adam "optimizer/NAME/m" and "optimizer/NAME/v" (NAME: the
+ * variable's name). Slots are made the first time a variable is updated, or by
+ * tp_optimizer_build (to restore a checkpoint before the first step). The learning rate is a
+ * plain number that the caller may change between steps (a schedule). An optimizer knows a
+ * variable by its address: the variables it updates must outlive it. Thread-safe; updates
+ * from several threads run one at a time. */
+
+typedef struct tp_optimizer tp_optimizer_t;
+
+/* velocity = momentum * velocity - learning_rate * gradient, then
+ *     variable += velocity                                                (nesterov false)
+ *     variable += momentum * velocity - learning_rate * gradient           (nesterov true)
+ * and with momentum 0 (no slot) variable -= learning_rate * gradient. */
+typedef struct tp_sgd_options {
+    size_t struct_size;
+    double learning_rate; /* finite, >= 0 */
+    double momentum;      /* in [0, 1] */
+    bool nesterov;
+} tp_sgd_options_t;
+
+#define TP_SGD_OPTIONS_INIT {sizeof(tp_sgd_options_t), 0.01, 0.0, false}
+
+/* At step t (1 for the first update; iterations + 1):
+ *     m = m + (gradient - m) * (1 - beta1)
+ *     v = v + (gradient^2 - v) * (1 - beta2)
+ *     variable -= alpha * m / (sqrt(v) + epsilon),
+ *         alpha = learning_rate * sqrt(1 - beta2^t) / (1 - beta1^t)
+ * which is Adam with its bias correction folded into the step size, as Keras and TensorFlow
+ * compute it (epsilon is the paper's "epsilon hat"). alpha is computed in double on the host. */
+typedef struct tp_adam_options {
+    size_t struct_size;
+    double learning_rate; /* finite, >= 0 */
+    double beta1;         /* in [0, 1) */
+    double beta2;         /* in [0, 1) */
+    double epsilon;       /* finite, >= 0 */
+} tp_adam_options_t;
+
+#define TP_ADAM_OPTIONS_INIT {sizeof(tp_adam_options_t), 0.001, 0.9, 0.999, 1e-7}
+
+/* An optimizer for variables of `context`; NULL options: the defaults (..._OPTIONS_INIT). */
+TP_API TP_MUST_USE tp_status_t *tp_optimizer_create_sgd(tp_context_t *context,
+                                                       const tp_sgd_options_t *options,
+                                                       tp_optimizer_t **out);
+TP_API TP_MUST_USE tp_status_t *tp_optimizer_create_adam(tp_context_t *context,
+                                                        const tp_adam_options_t *options,
+                                                        tp_optimizer_t **out);
+/* Frees it and its state variables. NULL is fine. */
+TP_API void tp_optimizer_destroy(tp_optimizer_t *optimizer);
+/* "SGD" or "Adam". */
+TP_API const char *tp_optimizer_name(const tp_optimizer_t *optimizer);
+TP_API double tp_optimizer_learning_rate(const tp_optimizer_t *optimizer);
+/* For the updates that follow; finite and >= 0. */
+TP_API TP_MUST_USE tp_status_t *tp_optimizer_set_learning_rate(tp_optimizer_t *optimizer,
+                                                              double learning_rate);
+/* The number of updates made: the value of "optimizer/iterations". */
+TP_API TP_MUST_USE tp_status_t *tp_optimizer_iterations(tp_optimizer_t *optimizer,
+                                                       int64_t *out_iterations);
+
+/* Makes the slots of each variable that has none yet (zeros), as the first update would. */
+TP_API TP_MUST_USE tp_status_t *tp_optimizer_build(tp_optimizer_t *optimizer,
+                                                  tp_variable_t *const *variables,
+                                                  size_t count);
+
+/*
+ * One step: updates each variables[i] by grads[i] (same dtype, float32 or float64, and shape)
+ * and their slots, computed with ordinary ops on each variable's device (a gradient elsewhere
+ * is copied there), and adds 1 to the step count. All or nothing: a NULL, a dtype or shape
+ * that differs, a variable listed twice or of another context is refused naming the variable
+ * before anything changes, and every new value is computed before any variable takes one. Not
+ * recorded by gradient tapes; not inside a traced function. One call is one step: under a
+ * mirrored strategy, pass every replica's variables to one call, or give each replica an
+ * optimizer of its own.
+ */
+TP_API TP_MUST_USE tp_status_t *tp_optimizer_apply(tp_optimizer_t *optimizer,
+                                                  tp_variable_t *const *variables,
+                                                  tp_tensor_t *const *grads, size_t count);
+
+/* The optimizer's state variables, the step count first and then each updated variable's slots
+ * in the order the variables were first seen: up to `capacity` of them go to `out` (which may
+ * be NULL for 0), owned by the optimizer. Returns how many there are. */
+TP_API size_t tp_optimizer_variables(tp_optimizer_t *optimizer, tp_variable_t **out,
+                                     size_t capacity);
+/* The slot `slot` ("momentum", "m", "v") of `variable`, owned by the optimizer: NOT_FOUND when
+ * the variable has none yet or the optimizer keeps no such slot. */
+TP_API TP_MUST_USE tp_status_t *tp_optimizer_slot(tp_optimizer_t *optimizer,
+                                                 const tp_variable_t *variable,
+                                                 const char *slot, tp_variable_t **out);
 
 /* ---- Mirrored strategy ------------------------------------------------------------------------
  *
@@ -239,15 +345,21 @@ typedef struct tp_fit_options {
     double learning_rate; /* of gradient descent on the mean squared error */
     /* One line per epoch: "Epoch 3/20: 8 steps, loss 0.012345, 51200 samples/s". NULL: none. */
     FILE *progress;
+    /* NULL: gradient descent at learning_rate. Else the optimizer (of the model's context)
+     * makes each step, once per step with every replica's variables, and learning_rate is
+     * not used; its slots for the model's variables are its to list and checkpoint. Read only
+     * when struct_size covers it. */
+    tp_optimizer_t *optimizer;
 } tp_fit_options_t;
 
-#define TP_FIT_OPTIONS_INIT {sizeof(tp_fit_options_t), 1, 32, 0.01, NULL}
+#define TP_FIT_OPTIONS_INIT {sizeof(tp_fit_options_t), 1, 32, 0.01, NULL, NULL}
 
 /* Trains on rows `x` (n x input_features) and targets `y` (n x units of the last layer), both
- * float32, in order, by gradient descent on the mean squared error. Each step's batch is split
- * along its first dimension among the replicas, which run concurrently; their gradients are
- * all-reduced, weighted by their share of the batch, so the update is the one a single device
- * would make. `out_loss` (may be NULL) receives the last epoch's mean loss. */
+ * float32, in order, by gradient descent (or options->optimizer) on the mean squared error.
+ * Each step's batch is split along its first dimension among the replicas, which run
+ * concurrently; their gradients are all-reduced, weighted by their share of the batch, so the
+ * update is the one a single device would make. `out_loss` (may be NULL) receives the last
+ * epoch's mean loss. */
 TP_API TP_MUST_USE tp_status_t *tp_model_fit(tp_model_t *model, tp_tensor_t *x, tp_tensor_t *y,
                                             const tp_fit_options_t *options, double *out_loss);
 
@@ -273,6 +385,49 @@ TP_API TP_MUST_USE tp_status_t *tp_checkpoint_save(const char *path,
 TP_API TP_MUST_USE tp_status_t *tp_checkpoint_load(tp_context_t *context, const char *path,
                                                   tp_variable_t *const *variables,
                                                   const char *const *names, size_t count);
+
+/* ---- Data: the UCI handwritten digits ---------------------------------------------------------
+ *
+ * 1,797 images of 8x8 pixels, as Debian's python3-sklearn ships them in
+ * sklearn/datasets/data/digits.csv.gz: one image a line, its 64 pixels (whole numbers 0..16,
+ * row by row) and then its label (0..9), comma-separated, gzip-compressed. Read through zlib
+ * (datasets/). */
+
+#define TP_DIGITS_ROWS 1797
+#define TP_DIGITS_TRAIN_ROWS 1437 /* the first rows of the file */
+#define TP_DIGITS_TEST_ROWS 360   /* the last */
+
+/* Where the file is: the environment variable TP_DIGITS_PATH when it is set and not empty,
+ * else the path python3-sklearn installs it to (CMake's TP_DIGITS_DEFAULT_PATH). */
+TP_API const char *tp_digits_default_path(void);
+
+/* Every image in the file at `path` (NULL: tp_digits_default_path()) as float32 images of
+ * shape (n, 64), each pixel divided by 16 so that 0..16 becomes 0..1 (exactly), and int32
+ * labels of shape (n), both new tensors on CPU:0. A file that is not the data set is refused,
+ * with a message naming it and the line: a field that is not a whole number, a pixel outside
+ * 0..16, a label outside 0..9, a line without exactly 65 fields or a file of no lines
+ * (INVALID_ARGUMENT, as is a file that is not gzip); a gzip stream cut short or damaged
+ * (DATA_LOSS); a file that cannot be read (NOT_FOUND, PERMISSION_DENIED, ... from the system's
+ * reason). Lines may end in CRLF and the last needs no newline. Thread-safe. */
+TP_API TP_MUST_USE tp_status_t *tp_digits_load(tp_context_t *context, const char *path,
+                                              tp_tensor_t **out_images,
+                                              tp_tensor_t **out_labels);
+
+/* The data set split as the project fixes it: the file's first 1,437 images train, its last 360
+ * test. */
+typedef struct tp_digits {
+    tp_tensor_t *train_images; /* float32 (1437, 64) */
+    tp_tensor_t *train_labels; /* int32 (1437) */
+    tp_tensor_t *test_images;  /* float32 (360, 64) */
+    tp_tensor_t *test_labels;  /* int32 (360) */
+} tp_digits_t;
+
+/* tp_digits_load, split; a file of other than 1,797 images is refused (INVALID_ARGUMENT). On
+ * failure *out is all NULL. */
+TP_API TP_MUST_USE tp_status_t *tp_digits_load_split(tp_context_t *context, const char *path,
+                                                    tp_digits_t *out);
+/* Releases the four tensors and sets them to NULL. NULL is fine. */
+TP_API void tp_digits_release(tp_digits_t *digits);
 
 #ifdef __cplusplus
 }

@@ -8,9 +8,13 @@
 #include "base/status.h"
 
 static const tp_gradient_family_t *const families[] = {
+    &tp_gradients_conv,
     &tp_gradients_math,
     &tp_gradients_nn,
     &tp_gradients_shape,
+    &tp_gradients_loss,
+    &tp_gradients_layers,
+    &tp_gradients_array,
 };
 
 enum { MAX_GRADIENTS = 512 };

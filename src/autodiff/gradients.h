@@ -63,9 +63,13 @@ typedef struct tp_gradient_family {
     size_t count;
 } tp_gradient_family_t;
 
+extern const tp_gradient_family_t tp_gradients_conv;
 extern const tp_gradient_family_t tp_gradients_math;
 extern const tp_gradient_family_t tp_gradients_nn;
 extern const tp_gradient_family_t tp_gradients_shape;
+extern const tp_gradient_family_t tp_gradients_loss;
+extern const tp_gradient_family_t tp_gradients_layers;
+extern const tp_gradient_family_t tp_gradients_array;
 
 /* Every op with a gradient function, sorted by name: what the gradient check walks. */
 const tp_gradient_entry_t *tp_gradient_entries(size_t *out_count);

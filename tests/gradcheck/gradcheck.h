@@ -69,5 +69,8 @@ typedef struct gradcheck_family {
 
 /* Each cases_*.c defines one family; test_gradient_check.c lists them all. */
 extern const gradcheck_family_t gradcheck_cases_basic;
+extern const gradcheck_family_t gradcheck_cases_nn;
+extern const gradcheck_family_t gradcheck_cases_array;
+extern const gradcheck_family_t gradcheck_cases_conv;
 
 #endif

@@ -20,6 +20,9 @@
 /* Every family of cases: one line each. */
 static const gradcheck_family_t *const families[] = {
     &gradcheck_cases_basic,
+    &gradcheck_cases_nn,
+    &gradcheck_cases_array,
+    &gradcheck_cases_conv,
 };
 
 enum {
