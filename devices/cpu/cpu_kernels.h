@@ -28,6 +28,9 @@ bool cpu_failed(const tp_plugin_status_t *status);
 void cpu_configure_threads(tp_registrar_t *registrar);
 typedef void (*cpu_range_fn)(void *arg, int64_t begin, int64_t end);
 void cpu_parallel_for(int64_t count, int64_t cost_per_item, cpu_range_fn fn, void *arg);
+/* How many threads one kernel may use: TP_CPU_THREADS, or every core (at most 16). For
+ * libraries with thread pools of their own (oneDNN's OpenMP). */
+int cpu_thread_count(void);
 
 /* Registers one kernel for `op` on the CPU for the dtypes listed for attribute `attr` (NULL:
  * no constraint). */
@@ -65,5 +68,7 @@ void cpu_fill_elements(void *data, int64_t count, const void *value, size_t size
  * it cannot write. */
 bool cpu_scalar_bytes(tp_dtype_t dtype, double value, void *out, const char *op,
                       tp_plugin_status_t *status);
+void cpu_register_conv_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status);
+void cpu_register_pool_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status);
 
 #endif

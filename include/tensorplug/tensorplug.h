@@ -698,6 +698,41 @@ TP_API TP_MUST_USE tp_status_t *tp_greater(tp_context_t *c, tp_tensor_t *x, tp_t
                                           tp_tensor_t **out);
 TP_API TP_MUST_USE tp_status_t *tp_greater_equal(tp_context_t *c, tp_tensor_t *x,
                                                 tp_tensor_t *y, tp_tensor_t **out);
+/* Convolution and pooling of NHWC images ([batch, height, width, channels]), as TensorFlow's
+ * Conv2D, MaxPool and AvgPool compute them. VALID uses only windows that lie inside the
+ * image; SAME pads (with zeros for Conv2D, ignored by pooling) so that the output has
+ * ceil(size / stride) rows and columns. */
+typedef enum tp_padding { TP_PADDING_VALID = 0, TP_PADDING_SAME = 1 } tp_padding_t;
+
+/* Zero-initialized means stride 1, dilation 1, VALID: `&(tp_conv2d_options_t){.padding =
+ * TP_PADDING_SAME, .stride_height = 2, .stride_width = 2}` says only what differs. */
+typedef struct tp_conv2d_options {
+    int32_t stride_height, stride_width;     /* 0: 1 */
+    int32_t dilation_height, dilation_width; /* taps this far apart; 0: 1 (adjacent) */
+    tp_padding_t padding;
+} tp_conv2d_options_t;
+
+/* Conv2D: `input` [N,H,W,C] convolved (as a cross-correlation, like every framework) with
+ * `filter` [KH,KW,C,O], giving [N,OH,OW,O]. float32 and float64; options NULL: all defaults. */
+TP_API TP_MUST_USE tp_status_t *tp_conv2d(tp_context_t *c, tp_tensor_t *input,
+                                         tp_tensor_t *filter, const tp_conv2d_options_t *options,
+                                         tp_tensor_t **out);
+
+/* A pooling window of window_height x window_width moved by the strides; a stride of 0 moves
+ * the window by its own size (Keras' default), so `.window_height = 2, .window_width = 2`
+ * halves an image. */
+typedef struct tp_pool_options {
+    int32_t window_height, window_width;
+    int32_t stride_height, stride_width; /* 0: the window's size */
+    tp_padding_t padding;
+} tp_pool_options_t;
+
+/* MaxPool and AvgPool of `input` [N,H,W,C] per channel; the average counts only the values
+ * inside the image (SAME's padding is not averaged in). options must not be NULL. */
+TP_API TP_MUST_USE tp_status_t *tp_max_pool(tp_context_t *c, tp_tensor_t *input,
+                                           const tp_pool_options_t *options, tp_tensor_t **out);
+TP_API TP_MUST_USE tp_status_t *tp_avg_pool(tp_context_t *c, tp_tensor_t *input,
+                                           const tp_pool_options_t *options, tp_tensor_t **out);
 
 /* ---- Traced functions (graph mode) ------------------------------------------------------------
  *

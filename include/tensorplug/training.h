@@ -151,6 +151,100 @@ TP_API TP_MUST_USE tp_status_t *tp_sgd_apply(tp_variable_t *const *variables,
                                             tp_tensor_t *const *grads, size_t count,
                                             double learning_rate);
 
+/* ---- Optimizers with state: SGD with momentum, Adam ---------------------------------------
+ *
+ * Keras's SGD and Adam. An optimizer keeps its state as variables, so that a checkpoint saves
+ * and restores it beside the model's (tp_optimizer_variables lists them): the step count,
+ * "optimizer/iterations", an int64 scalar on CPU:0; and for each variable it updates, slots of
+ * the variable's dtype and shape on the variable's device, starting at zero: SGD with momentum
+ * keeps "optimizer/NAME/momentum", Adam "optimizer/NAME/m" and "optimizer/NAME/v" (NAME: the
+ * variable's name). Slots are made the first time a variable is updated, or by
+ * tp_optimizer_build (to restore a checkpoint before the first step). The learning rate is a
+ * plain number that the caller may change between steps (a schedule). An optimizer knows a
+ * variable by its address: the variables it updates must outlive it. Thread-safe; updates
+ * from several threads run one at a time. */
+
+typedef struct tp_optimizer tp_optimizer_t;
+
+/* velocity = momentum * velocity - learning_rate * gradient, then
+ *     variable += velocity                                                (nesterov false)
+ *     variable += momentum * velocity - learning_rate * gradient           (nesterov true)
+ * and with momentum 0 (no slot) variable -= learning_rate * gradient. */
+typedef struct tp_sgd_options {
+    size_t struct_size;
+    double learning_rate; /* finite, >= 0 */
+    double momentum;      /* in [0, 1] */
+    bool nesterov;
+} tp_sgd_options_t;
+
+#define TP_SGD_OPTIONS_INIT {sizeof(tp_sgd_options_t), 0.01, 0.0, false}
+
+/* At step t (1 for the first update; iterations + 1):
+ *     m = m + (gradient - m) * (1 - beta1)
+ *     v = v + (gradient^2 - v) * (1 - beta2)
+ *     variable -= alpha * m / (sqrt(v) + epsilon),
+ *         alpha = learning_rate * sqrt(1 - beta2^t) / (1 - beta1^t)
+ * which is Adam with its bias correction folded into the step size, as Keras and TensorFlow
+ * compute it (epsilon is the paper's "epsilon hat"). alpha is computed in double on the host. */
+typedef struct tp_adam_options {
+    size_t struct_size;
+    double learning_rate; /* finite, >= 0 */
+    double beta1;         /* in [0, 1) */
+    double beta2;         /* in [0, 1) */
+    double epsilon;       /* finite, >= 0 */
+} tp_adam_options_t;
+
+#define TP_ADAM_OPTIONS_INIT {sizeof(tp_adam_options_t), 0.001, 0.9, 0.999, 1e-7}
+
+/* An optimizer for variables of `context`; NULL options: the defaults (..._OPTIONS_INIT). */
+TP_API TP_MUST_USE tp_status_t *tp_optimizer_create_sgd(tp_context_t *context,
+                                                       const tp_sgd_options_t *options,
+                                                       tp_optimizer_t **out);
+TP_API TP_MUST_USE tp_status_t *tp_optimizer_create_adam(tp_context_t *context,
+                                                        const tp_adam_options_t *options,
+                                                        tp_optimizer_t **out);
+/* Frees it and its state variables. NULL is fine. */
+TP_API void tp_optimizer_destroy(tp_optimizer_t *optimizer);
+/* "SGD" or "Adam". */
+TP_API const char *tp_optimizer_name(const tp_optimizer_t *optimizer);
+TP_API double tp_optimizer_learning_rate(const tp_optimizer_t *optimizer);
+/* For the updates that follow; finite and >= 0. */
+TP_API TP_MUST_USE tp_status_t *tp_optimizer_set_learning_rate(tp_optimizer_t *optimizer,
+                                                              double learning_rate);
+/* The number of updates made: the value of "optimizer/iterations". */
+TP_API TP_MUST_USE tp_status_t *tp_optimizer_iterations(tp_optimizer_t *optimizer,
+                                                       int64_t *out_iterations);
+
+/* Makes the slots of each variable that has none yet (zeros), as the first update would. */
+TP_API TP_MUST_USE tp_status_t *tp_optimizer_build(tp_optimizer_t *optimizer,
+                                                  tp_variable_t *const *variables,
+                                                  size_t count);
+
+/*
+ * One step: updates each variables[i] by grads[i] (same dtype, float32 or float64, and shape)
+ * and their slots, computed with ordinary ops on each variable's device (a gradient elsewhere
+ * is copied there), and adds 1 to the step count. All or nothing: a NULL, a dtype or shape
+ * that differs, a variable listed twice or of another context is refused naming the variable
+ * before anything changes, and every new value is computed before any variable takes one. Not
+ * recorded by gradient tapes; not inside a traced function. One call is one step: under a
+ * mirrored strategy, pass every replica's variables to one call, or give each replica an
+ * optimizer of its own.
+ */
+TP_API TP_MUST_USE tp_status_t *tp_optimizer_apply(tp_optimizer_t *optimizer,
+                                                  tp_variable_t *const *variables,
+                                                  tp_tensor_t *const *grads, size_t count);
+
+/* The optimizer's state variables, the step count first and then each updated variable's slots
+ * in the order the variables were first seen: up to `capacity` of them go to `out` (which may
+ * be NULL for 0), owned by the optimizer. Returns how many there are. */
+TP_API size_t tp_optimizer_variables(tp_optimizer_t *optimizer, tp_variable_t **out,
+                                     size_t capacity);
+/* The slot `slot` ("momentum", "m", "v") of `variable`, owned by the optimizer: NOT_FOUND when
+ * the variable has none yet or the optimizer keeps no such slot. */
+TP_API TP_MUST_USE tp_status_t *tp_optimizer_slot(tp_optimizer_t *optimizer,
+                                                 const tp_variable_t *variable,
+                                                 const char *slot, tp_variable_t **out);
+
 /* ---- Mirrored strategy ------------------------------------------------------------------------
  *
  * Data parallelism over several devices of any types, as TensorFlow's MirroredStrategy: a
@@ -251,15 +345,21 @@ typedef struct tp_fit_options {
     double learning_rate; /* of gradient descent on the mean squared error */
     /* One line per epoch: "Epoch 3/20: 8 steps, loss 0.012345, 51200 samples/s". NULL: none. */
     FILE *progress;
+    /* NULL: gradient descent at learning_rate. Else the optimizer (of the model's context)
+     * makes each step, once per step with every replica's variables, and learning_rate is
+     * not used; its slots for the model's variables are its to list and checkpoint. Read only
+     * when struct_size covers it. */
+    tp_optimizer_t *optimizer;
 } tp_fit_options_t;
 
-#define TP_FIT_OPTIONS_INIT {sizeof(tp_fit_options_t), 1, 32, 0.01, NULL}
+#define TP_FIT_OPTIONS_INIT {sizeof(tp_fit_options_t), 1, 32, 0.01, NULL, NULL}
 
 /* Trains on rows `x` (n x input_features) and targets `y` (n x units of the last layer), both
- * float32, in order, by gradient descent on the mean squared error. Each step's batch is split
- * along its first dimension among the replicas, which run concurrently; their gradients are
- * all-reduced, weighted by their share of the batch, so the update is the one a single device
- * would make. `out_loss` (may be NULL) receives the last epoch's mean loss. */
+ * float32, in order, by gradient descent (or options->optimizer) on the mean squared error.
+ * Each step's batch is split along its first dimension among the replicas, which run
+ * concurrently; their gradients are all-reduced, weighted by their share of the batch, so the
+ * update is the one a single device would make. `out_loss` (may be NULL) receives the last
+ * epoch's mean loss. */
 TP_API TP_MUST_USE tp_status_t *tp_model_fit(tp_model_t *model, tp_tensor_t *x, tp_tensor_t *y,
                                             const tp_fit_options_t *options, double *out_loss);
 

@@ -8,6 +8,7 @@
 #include "base/status.h"
 
 static const tp_gradient_family_t *const families[] = {
+    &tp_gradients_conv,
     &tp_gradients_math,
     &tp_gradients_nn,
     &tp_gradients_shape,

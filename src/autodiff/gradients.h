@@ -63,6 +63,7 @@ typedef struct tp_gradient_family {
     size_t count;
 } tp_gradient_family_t;
 
+extern const tp_gradient_family_t tp_gradients_conv;
 extern const tp_gradient_family_t tp_gradients_math;
 extern const tp_gradient_family_t tp_gradients_nn;
 extern const tp_gradient_family_t tp_gradients_shape;

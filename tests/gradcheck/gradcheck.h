@@ -71,5 +71,6 @@ typedef struct gradcheck_family {
 extern const gradcheck_family_t gradcheck_cases_basic;
 extern const gradcheck_family_t gradcheck_cases_nn;
 extern const gradcheck_family_t gradcheck_cases_array;
+extern const gradcheck_family_t gradcheck_cases_conv;
 
 #endif
