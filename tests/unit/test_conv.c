@@ -870,7 +870,7 @@ static void refusals_name_the_op_and_the_value(void **state) {
 /* The public functions' own refusals, and the dtypes the ops do not take. */
 static void wrapper_refusals(void **state) {
     tp_context_t *c = *state;
-    double zeros[32] = {0};
+    double zeros[64] = {0};
     tp_tensor_t *x = make(c, TP_FLOAT32, IMAGE, zeros), *f = make(c, TP_FLOAT32, FILTER, zeros);
     tp_tensor_t *out = NULL;
     assert_error(tp_conv2d(c, x, f, &(tp_conv2d_options_t){.padding = (tp_padding_t)7}, &out),
