@@ -208,6 +208,8 @@ void opencl_register_random_kernels(tp_registrar_t *registrar, bool fp64,
 void opencl_register_matmul_kernels(tp_registrar_t *registrar, bool fp64,
                                     tp_plugin_status_t *status);
 void opencl_register_layout_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status);
+void opencl_register_conv_kernels(tp_registrar_t *registrar, bool fp64,
+                                  tp_plugin_status_t *status);
 
 /* ---- Fusion (opencl_fusion.c, opencl_fusion_pass.c) ----------------------------------------- */
 

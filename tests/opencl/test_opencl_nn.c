@@ -1,0 +1,287 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The OpenCL plug-in's kernels for image models (convolution, pooling, losses, comparisons and
+ * the element-wise ops training needs), each run on PoCL's GPU:0 and on the CPU device with the
+ * same inputs and attributes: the GPU's results must equal the CPU's (exactly for integers and
+ * booleans, to a stated tolerance for floats, whose sums run in another order there), and bad
+ * input must fail with the CPU's message. */
+#include "../unit/test_support.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static tp_context_t *make_context(void) {
+    tp_context_options_t options = TP_CONTEXT_OPTIONS_INIT;
+    options.plugin_path = TP_OPENCL_PLUGIN;
+    options.skip_installed_plugins = true;
+    tp_context_t *context = NULL;
+    assert_ok(tp_context_create(&options, &context));
+    return context;
+}
+
+/* `count` values in [-1, 1), all different (ties would let a max pick either), from `seed`. */
+static double *values(int64_t count, uint64_t seed) {
+    double *v = malloc((size_t)(count > 0 ? count : 1) * sizeof *v);
+    assert_non_null(v);
+    for (int64_t i = 0; i < count; i++) {
+        uint64_t k = ((uint64_t)i * 2654435761u + seed * 40503u) % 1000003u;
+        v[i] = (double)k / 500001.5 - 1.0 + (double)i * 1e-9;
+    }
+    return v;
+}
+
+/* A tensor of `dtype` (float32, float64, int32, int64) holding `v` converted. */
+static tp_tensor_t *make(tp_context_t *context, tp_dtype_t dtype, tp_shape_t shape,
+                         const double *v) {
+    int64_t count;
+    assert_ok(tp_shape_num_elements(&shape, &count));
+    size_t size = dtype == TP_FLOAT32 || dtype == TP_INT32 ? 4 : 8;
+    unsigned char *bytes = malloc((size_t)(count > 0 ? count : 1) * size);
+    assert_non_null(bytes);
+    for (int64_t i = 0; i < count; i++) {
+        if (dtype == TP_FLOAT32) ((float *)bytes)[i] = (float)v[i];
+        if (dtype == TP_FLOAT64) ((double *)bytes)[i] = v[i];
+        if (dtype == TP_INT32) ((int32_t *)bytes)[i] = (int32_t)v[i];
+        if (dtype == TP_INT64) ((int64_t *)bytes)[i] = (int64_t)v[i];
+    }
+    tp_tensor_t *t = NULL;
+    assert_ok(tp_tensor_create(context, dtype, shape, bytes, (size_t)count * size, &t));
+    free(bytes);
+    return t;
+}
+
+/* Output `o` of GPU and CPU against each other: floats within `tolerance` relative to
+ * max(1, |cpu|) (NaN only where the CPU has NaN), everything else byte for byte. */
+static void compare_output(const char *what, int o, tp_tensor_t *gpu, tp_tensor_t *cpu,
+                           double tolerance) {
+    assert_int_equal(tp_tensor_dtype(gpu), tp_tensor_dtype(cpu));
+    assert_int_equal(tp_tensor_num_elements(gpu), tp_tensor_num_elements(cpu));
+    if (strstr(tp_tensor_device(gpu), "GPU:0") == NULL)
+        fail_msg("%s output %d ran on %s, not on the GPU", what, o, tp_tensor_device(gpu));
+    size_t size = tp_tensor_byte_size(cpu);
+    unsigned char *g = malloc(size + 1), *c = malloc(size + 1);
+    assert_non_null(g);
+    assert_non_null(c);
+    assert_ok(tp_tensor_read(gpu, g, size));
+    assert_ok(tp_tensor_read(cpu, c, size));
+    tp_dtype_t dtype = tp_tensor_dtype(cpu);
+    int64_t n = tp_tensor_num_elements(cpu);
+    for (int64_t i = 0; i < n; i++) {
+        double a, b;
+        if (dtype == TP_FLOAT32) {
+            a = ((float *)g)[i];
+            b = ((float *)c)[i];
+        } else if (dtype == TP_FLOAT64) {
+            a = ((double *)g)[i];
+            b = ((double *)c)[i];
+        } else {
+            break;
+        }
+        bool same = isnan(b) ? isnan(a) : fabs(a - b) <= tolerance * fmax(1, fabs(b));
+        if (!same) {
+            free(g), free(c);
+            fail_msg("%s %s output %d element %lld: GPU %.17g, CPU %.17g", what,
+                     tp_dtype_name(dtype), o, (long long)i, a, b);
+        }
+    }
+    if (dtype != TP_FLOAT32 && dtype != TP_FLOAT64 && memcmp(g, c, size) != 0) {
+        free(g), free(c);
+        fail_msg("%s %s output %d: the GPU's bytes differ from the CPU's", what,
+                 tp_dtype_name(dtype), o);
+    }
+    free(g), free(c);
+}
+
+/* Runs `op` on the GPU and on the CPU and compares its `num_outputs` outputs. */
+static void both(tp_context_t *context, const char *op, tp_tensor_t *const *inputs,
+                 size_t num_inputs, const tp_attr_t *attrs, size_t num_attrs,
+                 size_t num_outputs, double tolerance) {
+    tp_tensor_t *out[2][4] = {{NULL}};
+    const char *const devices[] = {"/GPU:0", "/CPU:0"};
+    for (int d = 0; d < 2; d++) {
+        assert_ok(tp_device_push(context, devices[d]));
+        tp_status_t *status =
+            tp_execute(context, op, inputs, num_inputs, attrs, num_attrs, out[d], num_outputs);
+        assert_ok(tp_device_pop(context));
+        if (status != NULL)
+            fail_msg("%s on %s: %s", op, devices[d], tp_status_message(status));
+    }
+    for (size_t o = 0; o < num_outputs; o++) {
+        compare_output(op, (int)o, out[0][o], out[1][o], tolerance);
+        tp_tensor_release(out[0][o]);
+        tp_tensor_release(out[1][o]);
+    }
+}
+
+/* Runs `op` on both devices and expects each to fail with `code` and `fragment`, found when
+ * the call returns or when its first output is read. */
+static void both_fail(tp_context_t *context, const char *op, tp_tensor_t *const *inputs,
+                      size_t num_inputs, const tp_attr_t *attrs, size_t num_attrs,
+                      size_t num_outputs, tp_code_t code, const char *fragment) {
+    const char *const devices[] = {"/GPU:0", "/CPU:0"};
+    for (int d = 0; d < 2; d++) {
+        tp_tensor_t *out[4] = {NULL};
+        assert_ok(tp_device_push(context, devices[d]));
+        tp_status_t *status =
+            tp_execute(context, op, inputs, num_inputs, attrs, num_attrs, out, num_outputs);
+        assert_ok(tp_device_pop(context));
+        if (status == NULL) {
+            status = tp_tensor_wait(out[0]);
+            if (d == 0 && strstr(tp_tensor_device(out[0]), "GPU:0") == NULL)
+                fail_msg("%s ran on %s, not on the GPU", op, tp_tensor_device(out[0]));
+        }
+        assert_error(status, code, fragment);
+        for (size_t o = 0; o < num_outputs; o++) tp_tensor_release(out[o]);
+    }
+}
+
+/* Whether this GPU has float64 kernels (cl_khr_fp64). */
+static bool has_fp64(tp_context_t *context) {
+    const double one = 1;
+    tp_tensor_t *x = make(context, TP_FLOAT64, TP_SHAPE(1), &one), *y = NULL;
+    assert_ok(tp_device_push(context, "/GPU:0"));
+    assert_ok(tp_neg(context, x, &y));
+    assert_ok(tp_device_pop(context));
+    bool on_gpu = strstr(tp_tensor_device(y), "GPU:0") != NULL;
+    tp_tensor_release(x);
+    tp_tensor_release(y);
+    return on_gpu;
+}
+
+static int num_float_dtypes(tp_context_t *context) { return has_fp64(context) ? 2 : 1; }
+static const tp_dtype_t float_dtypes[] = {TP_FLOAT32, TP_FLOAT64};
+/* float32 sums run in double on the GPU where it can, in float on the CPU (oneDNN). */
+static double float_tolerance(tp_dtype_t dtype) { return dtype == TP_FLOAT32 ? 2e-5 : 1e-12; }
+
+/* ---- Convolution and pooling ----------------------------------------------------------------- */
+
+typedef struct {
+    int64_t n, h, w, c, kh, kw, o, sh, sw, dh, dw;
+    bool same;
+} geometry_t;
+
+static int64_t out_size(int64_t size, int64_t k, int64_t s, int64_t d, bool same) {
+    int64_t span = (k - 1) * d + 1;
+    if (same) return (size + s - 1) / s;
+    return size >= span ? (size - span) / s + 1 : 0;
+}
+
+static const geometry_t geometries[] = {
+    /* n  h  w  c  kh kw o  sh sw dh dw same */
+    {1, 5, 5, 1, 3, 3, 1, 1, 1, 1, 1, false},
+    {2, 7, 6, 3, 3, 3, 4, 1, 1, 1, 1, true},
+    {2, 7, 6, 3, 3, 2, 5, 2, 2, 1, 1, true},  /* odd padding: the extra row goes after */
+    {2, 8, 9, 2, 3, 3, 3, 2, 1, 1, 1, false}, /* VALID with a remainder */
+    {1, 9, 9, 2, 3, 3, 2, 1, 1, 2, 2, true},  /* dilation */
+    {2, 9, 8, 2, 2, 3, 3, 2, 2, 2, 1, false}, /* dilation and stride together */
+    {0, 5, 5, 2, 3, 3, 2, 1, 1, 1, 1, true},  /* no images */
+    {2, 4, 4, 0, 3, 3, 2, 1, 1, 1, 1, true},  /* no channels: the sums are over nothing */
+};
+
+static void conv_and_its_gradients_match_the_cpu(void **state) {
+    (void)state;
+    tp_context_t *context = make_context();
+    for (int d = 0; d < num_float_dtypes(context); d++) {
+        tp_dtype_t dtype = float_dtypes[d];
+        for (size_t i = 0; i < sizeof geometries / sizeof geometries[0]; i++) {
+            const geometry_t *g = &geometries[i];
+            int64_t oh = out_size(g->h, g->kh, g->sh, g->dh, g->same);
+            int64_t ow = out_size(g->w, g->kw, g->sw, g->dw, g->same);
+            tp_shape_t xs = TP_SHAPE(g->n, g->h, g->w, g->c);
+            tp_shape_t fs = TP_SHAPE(g->kh, g->kw, g->c, g->o);
+            tp_shape_t ys = TP_SHAPE(g->n, oh, ow, g->o);
+            double *xv = values(g->n * g->h * g->w * g->c, 1 + i);
+            double *fv = values(g->kh * g->kw * g->c * g->o, 2 + i);
+            double *yv = values(g->n * oh * ow * g->o, 3 + i);
+            tp_tensor_t *x = make(context, dtype, xs, xv), *f = make(context, dtype, fs, fv);
+            tp_tensor_t *dy = make(context, dtype, ys, yv);
+            int64_t strides[4] = {1, g->sh, g->sw, 1}, dilations[4] = {1, g->dh, g->dw, 1};
+            tp_attr_t attrs[4] = {TP_ATTR_LIST_VALUE("strides", strides, 4),
+                                  TP_ATTR_STRING_VALUE("padding", g->same ? "SAME" : "VALID"),
+                                  TP_ATTR_LIST_VALUE("dilations", dilations, 4)};
+            double tolerance = float_tolerance(dtype);
+            both(context, "Conv2D", (tp_tensor_t *[]){x, f}, 2, attrs, 3, 1, tolerance);
+            attrs[3] = (tp_attr_t){.name = "input_sizes", .type = TP_ATTR_SHAPE,
+                                   .list = xs.dims, .count = 4};
+            both(context, "Conv2DBackpropInput", (tp_tensor_t *[]){f, dy}, 2, attrs, 4, 1,
+                 tolerance);
+            attrs[3] = (tp_attr_t){.name = "filter_sizes", .type = TP_ATTR_SHAPE,
+                                   .list = fs.dims, .count = 4};
+            both(context, "Conv2DBackpropFilter", (tp_tensor_t *[]){x, dy}, 2, attrs, 4, 1,
+                 tolerance);
+            tp_tensor_release(x), tp_tensor_release(f), tp_tensor_release(dy);
+            free(xv), free(fv), free(yv);
+        }
+    }
+    tp_context_destroy(context);
+}
+
+static void pooling_and_its_gradients_match_the_cpu(void **state) {
+    (void)state;
+    tp_context_t *context = make_context();
+    /* window, strides and padding: n, h, w, c, kh, kw, -, sh, sw */
+    static const geometry_t pools[] = {
+        {2, 6, 6, 3, 2, 2, 0, 2, 2, 1, 1, false}, {2, 7, 5, 2, 3, 3, 0, 2, 2, 1, 1, true},
+        {1, 7, 7, 2, 3, 2, 0, 1, 2, 1, 1, true},  {2, 8, 8, 1, 3, 3, 0, 3, 3, 1, 1, false},
+        {0, 4, 4, 2, 2, 2, 0, 2, 2, 1, 1, true},
+    };
+    for (int d = 0; d < num_float_dtypes(context); d++) {
+        tp_dtype_t dtype = float_dtypes[d];
+        for (size_t i = 0; i < sizeof pools / sizeof pools[0]; i++) {
+            const geometry_t *g = &pools[i];
+            int64_t oh = out_size(g->h, g->kh, g->sh, 1, g->same);
+            int64_t ow = out_size(g->w, g->kw, g->sw, 1, g->same);
+            tp_shape_t xs = TP_SHAPE(g->n, g->h, g->w, g->c), ys = TP_SHAPE(g->n, oh, ow, g->c);
+            double *xv = values(g->n * g->h * g->w * g->c, 5 + i);
+            double *yv = values(g->n * oh * ow * g->c, 6 + i);
+            tp_tensor_t *x = make(context, dtype, xs, xv), *dy = make(context, dtype, ys, yv);
+            int64_t strides[4] = {1, g->sh, g->sw, 1}, ksize[4] = {1, g->kh, g->kw, 1};
+            tp_attr_t attrs[4] = {TP_ATTR_LIST_VALUE("ksize", ksize, 4),
+                                  TP_ATTR_LIST_VALUE("strides", strides, 4),
+                                  TP_ATTR_STRING_VALUE("padding", g->same ? "SAME" : "VALID"),
+                                  {.name = "orig_input_shape", .type = TP_ATTR_SHAPE,
+                                   .list = xs.dims, .count = 4}};
+            double tolerance = float_tolerance(dtype);
+            both(context, "MaxPool", (tp_tensor_t *[]){x}, 1, attrs, 3, 1, 0);
+            both(context, "AvgPool", (tp_tensor_t *[]){x}, 1, attrs, 3, 1, tolerance);
+            tp_tensor_t *y = NULL;
+            assert_ok(tp_device_push(context, "/CPU:0"));
+            assert_ok(tp_execute(context, "MaxPool", (tp_tensor_t *[]){x}, 1, attrs, 3, &y, 1));
+            assert_ok(tp_device_pop(context));
+            both(context, "MaxPoolGrad", (tp_tensor_t *[]){x, y, dy}, 3, attrs, 3, 1, tolerance);
+            both(context, "AvgPoolGrad", (tp_tensor_t *[]){dy}, 1, attrs, 4, 1, tolerance);
+            tp_tensor_release(y), tp_tensor_release(x), tp_tensor_release(dy);
+            free(xv), free(yv);
+        }
+    }
+    tp_context_destroy(context);
+}
+
+static void bad_window_attributes_fail_as_on_the_cpu(void **state) {
+    (void)state;
+    tp_context_t *context = make_context();
+    double v[2 * 4 * 4 * 1] = {0};
+    tp_tensor_t *x = make(context, TP_FLOAT32, TP_SHAPE(2, 4, 4, 1), v);
+    tp_tensor_t *f = make(context, TP_FLOAT32, TP_SHAPE(3, 3, 1, 2), v);
+    int64_t strides[4] = {1, 0, 1, 1};
+    tp_attr_t attrs[2] = {TP_ATTR_LIST_VALUE("strides", strides, 4),
+                          TP_ATTR_STRING_VALUE("padding", "SAME")};
+    both_fail(context, "Conv2D", (tp_tensor_t *[]){x, f}, 2, attrs, 2, 1, TP_INVALID_ARGUMENT,
+              "strides");
+    tp_tensor_t *wrong = make(context, TP_FLOAT32, TP_SHAPE(3, 3, 2, 2), v);
+    strides[1] = 1;
+    both_fail(context, "Conv2D", (tp_tensor_t *[]){x, wrong}, 2, attrs, 2, 1,
+              TP_INVALID_ARGUMENT, "Conv2D");
+    tp_tensor_release(x), tp_tensor_release(f), tp_tensor_release(wrong);
+    tp_context_destroy(context);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(conv_and_its_gradients_match_the_cpu),
+        cmocka_unit_test(pooling_and_its_gradients_match_the_cpu),
+        cmocka_unit_test(bad_window_attributes_fail_as_on_the_cpu),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
