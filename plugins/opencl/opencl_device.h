@@ -73,7 +73,13 @@ typedef struct opencl_command {
      * and a flag other than 0 once the command is done fails it with `failure`. */
     int32_t *flag;
     const char *failure; /* "integer division by zero": static text */
+    /* A check that says where: the command reads OPENCL_RECORD_SIZE int64 values into *record
+     * (malloc'ed, owned here), and record[0] other than 0 fails it with `format` (static
+     * printf text) given record[1], record[2] and record[3] as long long. */
+    int64_t *record;
+    const char *format;
 } opencl_command_t;
+#define OPENCL_RECORD_SIZE 4
 
 typedef struct opencl_commands {
     opencl_command_t *items;
@@ -118,6 +124,12 @@ bool opencl_stream_queued(opencl_stream_t *stream, const char *what, const char 
  * recorded after it or the stream's synchronize. */
 void opencl_stream_check_flag(opencl_stream_t *stream, cl_mem flag_mem, const char *what,
                               const char *failure, tp_plugin_status_t *status);
+/* As opencl_stream_check_flag, for a record of OPENCL_RECORD_SIZE int64 values at `record_mem`
+ * that a kernel of `what` filled: record[0] other than 0 fails that work with the message
+ * `format` makes of record[1..3] (three long long conversions, such as "row %lld has label
+ * %lld, outside [0, %lld)"). */
+void opencl_stream_check_record(opencl_stream_t *stream, cl_mem record_mem, const char *what,
+                                const char *format, tp_plugin_status_t *status);
 
 /* ---- Programs and launches (opencl_program.c) ----------------------------------------------- */
 
@@ -209,6 +221,10 @@ void opencl_register_matmul_kernels(tp_registrar_t *registrar, bool fp64,
                                     tp_plugin_status_t *status);
 void opencl_register_layout_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status);
 void opencl_register_conv_kernels(tp_registrar_t *registrar, bool fp64,
+                                  tp_plugin_status_t *status);
+void opencl_register_compare_kernels(tp_registrar_t *registrar, bool fp64,
+                                     tp_plugin_status_t *status);
+void opencl_register_loss_kernels(tp_registrar_t *registrar, bool fp64,
                                   tp_plugin_status_t *status);
 
 /* ---- Fusion (opencl_fusion.c, opencl_fusion_pass.c) ----------------------------------------- */

@@ -78,7 +78,7 @@ static void compare_output(const char *what, int o, tp_tensor_t *gpu, tp_tensor_
         } else {
             break;
         }
-        bool same = isnan(b) ? isnan(a) : fabs(a - b) <= tolerance * fmax(1, fabs(b));
+        bool same = isnan(b) ? isnan(a) : a == b || fabs(a - b) <= tolerance * fmax(1, fabs(b));
         if (!same) {
             free(g), free(c);
             fail_msg("%s %s output %d element %lld: GPU %.17g, CPU %.17g", what,
@@ -277,11 +277,162 @@ static void bad_window_attributes_fail_as_on_the_cpu(void **state) {
     tp_context_destroy(context);
 }
 
+
+/* ---- Element-wise, reductions, comparisons ---------------------------------------------------- */
+
+/* Special values that each op must treat as the CPU does: zeros of both signs, infinities and
+ * NaN, then ordinary numbers. */
+static const double specials[] = {0.0, -0.0, INFINITY, -INFINITY, NAN, 1.0, -1.0, 2.5, -3.75,
+                                  1e-30, 4.0, 0.25};
+enum { NUM_SPECIALS = sizeof specials / sizeof specials[0] };
+
+static void rsqrt_sign_and_min_match_the_cpu(void **state) {
+    (void)state;
+    tp_context_t *context = make_context();
+    for (int d = 0; d < num_float_dtypes(context); d++) {
+        tp_tensor_t *x = make(context, float_dtypes[d], TP_SHAPE(NUM_SPECIALS), specials);
+        both(context, "Rsqrt", (tp_tensor_t *[]){x}, 1, NULL, 0, 1, 0);
+        both(context, "Sign", (tp_tensor_t *[]){x}, 1, NULL, 0, 1, 0);
+        tp_tensor_release(x);
+    }
+    const double integers[] = {5, -7, 0, 2147483647.0, -2147483648.0, 3};
+    for (int i = 0; i < 2; i++) {
+        tp_tensor_t *x = make(context, i ? TP_INT64 : TP_INT32, TP_SHAPE(6), integers);
+        both(context, "Sign", (tp_tensor_t *[]){x}, 1, NULL, 0, 1, 0);
+        tp_tensor_release(x);
+    }
+    /* Min over each axis, all axes and none, with a NaN in one column. */
+    const tp_dtype_t dtypes[] = {TP_FLOAT32, TP_INT32, TP_INT64, TP_FLOAT64};
+    double *v = values(3 * 50 * 7, 9);
+    v[8] = NAN;
+    for (size_t k = 0; k < (has_fp64(context) ? 4u : 3u); k++) {
+        tp_tensor_t *x = make(context, dtypes[k], TP_SHAPE(3, 50, 7), v);
+        int64_t axes[3][2] = {{1, 0}, {0, 2}, {-1, 0}};
+        int32_t counts[3] = {1, 2, 1};
+        for (int a = 0; a < 3; a++) {
+            tp_attr_t attr = TP_ATTR_LIST_VALUE("axis", axes[a], counts[a]);
+            both(context, "Min", (tp_tensor_t *[]){x}, 1, &attr, 1, 1, 0);
+        }
+        tp_attr_t all = TP_ATTR_LIST_VALUE("axis", axes[0], 0);
+        both(context, "Min", (tp_tensor_t *[]){x}, 1, &all, 1, 1, 0);
+        tp_tensor_release(x);
+    }
+    free(v);
+    tp_context_destroy(context);
+}
+
+static void comparisons_and_searches_match_the_cpu(void **state) {
+    (void)state;
+    tp_context_t *context = make_context();
+    static const char *const comparisons[] = {"Equal", "NotEqual", "Less", "LessEqual",
+                                              "Greater", "GreaterEqual"};
+    const tp_dtype_t dtypes[] = {TP_FLOAT32, TP_INT32, TP_INT64, TP_FLOAT64};
+    /* a [12] against b [3,1,12] broadcast, and against itself: every pair of specials. */
+    double *grid = malloc(3 * NUM_SPECIALS * sizeof *grid);
+    assert_non_null(grid);
+    for (int i = 0; i < 3 * NUM_SPECIALS; i++) grid[i] = specials[(i * 5 + 1) % NUM_SPECIALS];
+    for (size_t k = 0; k < (has_fp64(context) ? 4u : 3u); k++) {
+        bool is_float = dtypes[k] == TP_FLOAT32 || dtypes[k] == TP_FLOAT64;
+        double safe[NUM_SPECIALS], safe_grid[3 * NUM_SPECIALS];
+        for (int i = 0; i < NUM_SPECIALS; i++)
+            safe[i] = is_float || isfinite(specials[i]) ? specials[i] : (double)i;
+        for (int i = 0; i < 3 * NUM_SPECIALS; i++)
+            safe_grid[i] = is_float || isfinite(grid[i]) ? grid[i] : (double)i;
+        tp_tensor_t *a = make(context, dtypes[k], TP_SHAPE(NUM_SPECIALS), safe);
+        tp_tensor_t *b = make(context, dtypes[k], TP_SHAPE(3, 1, NUM_SPECIALS), safe_grid);
+        for (size_t c = 0; c < sizeof comparisons / sizeof comparisons[0]; c++) {
+            both(context, comparisons[c], (tp_tensor_t *[]){a, b}, 2, NULL, 0, 1, 0);
+            both(context, comparisons[c], (tp_tensor_t *[]){a, a}, 2, NULL, 0, 1, 0);
+        }
+        /* ArgMax and ArgMin along each axis of [3, 1, 12], in both index dtypes; the NaN
+         * wins, ties go to the first. */
+        for (int64_t axis = -1; axis < 3; axis++)
+            for (int index = 0; index < 2; index++) {
+                tp_attr_t attrs[2] = {
+                    TP_ATTR_INT_VALUE("axis", axis),
+                    TP_ATTR_DTYPE_VALUE("output_type", index ? TP_INT64 : TP_INT32)};
+                both(context, "ArgMax", (tp_tensor_t *[]){b}, 1, attrs, 2, 1, 0);
+                both(context, "ArgMin", (tp_tensor_t *[]){b}, 1, attrs, 2, 1, 0);
+            }
+        tp_tensor_release(a), tp_tensor_release(b);
+    }
+    free(grid);
+    tp_context_destroy(context);
+}
+
+/* ---- Softmax and the losses -------------------------------------------------------------------- */
+
+static void log_softmax_and_the_losses_match_the_cpu(void **state) {
+    (void)state;
+    tp_context_t *context = make_context();
+    enum { ROWS = 37, CLASSES = 10 };
+    double *logits = values(ROWS * CLASSES, 11), *dense = values(ROWS * CLASSES, 12);
+    double sparse[ROWS];
+    for (int r = 0; r < ROWS; r++) {
+        sparse[r] = (r * 7) % CLASSES;
+        for (int j = 0; j < CLASSES; j++) {
+            logits[r * CLASSES + j] *= 20; /* large enough that exp would overflow unshifted */
+            dense[r * CLASSES + j] = fabs(dense[r * CLASSES + j]) / CLASSES;
+        }
+    }
+    for (int d = 0; d < num_float_dtypes(context); d++) {
+        tp_dtype_t dtype = float_dtypes[d];
+        double tolerance = dtype == TP_FLOAT32 ? 0 : 1e-13;
+        tp_tensor_t *x = make(context, dtype, TP_SHAPE(ROWS, CLASSES), logits);
+        tp_tensor_t *labels = make(context, dtype, TP_SHAPE(ROWS, CLASSES), dense);
+        both(context, "LogSoftmax", (tp_tensor_t *[]){x}, 1, NULL, 0, 1, tolerance);
+        both(context, "SoftmaxCrossEntropyWithLogits", (tp_tensor_t *[]){x, labels}, 2, NULL, 0,
+             2, tolerance);
+        for (int index = 0; index < 2; index++) {
+            tp_tensor_t *classes = make(context, index ? TP_INT64 : TP_INT32, TP_SHAPE(ROWS),
+                                        sparse);
+            both(context, "SparseSoftmaxCrossEntropyWithLogits", (tp_tensor_t *[]){x, classes},
+                 2, NULL, 0, 2, tolerance);
+            tp_tensor_release(classes);
+        }
+        tp_tensor_release(x), tp_tensor_release(labels);
+    }
+    free(logits), free(dense);
+    tp_context_destroy(context);
+}
+
+/* A label outside [0, classes) names its row and value on the GPU as on the CPU, found on the
+ * device; so does a loss that is not finite. The device goes on afterwards. */
+static void bad_labels_and_infinite_losses_fail_as_on_the_cpu(void **state) {
+    (void)state;
+    tp_context_t *context = make_context();
+    const double logits[] = {0.5, 1, -1, 2, 0, 0, 3, 1, -2};
+    const double labels[] = {2, 7, -1};
+    tp_tensor_t *x = make(context, TP_FLOAT32, TP_SHAPE(3, 3), logits);
+    for (int index = 0; index < 2; index++) {
+        tp_tensor_t *l = make(context, index ? TP_INT64 : TP_INT32, TP_SHAPE(3), labels);
+        both_fail(context, "SparseSoftmaxCrossEntropyWithLogits", (tp_tensor_t *[]){x, l}, 2,
+                  NULL, 0, 2, TP_INVALID_ARGUMENT,
+                  "row 1 has label 7, outside the valid range [0, 3) of the 3 classes");
+        tp_tensor_release(l);
+    }
+    const double infinite[] = {0.5, 1, -1, INFINITY, 0, 0, 3, 1, -2};
+    const double good[] = {2, 0, 1};
+    tp_tensor_t *bad = make(context, TP_FLOAT32, TP_SHAPE(3, 3), infinite);
+    tp_tensor_t *l = make(context, TP_INT32, TP_SHAPE(3), good);
+    both_fail(context, "SparseSoftmaxCrossEntropyWithLogits", (tp_tensor_t *[]){bad, l}, 2, NULL,
+              0, 2, TP_INVALID_ARGUMENT, "the loss of row 1 is ");
+    /* The device goes on. */
+    both(context, "SparseSoftmaxCrossEntropyWithLogits", (tp_tensor_t *[]){x, l}, 2, NULL, 0, 2,
+         0);
+    tp_tensor_release(l), tp_tensor_release(bad), tp_tensor_release(x);
+    tp_context_destroy(context);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(conv_and_its_gradients_match_the_cpu),
         cmocka_unit_test(pooling_and_its_gradients_match_the_cpu),
         cmocka_unit_test(bad_window_attributes_fail_as_on_the_cpu),
+        cmocka_unit_test(rsqrt_sign_and_min_match_the_cpu),
+        cmocka_unit_test(comparisons_and_searches_match_the_cpu),
+        cmocka_unit_test(log_softmax_and_the_losses_match_the_cpu),
+        cmocka_unit_test(bad_labels_and_infinite_losses_fail_as_on_the_cpu),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
