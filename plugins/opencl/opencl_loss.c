@@ -30,10 +30,22 @@ static loss_op_t ops[] = {
 /* check_finite_T by dtype, check_labels_I by label dtype (0 int32, 1 int64). */
 static int32_t finite_ids[OPENCL_NUM_DTYPES], label_ids[2];
 
-static const char bad_label[] =
-    "row %1$lld has label %2$lld, outside the valid range [0, %3$lld) of the %3$lld classes";
-static const char bad_loss[] = "the loss of row %lld is NaN or infinite; that row's features or "
-                               "labels are NaN or infinite, or too large";
+/* The CPU's messages for a label outside [0, classes) (record {1, row, label, classes}) and a
+ * loss that is not finite (record {1, row, kind}: 0 NaN, 1 +inf, 2 -inf). */
+static void describe_bad_label(const int64_t *record, char *text, size_t capacity) {
+    snprintf(text, capacity,
+             "row %lld has label %lld, outside the valid range [0, %lld) of the %lld classes",
+             (long long)record[1], (long long)record[2], (long long)record[3],
+             (long long)record[3]);
+}
+
+static void describe_bad_loss(const int64_t *record, char *text, size_t capacity) {
+    static const char *const kinds[3] = {"NaN", "+inf", "-inf"};
+    snprintf(text, capacity,
+             "the loss of row %lld is %s; that row's features or labels are NaN or infinite, "
+             "or too large",
+             (long long)record[1], kinds[record[2] >= 0 && record[2] < 3 ? record[2] : 0]);
+}
 
 /* A zeroed record for a check; released by the caller once the check is queued. */
 static cl_mem make_record(opencl_device_t *device, const char *what, tp_plugin_status_t *status) {
@@ -51,13 +63,13 @@ static cl_mem make_record(opencl_device_t *device, const char *what, tp_plugin_s
 /* Queues check kernel `id` (its arguments `args`, the record last) on one work-item and the
  * read of its record. */
 static void check(tp_kernel_context_t *context, const char *what, int32_t id, opencl_arg_t *args,
-                  size_t num_args, const char *format, tp_plugin_status_t *status) {
+                  size_t num_args, opencl_describe_fn describe, tp_plugin_status_t *status) {
     opencl_device_t *device = opencl_host->kernel_device(context);
     cl_mem record = make_record(device, what, status);
     if (record == NULL) return;
     args[num_args] = OPENCL_ARG(record);
     if (opencl_launch(context, what, id, args, num_args + 1, 1, 0, status))
-        opencl_stream_check_record(opencl_host->kernel_stream(context), record, what, format,
+        opencl_stream_check_record(opencl_host->kernel_stream(context), record, what, describe,
                                    status);
     clReleaseMemObject(record); /* OpenCL keeps it while queued commands use it */
 }
@@ -83,7 +95,7 @@ static void compute(void *kernel, tp_kernel_context_t *context, tp_plugin_status
     if (op->kind == SPARSE_LOSS && rows > 0) {
         opencl_arg_t args[] = {OPENCL_ARG(l_mem), OPENCL_ARG(labels.offset), OPENCL_ARG(rows),
                                OPENCL_ARG(width), {0, NULL}};
-        check(context, op->op, label_ids[index], args, COUNT(args) - 1, bad_label, status);
+        check(context, op->op, label_ids[index], args, COUNT(args) - 1, describe_bad_label, status);
         if (opencl_failed(status)) return;
     }
     if (rows == 0 || (width == 0 && op->kind != DENSE_LOSS)) return;
@@ -101,8 +113,8 @@ static void compute(void *kernel, tp_kernel_context_t *context, tp_plugin_status
     if (!opencl_launch(context, op->op, id, args, COUNT(args), (size_t)rows, 0, status)) return;
     opencl_arg_t finite_args[] = {OPENCL_ARG(y_mem), OPENCL_ARG(y.offset), OPENCL_ARG(rows),
                                   {0, NULL}};
-    check(context, op->op, finite_ids[x.dtype], finite_args, COUNT(finite_args) - 1, bad_loss,
-          status);
+    check(context, op->op, finite_ids[x.dtype], finite_args, COUNT(finite_args) - 1,
+          describe_bad_loss, status);
 }
 
 void opencl_register_loss_kernels(tp_registrar_t *registrar, bool fp64,

@@ -55,15 +55,9 @@ static tp_code_t describe_failure(const opencl_device_t *device,
                  (int)device->ordinal, device->name, command->failure);
         return TP_INVALID_ARGUMENT;
     }
-    if (command->format != NULL && command->record != NULL && command->record[0] != 0) {
+    if (command->describe != NULL && command->record != NULL && command->record[0] != 0) {
         char detail[512];
-        const int64_t *r = command->record;
-        /* The format is one of the plug-in's own static texts, never the caller's. */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wformat-nonliteral"
-        snprintf(detail, sizeof detail, command->format, (long long)r[1], (long long)r[2],
-                 (long long)r[3]);
-#pragma GCC diagnostic pop
+        command->describe(command->record, detail, sizeof detail);
         snprintf(message, capacity, "%s on GPU:%d (%s): %s", command->what,
                  (int)device->ordinal, device->name, detail);
         return TP_INVALID_ARGUMENT;
@@ -144,7 +138,7 @@ void opencl_stream_check_flag(opencl_stream_t *stream, cl_mem flag_mem, const ch
 }
 
 void opencl_stream_check_record(opencl_stream_t *stream, cl_mem record_mem, const char *what,
-                                const char *format, tp_plugin_status_t *status) {
+                                opencl_describe_fn describe, tp_plugin_status_t *status) {
     int64_t *record = calloc(OPENCL_RECORD_SIZE, sizeof *record);
     if (record == NULL) {
         opencl_host->status_set(status, TP_RESOURCE_EXHAUSTED,
@@ -162,7 +156,7 @@ void opencl_stream_check_record(opencl_stream_t *stream, cl_mem record_mem, cons
         return;
     }
     opencl_command_t command = {.event = event, .what = what, .record = record,
-                                .format = format};
+                                .describe = describe};
     if (keep_command(stream, command)) return;
     /* Nowhere to keep it: learn the outcome now rather than lose it. */
     clWaitForEvents(1, &event);

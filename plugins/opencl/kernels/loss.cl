@@ -71,7 +71,7 @@
         LOSS_BODY(T, A, SPARSE_TARGET)                                                             \
     }
 
-/* The first loss that is NaN or infinite: record {1, row, 0, 0}. */
+/* The first loss that is NaN or infinite: record {1, row, kind}, kind 0 NaN, 1 +inf, 2 -inf. */
 #define CHECK_FINITE(T, suffix)                                                                    \
     __kernel void check_finite_##suffix(__global const char *loss_base, ulong loss_offset,         \
                                         ulong rows, __global long *record) {                       \
@@ -81,6 +81,7 @@
             if (!isfinite(loss[r])) {                                                              \
                 record[0] = 1;                                                                     \
                 record[1] = (long)r;                                                               \
+                record[2] = isnan(loss[r]) ? 0 : loss[r] > 0 ? 1 : 2;                              \
                 return;                                                                            \
             }                                                                                      \
     }
