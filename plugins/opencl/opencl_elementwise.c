@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The element-wise ops on the GPU, from kernels/elementwise.cl: unary math (Rsqrt and Sign
  * among it), broadcasting binary arithmetic, AddN, BiasAdd, the activation gradients, Fill,
- * ZerosLike and OnesLike, Cast, and the copies (Identity, Reshape, Const). compute only queues work; it never waits
- * for the device. */
+ * ZerosLike and OnesLike, Cast, and the copies (Identity, Reshape, Const). compute only queues
+ * work; it never waits for the device. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -278,7 +278,7 @@ static void bad_window_attributes_fail_as_on_the_cpu(void **state) {
 }
 
 
-/* ---- Element-wise, reductions, comparisons ---------------------------------------------------- */
+/* ---- Element-wise, reductions, comparisons ------------------------------------------------- */
 
 /* Special values that each op must treat as the CPU does: zeros of both signs, infinities and
  * NaN, then ordinary numbers. */
@@ -360,7 +360,7 @@ static void comparisons_and_searches_match_the_cpu(void **state) {
     tp_context_destroy(context);
 }
 
-/* ---- Softmax and the losses -------------------------------------------------------------------- */
+/* ---- Softmax and the losses ------------------------------------------------------------------ */
 
 static void log_softmax_and_the_losses_match_the_cpu(void **state) {
     (void)state;
@@ -424,7 +424,7 @@ static void bad_labels_and_infinite_losses_fail_as_on_the_cpu(void **state) {
     tp_context_destroy(context);
 }
 
-/* ---- Array ops --------------------------------------------------------------------------------- */
+/* ---- Array ops ------------------------------------------------------------------------------- */
 
 /* Concat, Slice, Pad and Select move bytes: the GPU's equal the CPU's exactly, in every
  * dtype with a kernel, with broadcasting, empty pieces and negative axes. */
@@ -470,7 +470,7 @@ static void array_ops_match_the_cpu_exactly(void **state) {
     tp_context_destroy(context);
 }
 
-/* ---- Gather and OneHot ------------------------------------------------------------------------- */
+/* ---- Gather and OneHot ----------------------------------------------------------------------- */
 
 static void gather_and_one_hot_match_the_cpu(void **state) {
     (void)state;
@@ -530,6 +530,29 @@ static void a_bad_gather_index_fails_as_on_the_cpu(void **state) {
     tp_context_destroy(context);
 }
 
+/* ---- Dropout --------------------------------------------------------------------------------- */
+
+/* The GPU drops exactly the elements the CPU drops for a seed (the same Philox words), and
+ * scales the rest alike; rate 0 keeps everything. */
+static void dropout_draws_the_cpus_mask(void **state) {
+    (void)state;
+    tp_context_t *context = make_context();
+    double *v = values(1003, 41);
+    const double rates[] = {0.0, 0.25, 0.5, 1.0 / 3.0, 0.9};
+    for (int d = 0; d < num_float_dtypes(context); d++) {
+        tp_tensor_t *x = make(context, float_dtypes[d], TP_SHAPE(17, 59), v);
+        for (size_t r = 0; r < sizeof rates / sizeof rates[0]; r++) {
+            int64_t seed = -INT64_C(0x0123456789abcdef) + (int64_t)r;
+            tp_attr_t attrs[2] = {TP_ATTR_FLOAT_VALUE("rate", rates[r]),
+                                  TP_ATTR_INT_VALUE("seed", seed)};
+            both(context, "Dropout", (tp_tensor_t *[]){x}, 1, attrs, 2, 2, 0);
+        }
+        tp_tensor_release(x);
+    }
+    free(v);
+    tp_context_destroy(context);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(conv_and_its_gradients_match_the_cpu),
@@ -542,6 +565,7 @@ int main(void) {
         cmocka_unit_test(array_ops_match_the_cpu_exactly),
         cmocka_unit_test(gather_and_one_hot_match_the_cpu),
         cmocka_unit_test(a_bad_gather_index_fails_as_on_the_cpu),
+        cmocka_unit_test(dropout_draws_the_cpus_mask),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
