@@ -233,6 +233,8 @@ void opencl_register_array_kernels(tp_registrar_t *registrar, bool fp64,
                                    tp_plugin_status_t *status);
 void opencl_register_index_kernels(tp_registrar_t *registrar, bool fp64,
                                    tp_plugin_status_t *status);
+void opencl_register_batch_norm_kernels(tp_registrar_t *registrar, bool fp64,
+                                        tp_plugin_status_t *status);
 
 /* ---- Fusion (opencl_fusion.c, opencl_fusion_pass.c) ----------------------------------------- */
 

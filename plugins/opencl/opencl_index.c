@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Gather and OneHot on the GPU, from kernels/index.cl, by element size. Gather's indices are
- * checked on the device, in order, before the rows are copied: the first one outside the
- * gathered dimension fails the op with its value and coordinates, as on the CPU, through a
- * record the stream reads back behind the launch. */
+/* Gather, OneHot and UnsortedSegmentSum on the GPU, from kernels/index.cl. Gather's and
+ * UnsortedSegmentSum's indices are checked on the device, in order, before anything is
+ * computed: the first one out of range fails the op with its value and coordinates, as on the
+ * CPU, through a record the stream reads back behind the launch. */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -12,14 +13,17 @@
 
 /* By log2 of the element size and the index dtype (0 int32, 1 int64, 2 uint8). */
 static int32_t gather_ids[4][2], one_hot_ids[4][3], check_ids[2];
+/* UnsortedSegmentSum's by dtype and index dtype (0 int32, 1 int64). */
+static int32_t segment_ids[OPENCL_NUM_DTYPES][2];
 
 static int size_index(size_t size) { return size == 1 ? 0 : size == 2 ? 1 : size == 4 ? 2 : 3; }
 static int index_kind(tp_dtype_t dtype) {
     return dtype == TP_INT64 ? 1 : dtype == TP_UINT8 ? 2 : 0;
 }
 
-/* "indices[1,2] = 7 is not in [0, 5)" from record {1, index, limit, rank, coordinates...}. */
-static void describe_bad_index(const int64_t *record, char *text, size_t capacity) {
+/* "NAME[1,2] = 7 is not in [0, 5)" from record {1, index, limit, rank, coordinates...}. */
+static void describe_index(const char *name, const int64_t *record, char *text,
+                           size_t capacity) {
     char position[160] = "";
     int64_t rank = record[3] < 0 ? 0 : record[3] > 8 ? 8 : record[3];
     size_t used = 0;
@@ -27,8 +31,48 @@ static void describe_bad_index(const int64_t *record, char *text, size_t capacit
         used += (size_t)snprintf(position + used, sizeof position - used,
                                  d == 0 ? "[%lld" : ",%lld", (long long)record[4 + d]);
     if (rank > 0 && used < sizeof position) snprintf(position + used, sizeof position - used, "]");
-    snprintf(text, capacity, "indices%s = %lld is not in [0, %lld)", position,
+    snprintf(text, capacity, "%s%s = %lld is not in [0, %lld)", name, position,
              (long long)record[1], (long long)record[2]);
+}
+
+static void describe_bad_index(const int64_t *record, char *text, size_t capacity) {
+    describe_index("indices", record, text, capacity);
+}
+
+static void describe_bad_segment(const int64_t *record, char *text, size_t capacity) {
+    describe_index("segment_ids", record, text, capacity);
+}
+
+/* Queues the check that every index lies in [low, limit) and the read of its record; false
+ * with `status` set when it cannot be queued. */
+static bool check_indices(tp_kernel_context_t *context, const char *what,
+                          const tp_tensor_view_t *indices, cl_long low, cl_long limit,
+                          opencl_describe_fn describe, tp_plugin_status_t *status) {
+    if (indices->num_elements == 0) return true;
+    opencl_device_t *device = opencl_host->kernel_device(context);
+    const cl_long zeros[OPENCL_RECORD_SIZE] = {0};
+    cl_int error = CL_SUCCESS;
+    cl_mem record = clCreateBuffer(device->context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+                                   sizeof zeros, (void *)zeros, &error);
+    if (record == NULL || error != CL_SUCCESS) {
+        opencl_fail(status, device, what, "clCreateBuffer", error);
+        return false;
+    }
+    cl_mem i_mem = (cl_mem)indices->mem;
+    cl_ulong total = (cl_ulong)indices->num_elements;
+    cl_int rank = indices->rank;
+    cl_long8 dims = {{0}};
+    for (int32_t d = 0; d < indices->rank && d < 8; d++) dims.s[d] = indices->dims[d];
+    const opencl_arg_t args[] = {OPENCL_ARG(i_mem), OPENCL_ARG(indices->offset),
+                                 OPENCL_ARG(total), OPENCL_ARG(low),
+                                 OPENCL_ARG(limit), OPENCL_ARG(rank),
+                                 OPENCL_ARG(dims),  OPENCL_ARG(record)};
+    int32_t id = check_ids[index_kind(indices->dtype)];
+    if (opencl_launch(context, what, id, args, COUNT(args), 1, 0, status))
+        opencl_stream_check_record(opencl_host->kernel_stream(context), record, what, describe,
+                                   status);
+    clReleaseMemObject(record); /* OpenCL keeps it while queued commands use it */
+    return !opencl_failed(status);
 }
 
 static void gather(tp_kernel_context_t *context, tp_plugin_status_t *status) {
@@ -54,29 +98,7 @@ static void gather(tp_kernel_context_t *context, tp_plugin_status_t *status) {
     int kind = index_kind(indices.dtype);
     cl_mem i_mem = (cl_mem)indices.mem;
     /* Every index is checked, even when the output is empty, as on the CPU. */
-    if (count > 0) {
-        opencl_device_t *device = opencl_host->kernel_device(context);
-        const cl_long zeros[OPENCL_RECORD_SIZE] = {0};
-        cl_int error = CL_SUCCESS;
-        cl_mem record = clCreateBuffer(device->context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
-                                       sizeof zeros, (void *)zeros, &error);
-        if (record == NULL || error != CL_SUCCESS) {
-            opencl_fail(status, device, "Gather", "clCreateBuffer", error);
-            return;
-        }
-        cl_ulong total = (cl_ulong)count;
-        cl_int rank = indices.rank;
-        cl_long8 dims = {{0}};
-        for (int32_t d = 0; d < indices.rank; d++) dims.s[d] = indices.dims[d];
-        const opencl_arg_t args[] = {OPENCL_ARG(i_mem), OPENCL_ARG(indices.offset),
-                                     OPENCL_ARG(total), OPENCL_ARG(n), OPENCL_ARG(rank),
-                                     OPENCL_ARG(dims),  OPENCL_ARG(record)};
-        if (opencl_launch(context, "Gather", check_ids[kind], args, COUNT(args), 1, 0, status))
-            opencl_stream_check_record(opencl_host->kernel_stream(context), record, "Gather",
-                                       describe_bad_index, status);
-        clReleaseMemObject(record); /* OpenCL keeps it while queued commands use it */
-        if (opencl_failed(status)) return;
-    }
+    if (!check_indices(context, "Gather", &indices, 0, n, describe_bad_index, status)) return;
     /* With nothing to gather from, any index failed the check above. */
     if (y.num_elements == 0 || n == 0) return;
     cl_mem p_mem = (cl_mem)params.mem, y_mem = (cl_mem)y.mem;
@@ -134,6 +156,43 @@ static void one_hot(tp_kernel_context_t *context, tp_plugin_status_t *status) {
     opencl_launch(context, "OneHot", id, args, COUNT(args), (size_t)n, 0, status);
 }
 
+static void segment_sum(tp_kernel_context_t *context, tp_plugin_status_t *status) {
+    tp_tensor_view_t data, ids, y;
+    if (!opencl_input(context, 0, &data, status) || !opencl_input(context, 1, &ids, status) ||
+        !opencl_output(context, 0, &y, status))
+        return;
+    if (y.rank < 1 || ids.rank > 8 || (ids.dtype != TP_INT32 && ids.dtype != TP_INT64)) {
+        opencl_host->status_set(status, TP_INVALID_ARGUMENT,
+                                "UnsortedSegmentSum: an output of rank %d and segment_ids of "
+                                "rank %d: not a sum the GPU can run",
+                                (int)y.rank, (int)ids.rank);
+        return;
+    }
+    int kind = index_kind(ids.dtype);
+    int32_t kernel_ids[OPENCL_NUM_DTYPES];
+    for (int d = 0; d < OPENCL_NUM_DTYPES; d++) kernel_ids[d] = segment_ids[d][kind];
+    int32_t id = opencl_kernel_for("UnsortedSegmentSum", kernel_ids, y.dtype, context, status);
+    if (id < 0) return;
+    cl_long segments = y.dims[0], columns = 1, rows = ids.num_elements;
+    for (int32_t d = 1; d < y.rank; d++) columns *= y.dims[d];
+    if (!check_indices(context, "UnsortedSegmentSum", &ids, INT64_MIN, segments,
+                       describe_bad_segment, status) ||
+        y.num_elements == 0)
+        return;
+    cl_mem d_mem = (cl_mem)data.mem, i_mem = (cl_mem)ids.mem, y_mem = (cl_mem)y.mem;
+    cl_ulong n = (cl_ulong)y.num_elements;
+    const opencl_arg_t args[] = {OPENCL_ARG(d_mem), OPENCL_ARG(data.offset), OPENCL_ARG(i_mem),
+                                 OPENCL_ARG(ids.offset), OPENCL_ARG(y_mem), OPENCL_ARG(y.offset),
+                                 OPENCL_ARG(n), OPENCL_ARG(rows), OPENCL_ARG(columns)};
+    opencl_launch(context, "UnsortedSegmentSum", id, args, COUNT(args), (size_t)n, 0, status);
+}
+
+static void compute_segment_sum(void *kernel, tp_kernel_context_t *context,
+                                tp_plugin_status_t *status) {
+    (void)kernel;
+    segment_sum(context, status);
+}
+
 static void compute_gather(void *kernel, tp_kernel_context_t *context,
                            tp_plugin_status_t *status) {
     (void)kernel;
@@ -165,6 +224,16 @@ void opencl_register_index_kernels(tp_registrar_t *registrar, bool fp64,
         snprintf(name, sizeof name, "check_indices_%s", kinds[k]);
         check_ids[k] = opencl_kernel_id("index", name, status);
     }
+    const tp_dtype_t sums[] = {TP_FLOAT32, TP_INT32, TP_INT64, TP_FLOAT64};
+    size_t num_sums = fp64 ? COUNT(sums) : COUNT(sums) - 1;
+    for (int d = 0; d < OPENCL_NUM_DTYPES; d++) segment_ids[d][0] = segment_ids[d][1] = -1;
+    for (size_t t = 0; t < num_sums && !opencl_failed(status); t++)
+        for (int k = 0; k < 2 && !opencl_failed(status); k++) {
+            char name[64];
+            snprintf(name, sizeof name, "segment_sum_%s_%s", opencl_dtype_suffix(sums[t]),
+                     kinds[k]);
+            segment_ids[sums[t]][k] = opencl_kernel_id("index", name, status);
+        }
     tp_dtype_t dtypes[] = {TP_FLOAT32, TP_INT32, TP_INT64, TP_UINT8, TP_BOOL, TP_FLOAT64};
     size_t num_dtypes = fp64 ? COUNT(dtypes) : COUNT(dtypes) - 1;
     static int unused;
@@ -183,4 +252,12 @@ void opencl_register_index_kernels(tp_registrar_t *registrar, bool fp64,
     if (!opencl_failed(status)) opencl_host->register_kernel(registrar, &gather_def, status);
     opencl_register(registrar, "OneHot", "T", dtypes, num_dtypes, &unused, compute_one_hot,
                     status);
+    const tp_type_constraint_t segment_constraints[] = {
+        {sizeof segment_constraints[0], "T", sums, num_sums},
+        {sizeof segment_constraints[0], "Tindices", index_dtypes, 2}};
+    tp_kernel_def_t segment_def = gather_def;
+    segment_def.op = "UnsortedSegmentSum";
+    segment_def.constraints = segment_constraints;
+    segment_def.compute = compute_segment_sum;
+    if (!opencl_failed(status)) opencl_host->register_kernel(registrar, &segment_def, status);
 }

@@ -40,6 +40,8 @@ static const op_class_t op_classes[] = {
     {"Conv2DBackpropFilter", TP_ACCUMULATED}, {"AvgPool", TP_ACCUMULATED},
     {"AvgPoolGrad", TP_ACCUMULATED}, {"MaxPoolGrad", TP_ACCUMULATED},
     {"MaxPool", TP_EXACT_VALUES},
+    {"FusedBatchNorm", TP_ACCUMULATED}, {"FusedBatchNormGrad", TP_ACCUMULATED},
+    {"UnsortedSegmentSum", TP_ACCUMULATED},
 };
 
 tp_exactness_t tp_exactness_of(const char *op, tp_dtype_t dtype) {

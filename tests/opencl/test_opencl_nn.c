@@ -553,6 +553,81 @@ static void dropout_draws_the_cpus_mask(void **state) {
     tp_context_destroy(context);
 }
 
+/* UnsortedSegmentSum adds rows in the CPU's order, so even float sums match exactly; a negative
+ * id drops its row, and an id past the segments names itself. */
+static void unsorted_segment_sum_matches_the_cpu(void **state) {
+    (void)state;
+    tp_context_t *context = make_context();
+    double *v = values(7 * 5, 51);
+    const double ids[7] = {2, 0, -1, 2, 3, 0, 2}, bad[7] = {2, 0, 1, 2, 5, 0, 2};
+    const tp_dtype_t dtypes[] = {TP_FLOAT32, TP_INT32, TP_INT64, TP_FLOAT64};
+    for (size_t k = 0; k < (has_fp64(context) ? 4u : 3u); k++) {
+        bool is_float = dtypes[k] == TP_FLOAT32 || dtypes[k] == TP_FLOAT64;
+        double scaled[7 * 5];
+        for (int i = 0; i < 7 * 5; i++) scaled[i] = is_float ? v[i] : v[i] * 1e9;
+        tp_tensor_t *data = make(context, dtypes[k], TP_SHAPE(7, 5), scaled);
+        for (int index = 0; index < 2; index++) {
+            tp_tensor_t *segments = make(context, index ? TP_INT64 : TP_INT32, TP_SHAPE(7), ids);
+            tp_attr_t attr = TP_ATTR_INT_VALUE("num_segments", 4);
+            both(context, "UnsortedSegmentSum", (tp_tensor_t *[]){data, segments}, 2, &attr, 1,
+                 1, 0);
+            tp_tensor_release(segments);
+            segments = make(context, index ? TP_INT64 : TP_INT32, TP_SHAPE(7), bad);
+            both_fail(context, "UnsortedSegmentSum", (tp_tensor_t *[]){data, segments}, 2, &attr,
+                      1, 1, TP_INVALID_ARGUMENT, "segment_ids[4] = 5 is not in [0, 4)");
+            tp_tensor_release(segments);
+        }
+        tp_tensor_release(data);
+    }
+    free(v);
+    tp_context_destroy(context);
+}
+
+/* ---- FusedBatchNorm -------------------------------------------------------------------------- */
+
+/* Training and inference, forward and gradient, against the CPU: the statistics are double sums
+ * in the CPU's order, so only the last rounding may differ. */
+static void fused_batch_norm_matches_the_cpu(void **state) {
+    (void)state;
+    tp_context_t *context = make_context();
+    if (!has_fp64(context)) {
+        tp_context_destroy(context);
+        skip();
+    }
+    enum { N = 3, H = 4, W = 5, C = 6 };
+    double *xv = values(N * H * W * C, 61), *dyv = values(N * H * W * C, 62);
+    double *cv = values(5 * C, 63);
+    for (int c = 0; c < C; c++) cv[4 * C + c] = fabs(cv[4 * C + c]) + 0.5; /* variances */
+    for (int d = 0; d < 2; d++) {
+        tp_dtype_t dtype = float_dtypes[d];
+        double tolerance = dtype == TP_FLOAT32 ? 1e-6 : 1e-12;
+        tp_tensor_t *x = make(context, dtype, TP_SHAPE(N, H, W, C), xv);
+        tp_tensor_t *dy = make(context, dtype, TP_SHAPE(N, H, W, C), dyv);
+        tp_tensor_t *per_channel[5];
+        for (int k = 0; k < 5; k++)
+            per_channel[k] = make(context, dtype, TP_SHAPE(C), cv + k * C);
+        for (int training = 0; training < 2; training++)
+            for (int f = 0; f < 2; f++) {
+                tp_attr_t attrs[3] = {TP_ATTR_FLOAT_VALUE("epsilon", 1e-3),
+                                      TP_ATTR_FLOAT_VALUE("exponential_avg_factor",
+                                                          f ? 0.25 : 1.0),
+                                      TP_ATTR_BOOL_VALUE("is_training", training)};
+                both(context, "FusedBatchNorm",
+                     (tp_tensor_t *[]){x, per_channel[0], per_channel[1], per_channel[3],
+                                       per_channel[4]},
+                     5, attrs, 3, 3, tolerance);
+                both(context, "FusedBatchNormGrad",
+                     (tp_tensor_t *[]){dy, x, per_channel[0], per_channel[3], per_channel[4],
+                                       per_channel[1], per_channel[2]},
+                     7, attrs, 3, 3, tolerance);
+            }
+        for (int k = 0; k < 5; k++) tp_tensor_release(per_channel[k]);
+        tp_tensor_release(x), tp_tensor_release(dy);
+    }
+    free(xv), free(dyv), free(cv);
+    tp_context_destroy(context);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(conv_and_its_gradients_match_the_cpu),
@@ -566,6 +641,8 @@ int main(void) {
         cmocka_unit_test(gather_and_one_hot_match_the_cpu),
         cmocka_unit_test(a_bad_gather_index_fails_as_on_the_cpu),
         cmocka_unit_test(dropout_draws_the_cpus_mask),
+        cmocka_unit_test(unsorted_segment_sum_matches_the_cpu),
+        cmocka_unit_test(fused_batch_norm_matches_the_cpu),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Kernels driven by integer indices, by element size (they move bytes): Gather and OneHot, and
- * the check of Gather's indices.
+/* Kernels driven by integer indices: Gather and OneHot by element size (they move bytes),
+ * UnsortedSegmentSum (Gather's gradient) by dtype, and the check of their indices.
  *
  * gather_N_I: params seen as [outer, n, inner] and the output as [outer, count, inner]; one
  * work-item per output row of `inner` elements. The indices were checked first
@@ -36,17 +36,17 @@
         AT(T, y_base, y_offset)[i] = index == j ? (T)on : (T)off;                                  \
     }
 
-/* The first index outside [0, limit), in the indices' order: record {1, index, limit, rank,
+/* The first index outside [low, limit), in the indices' order: record {1, index, limit, rank,
  * its coordinates...}. */
 #define CHECK_INDICES(I, index_suffix)                                                             \
     __kernel void check_indices_##index_suffix(__global const char *i_base, ulong i_offset,        \
-                                               ulong count, long limit, int rank, long8 dims8,     \
-                                               __global long *record) {                            \
+                                               ulong count, long low, long limit, int rank,        \
+                                               long8 dims8, __global long *record) {               \
         if (get_global_id(0) != 0) return;                                                         \
         __global const I *indices = CONST_AT(I, i_base, i_offset);                                 \
         for (ulong k = 0; k < count; k++) {                                                        \
             long index = (long)indices[k];                                                         \
-            if (index >= 0 && index < limit) continue;                                             \
+            if (index >= low && index < limit) continue;                                           \
             long dims[8];                                                                          \
             vstore8(dims8, 0, dims);                                                               \
             record[0] = 1;                                                                         \
@@ -62,6 +62,29 @@
         }                                                                                          \
     }
 
+/* UnsortedSegmentSum: output element (segment, column) adds the column of every data row whose
+ * id is that segment, in the rows' order, as the CPU does (so float sums round alike); a
+ * negative id drops its row. Integers wrap, through unsigned arithmetic. */
+#define SEGMENT_SUM(T, U, suffix, I, index_suffix)                                                 \
+    __kernel void segment_sum_##suffix##_##index_suffix(                                           \
+        __global const char *d_base, ulong d_offset, __global const char *i_base, ulong i_offset,  \
+        __global char *y_base, ulong y_offset, ulong n, long rows, long columns) {                 \
+        size_t i = get_global_id(0);                                                               \
+        if (i >= n) return;                                                                        \
+        long segment = (long)i / columns, column = (long)i % columns;                              \
+        __global const T *data = CONST_AT(T, d_base, d_offset) + column;                           \
+        __global const I *ids = CONST_AT(I, i_base, i_offset);                                     \
+        T sum = 0;                                                                                 \
+        for (long r = 0; r < rows; r++)                                                            \
+            if ((long)ids[r] == segment) sum = (T)((U)sum + (U)data[r * columns]);                 \
+        AT(T, y_base, y_offset)[i] = sum;                                                          \
+    }
+
+#define SEGMENT_SUMS(I, index_suffix)                                                              \
+    SEGMENT_SUM(float, float, float32, I, index_suffix)                                            \
+    SEGMENT_SUM(int, uint, int32, I, index_suffix)                                                 \
+    SEGMENT_SUM(long, ulong, int64, I, index_suffix)
+
 #define BY_SIZE(MACRO, I, index_suffix)                                                            \
     MACRO(uchar, 1, I, index_suffix) MACRO(ushort, 2, I, index_suffix)                             \
     MACRO(uint, 4, I, index_suffix) MACRO(ulong, 8, I, index_suffix)
@@ -73,3 +96,9 @@ BY_SIZE(ONE_HOT, long, int64)
 BY_SIZE(ONE_HOT, uchar, uint8)
 CHECK_INDICES(int, int32)
 CHECK_INDICES(long, int64)
+SEGMENT_SUMS(int, int32)
+SEGMENT_SUMS(long, int64)
+#ifdef TP_FP64
+SEGMENT_SUM(double, double, float64, int, int32)
+SEGMENT_SUM(double, double, float64, long, int64)
+#endif
