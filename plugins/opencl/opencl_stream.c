@@ -56,10 +56,10 @@ static tp_code_t describe_failure(const opencl_device_t *device,
         return TP_INVALID_ARGUMENT;
     }
     if (command->describe != NULL && command->record != NULL && command->record[0] != 0) {
-        char detail[512];
-        command->describe(command->record, detail, sizeof detail);
-        snprintf(message, capacity, "%s on GPU:%d (%s): %s", command->what,
-                 (int)device->ordinal, device->name, detail);
+        int used = snprintf(message, capacity, "%s on GPU:%d (%s): ", command->what,
+                            (int)device->ordinal, device->name);
+        if (used >= 0 && (size_t)used < capacity)
+            command->describe(command->record, message + used, capacity - (size_t)used);
         return TP_INVALID_ARGUMENT;
     }
     snprintf(message, capacity, "%s on GPU:%d (%s) failed on the device: %s", command->what,
