@@ -49,5 +49,13 @@ fi
 for line in "$@"; do
     grep -qxF -- "$line" <<<"$out"$'\n'"$err" || fail "the output lacks the line: $line"
 done
+# EXAMPLE_ALL_OPS_ON=DEVICE: every op the placement log names ran on DEVICE (the training step
+# stays on an accelerator end to end, nothing falls back to the CPU).
+if [ -n "${EXAMPLE_ALL_OPS_ON:-}" ]; then
+    elsewhere=$(grep -E '^Executing op ' <<<"$err" | grep -vF " in device $EXAMPLE_ALL_OPS_ON" |
+                sort -u | head -n 5)
+    [ -z "$elsewhere" ] || fail "ops ran outside $EXAMPLE_ALL_OPS_ON: $elsewhere"
+    grep -qE '^Executing op ' <<<"$err" || fail "no placement was logged"
+fi
 echo "test accuracy ${final:-none}% on the $split (at least $min% wanted); $failures failed"
 [ $failures -eq 0 ]
