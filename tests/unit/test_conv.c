@@ -404,6 +404,9 @@ static const geometry_t conv_cases[] = {
     {1, 3, 3, 2, 3, 3, 2, 3, 3, 1, 1, true},  /* stride as large as the window */
     {1, 4, 4, 1, 5, 5, 2, 1, 1, 1, 1, true},  /* window larger than the image, SAME */
     {1, 1, 1, 3, 1, 1, 2, 1, 1, 1, 1, false},
+    /* Over a million multiply-adds: oneDNN's calls are cut into slices of 2 and 3 images on
+     * two threads, and the filter gradient adds the slices' partial sums. */
+    {5, 10, 10, 8, 3, 3, 32, 1, 1, 1, 1, true},
 };
 
 static void conv_matches_direct_loops(void **state) {
@@ -458,6 +461,8 @@ static const geometry_t pool_cases[] = {
     {2, 4, 4, 3, 1, 1, 3, 1, 1, 1, 1, false},
     {1, 5, 5, 1, 3, 3, 1, 3, 3, 1, 1, true},
     {3, 8, 8, 16, 2, 2, 16, 2, 2, 1, 1, true}, /* the digits model's pooling */
+    {7, 20, 20, 32, 2, 2, 32, 2, 2, 1, 1, false}, /* large enough to be cut into slices */
+    {5, 20, 20, 32, 3, 3, 32, 2, 2, 1, 1, true},
 };
 
 static void pooling_matches_direct_loops(void **state) {
