@@ -30,7 +30,7 @@ for name in load registrations "APU:0 allocate" "APU:0 empty tensor" "APU:0 allo
     check "the APU passes '$name'" $?
 done
 expect_text "the APU's registrations are described" "$out" \
-    "pass  registrations: device type APU (2 devices: Awesome Processing Unit (simulated) by tensorplug, 256 MiB); 0 ops, 1 kernel, graph pass apu_relu_idempotence"
+    "pass  registrations: device type APU (2 devices: Awesome Processing Unit (simulated) by tensorplug, 256 MiB); 0 ops, 2 kernels, graph pass apu_relu_idempotence"
 expect_text "allocating more than the APU has is refused with its reason" "$out" \
     "its memory + 1 B refused (RESOURCE_EXHAUSTED: APU:0: cannot allocate 268435457 bytes of 268435456)"
 expect_text "the kernel error names the op and the device" "$out" \
