@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/env.h"
 #include "base/printable.h"
 #include "base/status.h"
 #include "datasets/digits_parse.h"
@@ -17,9 +18,11 @@ enum {
     SHOWN = 1024, /* a path as messages show it */
 };
 
+/* Read as every TP_ variable is (base/env.h): empty is unset, and a set-user-ID program does
+ * not let its caller choose the file. */
 const char *tp_digits_default_path(void) {
-    const char *path = getenv("TP_DIGITS_PATH");
-    return path != NULL && path[0] != '\0' ? path : TP_DIGITS_DEFAULT_PATH;
+    const char *path = tp_env_get("TP_DIGITS_PATH");
+    return path != NULL ? path : TP_DIGITS_DEFAULT_PATH;
 }
 
 static tp_status_t *system_failure(const char *what) {

@@ -15,7 +15,7 @@ static const tp_dtype_t all_types[] = {TP_FLOAT32, TP_FLOAT64, TP_INT32,
 
 /* ---- Unary ----------------------------------------------------------------------------------- */
 
-typedef enum { RELU, SIGMOID, TANH, EXP, LOG, SQRT, NEG, ABS, SQUARE } unary_t;
+typedef enum { RELU, SIGMOID, TANH, EXP, LOG, SQRT, NEG, ABS, SQUARE, RSQRT, SIGN } unary_t;
 
 typedef struct {
     unary_t op;
@@ -35,6 +35,8 @@ static double apply_float(unary_t op, double v) {
     case NEG: return -v;
     case ABS: return fabs(v);
     case SQUARE: return v * v;
+    case RSQRT: return 1.0 / sqrt(v);
+    case SIGN: return v > 0 ? 1.0 : v < 0 ? -1.0 : v; /* 0, -0 and NaN are their own sign */
     }
     return v;
 }
@@ -47,6 +49,7 @@ static int64_t apply_integer(unary_t op, int64_t v) {
     case NEG: return (int64_t)(0 - u);
     case ABS: return v < 0 ? (int64_t)(0 - u) : v;
     case SQUARE: return (int64_t)(u * u);
+    case SIGN: return v > 0 ? 1 : v < 0 ? -1 : 0;
     default: return v;
     }
 }
@@ -90,7 +93,7 @@ static void run_unary(unary_t op, tp_kernel_context_t *context, tp_plugin_status
     cpu_tensor_t x, y;
     if (!cpu_input(context, 0, &x, status) || !cpu_output(context, 0, &y, status)) return;
     unary_job_t job = {op, x.view.dtype, x.data, y.data};
-    int64_t cost = op == RELU || op == NEG || op == ABS || op == SQUARE ? 1 : 16;
+    int64_t cost = op == RELU || op == NEG || op == ABS || op == SQUARE || op == SIGN ? 1 : 16;
     cpu_parallel_for(x.view.num_elements, cost, unary_range, &job);
 }
 
@@ -108,6 +111,8 @@ UNARY_KERNEL(sqrt_kernel, SQRT)
 UNARY_KERNEL(neg, NEG)
 UNARY_KERNEL(abs_kernel, ABS)
 UNARY_KERNEL(square, SQUARE)
+UNARY_KERNEL(rsqrt_kernel, RSQRT)
+UNARY_KERNEL(sign_kernel, SIGN)
 
 /* ---- Copies and constants -------------------------------------------------------------------- */
 
@@ -427,6 +432,8 @@ void cpu_register_elementwise_kernels(tp_registrar_t *registrar, tp_plugin_statu
     cpu_register(registrar, "Exp", "T", floats, COUNT(floats), exp_kernel, status);
     cpu_register(registrar, "Log", "T", floats, COUNT(floats), log_kernel, status);
     cpu_register(registrar, "Sqrt", "T", floats, COUNT(floats), sqrt_kernel, status);
+    cpu_register(registrar, "Rsqrt", "T", floats, COUNT(floats), rsqrt_kernel, status);
+    cpu_register(registrar, "Sign", "T", numbers, COUNT(numbers), sign_kernel, status);
     cpu_register(registrar, "Const", "dtype", all_types, COUNT(all_types), constant, status);
     cpu_register(registrar, "Identity", "T", all_types, COUNT(all_types), cpu_copy_kernel,
                  status);

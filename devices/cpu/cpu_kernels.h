@@ -50,6 +50,24 @@ void cpu_register_layout_kernels(tp_registrar_t *registrar, tp_plugin_status_t *
 void cpu_register_random_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status);
 void cpu_register_activation_grad_kernels(tp_registrar_t *registrar,
                                           tp_plugin_status_t *status);
+void cpu_register_softmax_loss_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status);
+void cpu_register_batch_norm_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status);
+void cpu_register_dropout_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status);
+void cpu_register_array_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status);
+void cpu_register_gather_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status);
+void cpu_register_compare_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status);
+
+/* Helpers of the kernels that work on any dtype by element size (cpu_array.c). */
+/* Bytes per element of a view; 0 for an empty one. */
+size_t cpu_element_size(const tp_tensor_view_t *view);
+/* Element strides of a dense row-major tensor. */
+void cpu_row_major_strides(int32_t rank, const int64_t *dims, int64_t *strides);
+/* Writes the `size` bytes at `value` to each of `count` elements at `data`. */
+void cpu_fill_elements(void *data, int64_t count, const void *value, size_t size);
+/* `value` as one element of `dtype` (at most 16 bytes) at `out`; fails naming `op` for a dtype
+ * it cannot write. */
+bool cpu_scalar_bytes(tp_dtype_t dtype, double value, void *out, const char *op,
+                      tp_plugin_status_t *status);
 void cpu_register_conv_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status);
 void cpu_register_pool_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status);
 

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Reductions over axes (Sum, Mean, Max) and Softmax over the last dimension. */
+/* Reductions over axes (Sum, Mean, Max, Min) and Softmax over the last dimension. */
 #include <math.h>
 #include <stdbool.h>
 
 #include "cpu_kernels.h"
 
-typedef enum { SUM, MEAN, MAX } reduction_t;
+typedef enum { SUM, MEAN, MAX, MIN } reduction_t;
 
 /* Element i of a numeric tensor as a double; int64 values beyond 2^53 lose precision, so
  * integer sums are done in int64 below instead. */
@@ -87,12 +87,16 @@ static void run_reduction(reduction_t op, tp_kernel_context_t *context,
     }
     bool integer = x.view.dtype == TP_INT32 || x.view.dtype == TP_INT64;
     int64_t outputs = y.view.num_elements;
+    /* Max starts from the smallest value and Min from the largest, not from 0. */
+    bool extreme = op == MAX || op == MIN;
     for (int64_t o = 0; o < outputs; o++) {
-        store(&y, o, op == MAX ? -INFINITY : 0.0, 0);
+        store(&y, o, op == MAX ? -INFINITY : op == MIN ? INFINITY : 0.0, 0);
         if (op == MAX && integer)
             store(&y, o, 0, x.view.dtype == TP_INT32 ? INT32_MIN : INT64_MIN);
+        if (op == MIN && integer)
+            store(&y, o, 0, x.view.dtype == TP_INT32 ? INT32_MAX : INT64_MAX);
     }
-    bool row_sum = op != MAX && !integer && rank > 0;
+    bool row_sum = !extreme && !integer && rank > 0;
     if (row_sum) float_row_sum(&x, &y, out_strides);
     for (int64_t i = 0; i < x.view.num_elements && !row_sum; i++) {
         int64_t rest = i, o = 0;
@@ -102,12 +106,17 @@ static void run_reduction(reduction_t op, tp_kernel_context_t *context,
         }
         if (integer) {
             int64_t current = load_integer(&y, o), v = load_integer(&x, i);
-            int64_t next = op == MAX ? (v > current ? v : current)
-                                     : (int64_t)((uint64_t)current + (uint64_t)v);
+            int64_t next = op == MAX   ? (v > current ? v : current)
+                           : op == MIN ? (v < current ? v : current)
+                                       : (int64_t)((uint64_t)current + (uint64_t)v);
             store(&y, o, 0, next);
         } else {
             double current = load(&y, o), v = load(&x, i);
-            store(&y, o, op == MAX ? (v > current || isnan(v) ? v : current) : current + v, 0);
+            /* A NaN wins, and stays: no comparison with it is true. */
+            double next = op == MAX   ? (v > current || isnan(v) ? v : current)
+                          : op == MIN ? (v < current || isnan(v) ? v : current)
+                                      : current + v;
+            store(&y, o, next, 0);
         }
     }
     /* The mean of nothing is NaN for floats (0 / 0), as in NumPy; integers have no NaN and
@@ -130,6 +139,7 @@ static void run_reduction(reduction_t op, tp_kernel_context_t *context,
 REDUCTION_KERNEL(sum, SUM)
 REDUCTION_KERNEL(mean, MEAN)
 REDUCTION_KERNEL(max, MAX)
+REDUCTION_KERNEL(min, MIN)
 
 /* Subtracting each row's maximum keeps exp() from overflowing. */
 static void softmax(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t *status) {
@@ -156,5 +166,6 @@ void cpu_register_reduction_kernels(tp_registrar_t *registrar, tp_plugin_status_
     cpu_register(registrar, "Sum", "T", numbers, 4, sum, status);
     cpu_register(registrar, "Mean", "T", numbers, 4, mean, status);
     cpu_register(registrar, "Max", "T", numbers, 4, max, status);
+    cpu_register(registrar, "Min", "T", numbers, 4, min, status);
     cpu_register(registrar, "Softmax", "T", floats, 2, softmax, status);
 }

@@ -10,6 +10,8 @@
 
 static const tp_op_family_t *const families[] = {
     &tp_ops_basic,
+    &tp_ops_nn,
+    &tp_ops_array,
     &tp_ops_conv,
 };
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Gradient check cases for the ops of ops_basic.c: element-wise arithmetic with broadcasting,
- * the activations, AddN, BiasAdd, MatMul, the reductions and the layout ops. */
+ * the math functions, the activations and their gradients, AddN, BiasAdd, MatMul, Cast, the
+ * reductions and the layout ops. */
 #include "gradcheck.h"
 
 #define A GRADCHECK_SIZE_A
@@ -53,20 +54,21 @@
      .attrs = {BOOL_ATTR("transpose_a", ta), BOOL_ATTR("transpose_b", tb)}, .num_attrs = 2}
 
 /* A reduction of an (A, B, C) input over the given axis attribute. */
-#define REDUCTION_CASE(op_name, what_text, axis_attr, keep)                                    \
-    {.op = op_name, .what = what_text, .num_inputs = 1, .inputs = {ANY(3, A, B, C)},           \
+#define REDUCTION_CASE(op_name, values, what_text, axis_attr, keep)                            \
+    {.op = op_name, .what = what_text, .num_inputs = 1, .inputs = {IN(values, 3, A, B, C)},    \
      .attrs = {axis_attr, BOOL_ATTR("keep_dims", keep)}, .num_attrs = 2}
 
-#define REDUCTION_CASES(op_name)                                                               \
-    REDUCTION_CASE(op_name, "every axis", NO_LIST_ATTR("axis"), 0),                            \
-    REDUCTION_CASE(op_name, "every axis, kept", NO_LIST_ATTR("axis"), 1),                      \
-    REDUCTION_CASE(op_name, "the middle axis", LIST_ATTR("axis", 1, 1), 0),                    \
-    REDUCTION_CASE(op_name, "the middle axis, kept", LIST_ATTR("axis", 1, 1), 1),              \
-    REDUCTION_CASE(op_name, "the last axis, counted from the end", LIST_ATTR("axis", 1, -1),   \
-                   0),                                                                         \
-    REDUCTION_CASE(op_name, "the outer axes", LIST_ATTR("axis", 2, 0, 2), 0),                  \
-    REDUCTION_CASE(op_name, "every axis named", LIST_ATTR("axis", 3, 0, 1, 2), 0),             \
-    REDUCTION_CASE(op_name, "axes -3 and 1, kept", LIST_ATTR("axis", 2, -3, 1), 1),            \
+/* Max and Min draw distinct values: a tie has no derivative (unit tests check how ties share). */
+#define REDUCTION_CASES(op_name, v)                                                            \
+    REDUCTION_CASE(op_name, v, "every axis", NO_LIST_ATTR("axis"), 0),                         \
+    REDUCTION_CASE(op_name, v, "every axis, kept", NO_LIST_ATTR("axis"), 1),                   \
+    REDUCTION_CASE(op_name, v, "the middle axis", LIST_ATTR("axis", 1, 1), 0),                 \
+    REDUCTION_CASE(op_name, v, "the middle axis, kept", LIST_ATTR("axis", 1, 1), 1),           \
+    REDUCTION_CASE(op_name, v, "the last axis, counted from the end",                          \
+                   LIST_ATTR("axis", 1, -1), 0),                                               \
+    REDUCTION_CASE(op_name, v, "the outer axes", LIST_ATTR("axis", 2, 0, 2), 0),               \
+    REDUCTION_CASE(op_name, v, "every axis named", LIST_ATTR("axis", 3, 0, 1, 2), 0),          \
+    REDUCTION_CASE(op_name, v, "axes -3 and 1, kept", LIST_ATTR("axis", 2, -3, 1), 1),         \
     {.op = op_name, .what = "a scalar", .num_inputs = 1, .inputs = {SCALAR}}
 
 static const gradcheck_case_t cases[] = {
@@ -87,6 +89,36 @@ static const gradcheck_case_t cases[] = {
      .inputs = {IN(GRADCHECK_AWAY_FROM_ZERO, 2, A, B)}},
     {.op = "Sigmoid", .what = "a matrix", .num_inputs = 1, .inputs = {ANY(2, A, B)}},
     {.op = "Tanh", .what = "a matrix", .num_inputs = 1, .inputs = {ANY(2, A, B)}},
+    {.op = "Exp", .what = "a matrix", .num_inputs = 1, .inputs = {ANY(2, A, B)}},
+    {.op = "Log", .what = "positive values", .num_inputs = 1,
+     .inputs = {IN(GRADCHECK_POSITIVE, 2, A, B)}},
+    {.op = "Sqrt", .what = "positive values", .num_inputs = 1,
+     .inputs = {IN(GRADCHECK_POSITIVE, 2, A, B)}},
+    {.op = "Rsqrt", .what = "positive values", .num_inputs = 1,
+     .inputs = {IN(GRADCHECK_POSITIVE, 2, A, B)}},
+    {.op = "Abs", .what = "values away from the kink at 0", .num_inputs = 1,
+     .inputs = {IN(GRADCHECK_AWAY_FROM_ZERO, 2, A, B)}},
+    {.op = "Sign", .what = "values away from the step at 0: zero", .num_inputs = 1,
+     .inputs = {IN(GRADCHECK_AWAY_FROM_ZERO, 2, A, B)}},
+
+    {.op = "Cast", .what = "float64 to float64", .num_inputs = 1, .inputs = {ANY(2, A, B)},
+     .attrs = {{.name = "DstT", .type = TP_ATTR_DTYPE, .i = TP_FLOAT64}}, .num_attrs = 1},
+    /* float32's rounding (6e-8) over a step of 1e-6 would be a 3% error: Cast is linear, so a
+     * step of 1e-2 costs nothing. */
+    {.op = "Cast", .what = "float64 to float32", .num_inputs = 1,
+     .inputs = {ANY(2, A, B)},
+     .attrs = {{.name = "DstT", .type = TP_ATTR_DTYPE, .i = TP_FLOAT32}}, .num_attrs = 1,
+     .step = 1e-2, .tolerance = 1e-4},
+    {.op = "Cast", .what = "int32 to float64: nothing to differentiate, no failure",
+     .num_inputs = 1, .inputs = {{TP_INT32, 2, {A, B}, GRADCHECK_INDEX, 10}},
+     .attrs = {{.name = "DstT", .type = TP_ATTR_DTYPE, .i = TP_FLOAT64}}, .num_attrs = 1},
+
+    {.op = "ReluGrad", .what = "features away from the kink at 0", .num_inputs = 2,
+     .inputs = {ANY(2, A, B), IN(GRADCHECK_AWAY_FROM_ZERO, 2, A, B)}},
+    {.op = "SigmoidGrad", .what = "second derivative of Sigmoid", .num_inputs = 2,
+     .inputs = {ANY(2, A, B), ANY(2, A, B)}},
+    {.op = "TanhGrad", .what = "second derivative of Tanh", .num_inputs = 2,
+     .inputs = {ANY(2, A, B), ANY(2, A, B)}},
 
     {.op = "AddN", .what = "three terms", .num_inputs = 3,
      .inputs = {ANY(2, A, B), ANY(2, A, B), ANY(2, A, B)}},
@@ -108,8 +140,10 @@ static const gradcheck_case_t cases[] = {
     {.op = "Fill", .what = "a scalar", .num_inputs = 1, .inputs = {SCALAR},
      .attrs = {{.name = "shape", .type = TP_ATTR_SHAPE, .count = 0}}, .num_attrs = 1},
 
-    REDUCTION_CASES("Sum"),
-    REDUCTION_CASES("Mean"),
+    REDUCTION_CASES("Sum", GRADCHECK_ANY),
+    REDUCTION_CASES("Mean", GRADCHECK_ANY),
+    REDUCTION_CASES("Max", GRADCHECK_DISTINCT),
+    REDUCTION_CASES("Min", GRADCHECK_DISTINCT),
 
     {.op = "Reshape", .what = "dimensions reordered", .num_inputs = 1,
      .inputs = {ANY(3, A, B, C)}, .attrs = {SHAPE_ATTR(3, C, A, B)}, .num_attrs = 1,

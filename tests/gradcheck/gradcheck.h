@@ -52,6 +52,9 @@ typedef struct gradcheck_case {
     int num_attrs;
     int num_outputs; /* 0: one */
     double tolerance; /* largest difference allowed, relative to max(1, |gradient|); 0: 1e-6 */
+    /* The finite-difference step, relative to max(1, |x|); 0: 1e-6. Larger where the op's
+     * output is rounded coarsely (a float32 result) and the op is smooth enough. */
+    double step;
     /* true: in the case's TP_ATTR_SHAPE and TP_ATTR_INT_LIST attributes, GRADCHECK_SIZE_* entries
      * are replaced by the sizes drawn (so -1 means GRADCHECK_SIZE_A there, not "inferred"):
      * Fill's and Reshape's shapes follow the inputs'. */
@@ -66,6 +69,8 @@ typedef struct gradcheck_family {
 
 /* Each cases_*.c defines one family; test_gradient_check.c lists them all. */
 extern const gradcheck_family_t gradcheck_cases_basic;
+extern const gradcheck_family_t gradcheck_cases_nn;
+extern const gradcheck_family_t gradcheck_cases_array;
 extern const gradcheck_family_t gradcheck_cases_conv;
 
 #endif

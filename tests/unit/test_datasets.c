@@ -256,7 +256,7 @@ static void refuses_a_truncated_or_damaged_stream(void **state) {
     const size_t cuts[] = {1, 9, 10, 30, size / 2, size - 8, size - 4, size - 1};
     for (size_t c = 0; c < sizeof cuts / sizeof cuts[0]; c++) {
         path = write_bytes("cut.csv.gz", bytes, cuts[c]);
-        char expected[600];
+        char expected[1024];
         snprintf(expected, sizeof expected, "tp_digits_load: '%s': the gzip stream is cut short "
                  "in line ", path);
         tp_tensor_t *images, *labels;
@@ -296,7 +296,7 @@ static void refuses_what_is_not_gzip(void **state) {
     size_t length;
     char *text = rows_text(2, &length);
     const char *path = write_bytes("plain.csv", text, length);
-    char expected[600];
+    char expected[1024];
     snprintf(expected, sizeof expected, "tp_digits_load: '%s': not a gzip file (incorrect header "
              "check)", path);
     tp_tensor_t *images, *labels;
@@ -331,7 +331,7 @@ static void refuses_a_file_it_cannot_read(void **state) {
     tp_context_t *context = *state;
     tp_tensor_t *images, *labels;
     const char *path = path_of("missing.csv.gz");
-    char expected[600];
+    char expected[1024];
     snprintf(expected, sizeof expected, "tp_digits_load: '%s': opening it: No such file or "
              "directory", path);
     assert_error(tp_digits_load(context, path, &images, &labels), TP_NOT_FOUND, expected);
@@ -371,7 +371,7 @@ static void splits_at_row_1437(void **state) {
     size_t cut = length - 1;
     while (text[cut - 1] != '\n') cut--;
     path = write_gz("short.csv.gz", "wb", text, cut);
-    char expected[600];
+    char expected[1024];
     snprintf(expected, sizeof expected, "tp_digits_load_split: '%s' holds 1796 images; the "
              "split (the first 1437 train, the last 360 test) is made for the 1797 of the UCI "
              "digits", path);
