@@ -4,8 +4,8 @@
  *
  * Layouts: tensors stay NHWC and filters HWIO, as the ops define them; oneDNN reads and writes
  * them in place. Only the filter is handed to the convolution in the blocked layout oneDNN
- * chooses for the shape (format "any"), through a reorder: with HWIO itself oneDNN falls back
- * to its gemm convolution, 3 to 7 times slower here (bench/bench_conv2d.c).
+ * chooses for the shape (format "any"), through a reorder: handed HWIO itself, oneDNN ran the
+ * digits CNN's 32-channel layer about 2 times slower (bench/bench_conv2d.c).
  *
  * Plans: making a primitive descriptor and its primitives costs about 5 us even when oneDNN's
  * own cache holds the compiled kernel, as much as a small convolution takes, so the primitives
@@ -13,13 +13,15 @@
  * threads at once (oneDNN's primitives are stateless when, as here, the caller hands each
  * execution its own scratchpad); one not in use is dropped when the cache needs its slot.
  *
- * Threads: Debian's oneDNN runs its parallel loops on OpenMP (libgomp), whose idle threads
- * spin for a while after each call, on cores that OpenBLAS's threads and the other kernels'
- * then need (on 2 cores a convolution followed by a small sgemm took 3 times their sum), and
- * whose synchronization ThreadSanitizer cannot see. So oneDNN runs on one thread per call, and
- * a call is cut into slices of whole images that cpu_parallel_for runs on TP_CPU_THREADS
- * threads, as every CPU kernel is: each slice runs the plan for its own batch size, and a
- * filter gradient adds the slices' partial sums in a fixed order. */
+ * Threads: Debian's oneDNN runs its parallel loops on OpenMP (libgomp), whose team waits for
+ * its threads by spinning. On 2 cores shared with other work, oneDNN called directly with its
+ * team ran the digits CNN's second layer 3 to 14 times slower than the slices below
+ * (bench_conv2d), and ThreadSanitizer cannot see the team's synchronization. So oneDNN runs on
+ * one thread per call, and a call is cut into slices of whole images that cpu_parallel_for runs
+ * on TP_CPU_THREADS threads, as every CPU kernel is: each slice runs the plan for its own batch
+ * size, and a filter gradient adds the slices' partial sums in a fixed order. The price is on
+ * an idle machine's small layers, where a thread started per call costs more than OpenMP's
+ * waiting team: 34 us against oneDNN's own 17 us for 32 images of 8x8x1 into 32 channels. */
 #include <dnnl.h>
 #include <dnnl_debug.h>
 #include <pthread.h>
