@@ -234,15 +234,16 @@ static double *distinct_values(int64_t count) {
 /* Each value within `tolerance` of the wanted one, relative to max(1, |wanted|); frees got. */
 static void expect_values(const char *what, double *got, const double *want, int64_t count,
                           double tolerance) {
-    for (int64_t i = 0; i < count; i++) {
+    int64_t bad = -1;
+    for (int64_t i = 0; i < count && bad < 0; i++) {
         double scale = fabs(want[i]) > 1 ? fabs(want[i]) : 1;
-        if (!(fabs(got[i] - want[i]) <= tolerance * scale)) {
-            double g = got[i];
-            free(got);
-            fail_msg("%s: element %lld is %.9g, wanted %.9g", what, (long long)i, g, want[i]);
-        }
+        if (!(fabs(got[i] - want[i]) <= tolerance * scale)) bad = i;
     }
+    double value = bad >= 0 ? got[bad] : 0;
     free(got);
+    if (bad >= 0)
+        fail_msg("%s: element %lld is %.9g, wanted %.9g", what, (long long)bad, value,
+                 want[bad]);
 }
 
 static double tolerance_for(tp_dtype_t dtype) { return dtype == TP_FLOAT32 ? 2e-5 : 1e-12; }
