@@ -28,9 +28,6 @@ bool cpu_failed(const tp_plugin_status_t *status);
 void cpu_configure_threads(tp_registrar_t *registrar);
 typedef void (*cpu_range_fn)(void *arg, int64_t begin, int64_t end);
 void cpu_parallel_for(int64_t count, int64_t cost_per_item, cpu_range_fn fn, void *arg);
-/* How many threads one kernel may use: TP_CPU_THREADS, or every core (at most 16). For
- * libraries with thread pools of their own (oneDNN's OpenMP). */
-int cpu_thread_count(void);
 
 /* Registers one kernel for `op` on the CPU for the dtypes listed for attribute `attr` (NULL:
  * no constraint). */
