@@ -84,7 +84,8 @@ TP_API void tp_log_set_level(tp_log_level_t min_level);
 
 /* ---- Element types --------------------------------------------------------------------------- */
 
-/* "float32", "float64", "int32", "int64", "uint8", "bool"; NULL for an invalid dtype. */
+/* "float32", "float64", "int32", "int64", "uint8", "bool", "float16", "bfloat16", "int8",
+ * "int16", "uint16", "uint32", "uint64"; NULL for an invalid dtype. */
 TP_API const char *tp_dtype_name(tp_dtype_t dtype);
 /* Bytes per element; 0 for an invalid dtype. */
 TP_API size_t tp_dtype_size(tp_dtype_t dtype);

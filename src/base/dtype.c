@@ -4,16 +4,30 @@
 #include <string.h>
 
 #include "base/status.h"
+#include "base/strbuf.h"
 
 typedef struct {
     tp_dtype_t dtype;
     const char *name;
     size_t size;
+    tp_dtype_kind_t kind;
 } dtype_entry_t;
 
+/* In the ABI's order, which is the order tp_dtype_from_name's message lists them in. */
 static const dtype_entry_t dtypes[] = {
-    {TP_FLOAT32, "float32", 4}, {TP_FLOAT64, "float64", 8}, {TP_INT32, "int32", 4},
-    {TP_INT64, "int64", 8},     {TP_UINT8, "uint8", 1},     {TP_BOOL, "bool", 1},
+    {TP_FLOAT32, "float32", 4, TP_DTYPE_KIND_FLOAT},
+    {TP_FLOAT64, "float64", 8, TP_DTYPE_KIND_FLOAT},
+    {TP_INT32, "int32", 4, TP_DTYPE_KIND_SIGNED},
+    {TP_INT64, "int64", 8, TP_DTYPE_KIND_SIGNED},
+    {TP_UINT8, "uint8", 1, TP_DTYPE_KIND_UNSIGNED},
+    {TP_BOOL, "bool", 1, TP_DTYPE_KIND_BOOL},
+    {TP_FLOAT16, "float16", 2, TP_DTYPE_KIND_FLOAT},
+    {TP_BFLOAT16, "bfloat16", 2, TP_DTYPE_KIND_FLOAT},
+    {TP_INT8, "int8", 1, TP_DTYPE_KIND_SIGNED},
+    {TP_INT16, "int16", 2, TP_DTYPE_KIND_SIGNED},
+    {TP_UINT16, "uint16", 2, TP_DTYPE_KIND_UNSIGNED},
+    {TP_UINT32, "uint32", 4, TP_DTYPE_KIND_UNSIGNED},
+    {TP_UINT64, "uint64", 8, TP_DTYPE_KIND_UNSIGNED},
 };
 
 static const dtype_entry_t *find(tp_dtype_t dtype) {
@@ -32,6 +46,22 @@ size_t tp_dtype_size(tp_dtype_t dtype) {
     return entry == NULL ? 0 : entry->size;
 }
 
+tp_dtype_kind_t tp_dtype_kind(tp_dtype_t dtype) {
+    const dtype_entry_t *entry = find(dtype);
+    return entry == NULL ? TP_DTYPE_KIND_INVALID : entry->kind;
+}
+
+bool tp_dtype_is_float(tp_dtype_t dtype) { return tp_dtype_kind(dtype) == TP_DTYPE_KIND_FLOAT; }
+
+bool tp_dtype_is_integer(tp_dtype_t dtype) {
+    tp_dtype_kind_t kind = tp_dtype_kind(dtype);
+    return kind == TP_DTYPE_KIND_SIGNED || kind == TP_DTYPE_KIND_UNSIGNED;
+}
+
+tp_dtype_t tp_dtype_newest_of_abi(uint32_t abi_minor) {
+    return abi_minor >= 7 ? TP_UINT64 : TP_BOOL;
+}
+
 tp_status_t *tp_dtype_from_name(const char *name, tp_dtype_t *out_dtype) {
     TP_REQUIRE_ARG(name);
     TP_REQUIRE_ARG(out_dtype);
@@ -41,9 +71,13 @@ tp_status_t *tp_dtype_from_name(const char *name, tp_dtype_t *out_dtype) {
             return NULL;
         }
     }
-    return tp_status_make(TP_INVALID_ARGUMENT,
-                          "unknown dtype '%s' (known: float32, float64, int32, int64, uint8, bool)",
-                          name);
+    tp_strbuf_t known = TP_STRBUF_INIT;
+    for (size_t i = 0; i < sizeof dtypes / sizeof dtypes[0]; i++)
+        tp_strbuf_printf(&known, "%s%s", i == 0 ? "" : ", ", dtypes[i].name);
+    tp_status_t *error = tp_status_make(TP_INVALID_ARGUMENT, "unknown dtype '%s' (known: %s)",
+                                        name, tp_strbuf_text(&known));
+    tp_strbuf_free(&known);
+    return error;
 }
 
 tp_status_t *tp_dtype_check_values(tp_dtype_t dtype, const void *data, size_t byte_size,

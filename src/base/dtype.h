@@ -1,11 +1,30 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Checks on element values that the dtype alone defines. */
+/* What the core knows of each dtype beyond its name and size, and checks on element values
+ * that the dtype alone defines. */
 #ifndef TP_BASE_DTYPE_H
 #define TP_BASE_DTYPE_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "tensorplug/tensorplug.h"
+
+typedef enum tp_dtype_kind {
+    TP_DTYPE_KIND_INVALID,
+    TP_DTYPE_KIND_FLOAT,    /* float32, float64, float16, bfloat16 */
+    TP_DTYPE_KIND_SIGNED,   /* int8 ... int64 */
+    TP_DTYPE_KIND_UNSIGNED, /* uint8 ... uint64 */
+    TP_DTYPE_KIND_BOOL
+} tp_dtype_kind_t;
+
+tp_dtype_kind_t tp_dtype_kind(tp_dtype_t dtype);
+bool tp_dtype_is_float(tp_dtype_t dtype);
+bool tp_dtype_is_integer(tp_dtype_t dtype);
+
+/* The last dtype a plug-in built against ABI 1.`abi_minor` knows: the dtypes are numbered in
+ * the order they were added, so it knows those up to this one (TP_BOOL before 1.7). */
+tp_dtype_t tp_dtype_newest_of_abi(uint32_t abi_minor);
 
 /* For TP_BOOL data, an INVALID_ARGUMENT status naming `what` and the first byte that is
  * neither 0 nor 1 (kernels read bools as C's bool, for which any other byte is undefined);

@@ -41,7 +41,14 @@ static void dtypes_have_names_and_sizes(void **state) {
         size_t size;
     } expected[] = {{TP_FLOAT32, "float32", 4}, {TP_FLOAT64, "float64", 8},
                     {TP_INT32, "int32", 4},     {TP_INT64, "int64", 8},
-                    {TP_UINT8, "uint8", 1},     {TP_BOOL, "bool", 1}};
+                    {TP_UINT8, "uint8", 1},     {TP_BOOL, "bool", 1},
+                    {TP_FLOAT16, "float16", 2}, {TP_BFLOAT16, "bfloat16", 2},
+                    {TP_INT8, "int8", 1},       {TP_INT16, "int16", 2},
+                    {TP_UINT16, "uint16", 2},   {TP_UINT32, "uint32", 4},
+                    {TP_UINT64, "uint64", 8}};
+    /* The numbers are the ABI's, appended in this order. */
+    for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++)
+        assert_int_equal(expected[i].dtype, (tp_dtype_t)(i + 1));
     for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++) {
         assert_string_equal(tp_dtype_name(expected[i].dtype), expected[i].name);
         assert_int_equal(tp_dtype_size(expected[i].dtype), expected[i].size);
@@ -53,8 +60,11 @@ static void dtypes_have_names_and_sizes(void **state) {
     assert_null(tp_dtype_name((tp_dtype_t)42));
     assert_int_equal(tp_dtype_size((tp_dtype_t)42), 0);
     tp_dtype_t untouched = TP_INT32;
-    assert_error(tp_dtype_from_name("float16", &untouched), TP_INVALID_ARGUMENT,
-                 "unknown dtype 'float16'");
+    assert_error(tp_dtype_from_name("float8", &untouched), TP_INVALID_ARGUMENT,
+                 "unknown dtype 'float8' (known: float32, float64, int32, int64, uint8, bool, "
+                 "float16, bfloat16, int8, int16, uint16, uint32, uint64)");
+    assert_error(tp_dtype_from_name("Float16", &untouched), TP_INVALID_ARGUMENT,
+                 "unknown dtype 'Float16'");
     assert_int_equal(untouched, TP_INT32);
     assert_error(tp_dtype_from_name(NULL, &untouched), TP_INVALID_ARGUMENT, "'name' is NULL");
 }

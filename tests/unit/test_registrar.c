@@ -127,11 +127,11 @@ static void descriptors_are_checked_before_init(void **state) {
 
     d = descriptor();
     d.abi_minor = TP_ABI_MINOR + 1;
-    assert_refusal(load(&d), "newer than this runtime's 1.6; upgrade tensorplug");
+    assert_refusal(load(&d), "newer than this runtime's 1.7; upgrade tensorplug");
 
     d = descriptor();
     d.abi_major = 0;
-    assert_refusal(load(&d), "built for plug-in ABI 0.6; this runtime speaks ABI 1.6");
+    assert_refusal(load(&d), "built for plug-in ABI 0.7; this runtime speaks ABI 1.7");
 
     d = descriptor();
     d.struct_size = offsetof(tp_plugin_descriptor_t, init);
