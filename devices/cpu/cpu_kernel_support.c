@@ -24,7 +24,7 @@ static bool fill(bool input, tp_kernel_context_t *context, int32_t index, cpu_te
         tp_cpu_host->kernel_output(context, index, &out->view, status);
     if (cpu_failed(status)) return false;
     out->data = out->view.mem == NULL ? NULL : (char *)out->view.mem + out->view.offset;
-    return true;
+    return cpu_stage(input, index, context, out, status);
 }
 
 bool cpu_input(tp_kernel_context_t *context, int32_t index, cpu_tensor_t *out,
@@ -113,10 +113,10 @@ void cpu_parallel_for(int64_t count, int64_t cost_per_item, cpu_range_fn fn, voi
     }
 }
 
-void cpu_register(tp_registrar_t *registrar, const char *op, const char *attr,
-                  const tp_dtype_t *dtypes, size_t num_dtypes,
-                  void (*compute)(void *, tp_kernel_context_t *, tp_plugin_status_t *),
-                  tp_plugin_status_t *status) {
+void cpu_register_native(tp_registrar_t *registrar, const char *op, const char *attr,
+                         const tp_dtype_t *dtypes, size_t num_dtypes,
+                         void (*compute)(void *, tp_kernel_context_t *, tp_plugin_status_t *),
+                         tp_plugin_status_t *status) {
     if (cpu_failed(status)) return;
     tp_type_constraint_t constraint = {sizeof constraint, attr, dtypes, num_dtypes};
     tp_kernel_def_t kernel = {.struct_size = sizeof kernel,

@@ -5,6 +5,7 @@
 #include <math.h>
 
 #include "cpu_kernels.h"
+#include "tensorplug/float16.h"
 
 static uint64_t mix(uint64_t z) {
     z += 0x9E3779B97F4A7C15ull;
@@ -37,13 +38,28 @@ static void random_range(void *arg, int64_t begin, int64_t end) {
         } else {
             value = uniform(job->seed, (uint64_t)i);
         }
-        if (job->dtype == TP_FLOAT32) {
+        /* Rounding once from the double; it may reach 1.0, and uniform values stay below 1,
+         * at the largest number below 1 of the dtype. */
+        switch (job->dtype) {
+        case TP_FLOAT32: {
             float f = (float)value;
-            /* Rounding may reach 1.0f; uniform values stay below 1. */
             if (!job->normal && f >= 1.0f) f = 0x1.fffffep-1f;
             ((float *)job->data)[i] = f;
-        } else {
-            ((double *)job->data)[i] = value;
+            break;
+        }
+        case TP_FLOAT16: {
+            uint16_t h = tp_float16_from_double(value);
+            if (!job->normal && h >= 0x3c00) h = 0x3bff; /* positive: bits order as values */
+            ((uint16_t *)job->data)[i] = h;
+            break;
+        }
+        case TP_BFLOAT16: {
+            uint16_t h = tp_bfloat16_from_double(value);
+            if (!job->normal && h >= 0x3f80) h = 0x3f7f;
+            ((uint16_t *)job->data)[i] = h;
+            break;
+        }
+        default: ((double *)job->data)[i] = value; break;
         }
     }
 }
@@ -70,7 +86,10 @@ static void uniform_kernel(void *kernel, tp_kernel_context_t *context,
 }
 
 void cpu_register_random_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status) {
-    static const tp_dtype_t floats[] = {TP_FLOAT32, TP_FLOAT64};
-    cpu_register(registrar, "RandomStandardNormal", "dtype", floats, 2, normal, status);
-    cpu_register(registrar, "RandomUniform", "dtype", floats, 2, uniform_kernel, status);
+    static const tp_dtype_t floats[] = {CPU_FLOAT_DTYPES};
+    const size_t count = sizeof floats / sizeof *floats;
+    cpu_register_native(registrar, "RandomStandardNormal", "dtype", floats, count, normal,
+                        status);
+    cpu_register_native(registrar, "RandomUniform", "dtype", floats, count, uniform_kernel,
+                        status);
 }
