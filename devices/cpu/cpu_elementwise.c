@@ -15,7 +15,7 @@ static const tp_dtype_t all_types[] = {CPU_ALL_DTYPES};
 
 /* ---- Unary ----------------------------------------------------------------------------------- */
 
-typedef enum { RELU, SIGMOID, TANH, EXP, LOG, SQRT, NEG, ABS, SQUARE } unary_t;
+typedef enum { RELU, SIGMOID, TANH, EXP, LOG, SQRT, NEG, ABS, SQUARE, RSQRT, SIGN } unary_t;
 
 typedef struct {
     unary_t op;
@@ -35,6 +35,8 @@ static double apply_float(unary_t op, double v) {
     case NEG: return -v;
     case ABS: return fabs(v);
     case SQUARE: return v * v;
+    case RSQRT: return 1.0 / sqrt(v);
+    case SIGN: return v > 0 ? 1.0 : v < 0 ? -1.0 : v; /* 0, -0 and NaN are their own sign */
     }
     return v;
 }
@@ -48,6 +50,7 @@ static uint64_t apply_integer(unary_t op, uint64_t v, bool negative) {
     case NEG: return 0 - v;
     case ABS: return negative ? 0 - v : v;
     case SQUARE: return v * v;
+    case SIGN: return negative ? UINT64_MAX : v != 0; /* UINT64_MAX is stored as -1 */
     default: return v;
     }
 }
@@ -91,7 +94,7 @@ static void run_unary(unary_t op, tp_kernel_context_t *context, tp_plugin_status
     cpu_tensor_t x, y;
     if (!cpu_input(context, 0, &x, status) || !cpu_output(context, 0, &y, status)) return;
     unary_job_t job = {op, x.view.dtype, x.data, y.data};
-    int64_t cost = op == RELU || op == NEG || op == ABS || op == SQUARE ? 1 : 16;
+    int64_t cost = op == RELU || op == NEG || op == ABS || op == SQUARE || op == SIGN ? 1 : 16;
     cpu_parallel_for(x.view.num_elements, cost, unary_range, &job);
 }
 
@@ -109,6 +112,8 @@ UNARY_KERNEL(sqrt_kernel, SQRT)
 UNARY_KERNEL(neg, NEG)
 UNARY_KERNEL(abs_kernel, ABS)
 UNARY_KERNEL(square, SQUARE)
+UNARY_KERNEL(rsqrt_kernel, RSQRT)
+UNARY_KERNEL(sign_kernel, SIGN)
 
 /* ---- Copies and constants -------------------------------------------------------------------- */
 
@@ -122,16 +127,16 @@ static void constant(void *kernel, tp_kernel_context_t *context, tp_plugin_statu
     if (size > 0) memcpy(y.data, bytes, (size_t)size);
 }
 
-static void store_double(void *data, tp_dtype_t dtype, int64_t i, double value); /* Cast's */
-
 /* Writes `value`, converted to the tensor's dtype as Cast converts a float64, to every element
  * of `t`: the first element, then the filled part copied onto the rest, doubling. */
 static void fill_with(cpu_tensor_t *t, double value) {
     if (t->view.num_elements == 0) return;
-    store_double(t->data, t->view.dtype, 0, value);
+    cpu_store_double(t->data, t->view.dtype, 0, value);
     size_t filled = (size_t)(t->view.byte_size / (uint64_t)t->view.num_elements);
-    for (size_t total = (size_t)t->view.byte_size; filled < total; filled *= 2)
-        memcpy((char *)t->data + filled, t->data, filled < total - filled ? filled : total - filled);
+    for (size_t total = (size_t)t->view.byte_size; filled < total; filled *= 2) {
+        size_t chunk = filled < total - filled ? filled : total - filled;
+        memcpy((char *)t->data + filled, t->data, chunk);
+    }
 }
 
 static void zeros_like(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t *status) {
@@ -238,7 +243,7 @@ static void store_element(void *data, tp_dtype_t dtype, int64_t i, const element
     }
 }
 
-static void store_double(void *data, tp_dtype_t dtype, int64_t i, double value) {
+void cpu_store_double(void *data, tp_dtype_t dtype, int64_t i, double value) {
     element_t e = {true, value, 0, false};
     store_element(data, dtype, i, &e);
 }
@@ -478,6 +483,8 @@ void cpu_register_elementwise_kernels(tp_registrar_t *registrar, tp_plugin_statu
     cpu_register(registrar, "Exp", "T", floats, COUNT(floats), exp_kernel, status);
     cpu_register(registrar, "Log", "T", floats, COUNT(floats), log_kernel, status);
     cpu_register(registrar, "Sqrt", "T", floats, COUNT(floats), sqrt_kernel, status);
+    cpu_register(registrar, "Rsqrt", "T", floats, COUNT(floats), rsqrt_kernel, status);
+    cpu_register(registrar, "Sign", "T", numbers, COUNT(numbers), sign_kernel, status);
     /* These move bytes, convert or make values: 16-bit floats are theirs to handle. */
     cpu_register_native(registrar, "Const", "dtype", all_types, COUNT(all_types), constant,
                         status);

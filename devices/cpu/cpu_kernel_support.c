@@ -88,6 +88,11 @@ void cpu_configure_threads(tp_registrar_t *registrar) {
     pthread_once(&thread_count_once, count_threads);
 }
 
+int cpu_thread_count(void) {
+    pthread_once(&thread_count_once, count_threads);
+    return thread_count;
+}
+
 void cpu_parallel_for(int64_t count, int64_t cost_per_item, cpu_range_fn fn, void *arg) {
     pthread_once(&thread_count_once, count_threads);
     int threads = thread_count;

@@ -29,6 +29,9 @@ bool cpu_failed(const tp_plugin_status_t *status);
 void cpu_configure_threads(tp_registrar_t *registrar);
 typedef void (*cpu_range_fn)(void *arg, int64_t begin, int64_t end);
 void cpu_parallel_for(int64_t count, int64_t cost_per_item, cpu_range_fn fn, void *arg);
+/* How many threads one kernel may use: TP_CPU_THREADS, or every core (at most 16). For
+ * libraries with thread pools of their own (oneDNN's OpenMP). */
+int cpu_thread_count(void);
 
 /* Registers one kernel for `op` on the CPU for the dtypes listed for attribute `attr` (NULL:
  * no constraint). float16 and bfloat16 among them run compute's float32 code on float32
@@ -48,6 +51,10 @@ void cpu_register_native(tp_registrar_t *registrar, const char *op, const char *
 bool cpu_stage(bool input, int32_t index, tp_kernel_context_t *context, cpu_tensor_t *tensor,
                tp_plugin_status_t *status);
 
+/* Writes `value` into element i as Cast converts a float64 to `dtype`, any dtype: a 16-bit
+ * float rounded to nearest even, an integer saturated (cpu_elementwise.c). */
+void cpu_store_double(void *data, tp_dtype_t dtype, int64_t i, double value);
+
 /* Copies input 0 to output 0 byte for byte: Identity, and Reshape. */
 void cpu_copy_kernel(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t *status);
 
@@ -59,5 +66,25 @@ void cpu_register_layout_kernels(tp_registrar_t *registrar, tp_plugin_status_t *
 void cpu_register_random_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status);
 void cpu_register_activation_grad_kernels(tp_registrar_t *registrar,
                                           tp_plugin_status_t *status);
+void cpu_register_softmax_loss_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status);
+void cpu_register_batch_norm_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status);
+void cpu_register_dropout_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status);
+void cpu_register_array_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status);
+void cpu_register_gather_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status);
+void cpu_register_compare_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status);
+
+/* Helpers of the kernels that work on any dtype by element size (cpu_array.c). */
+/* Bytes per element of a view; 0 for an empty one. */
+size_t cpu_element_size(const tp_tensor_view_t *view);
+/* Element strides of a dense row-major tensor. */
+void cpu_row_major_strides(int32_t rank, const int64_t *dims, int64_t *strides);
+/* Writes the `size` bytes at `value` to each of `count` elements at `data`. */
+void cpu_fill_elements(void *data, int64_t count, const void *value, size_t size);
+/* `value` as one element of `dtype` (at most 16 bytes) at `out`; fails naming `op` for a dtype
+ * it cannot write. */
+bool cpu_scalar_bytes(tp_dtype_t dtype, double value, void *out, const char *op,
+                      tp_plugin_status_t *status);
+void cpu_register_conv_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status);
+void cpu_register_pool_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status);
 
 #endif

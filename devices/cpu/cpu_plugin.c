@@ -210,6 +210,14 @@ static void cpu_init(const tp_host_api_t *host_api, tp_registrar_t *registrar,
     cpu_register_layout_kernels(registrar, status);
     cpu_register_random_kernels(registrar, status);
     cpu_register_activation_grad_kernels(registrar, status);
+    cpu_register_softmax_loss_kernels(registrar, status);
+    cpu_register_batch_norm_kernels(registrar, status);
+    cpu_register_dropout_kernels(registrar, status);
+    cpu_register_array_kernels(registrar, status);
+    cpu_register_gather_kernels(registrar, status);
+    cpu_register_compare_kernels(registrar, status);
+    cpu_register_conv_kernels(registrar, status);
+    cpu_register_pool_kernels(registrar, status);
 }
 
 const tp_plugin_descriptor_t *tp_cpu_plugin_entry(void) {

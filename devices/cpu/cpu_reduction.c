@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Reductions over axes (Sum, Mean, Max) and Softmax over the last dimension. */
+/* Reductions over axes (Sum, Mean, Max, Min) and Softmax over the last dimension. */
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
 
 #include "cpu_kernels.h"
 
-typedef enum { SUM, MEAN, MAX } reduction_t;
+typedef enum { SUM, MEAN, MAX, MIN } reduction_t;
 
 /* Element i of a float tensor (float32 or float64: 16-bit floats arrive as float32,
  * cpu_staging.c) as a double; integers are reduced in 64-bit integers below instead. */
@@ -71,7 +71,8 @@ static void integer_reduction(reduction_t op, const cpu_tensor_t *x, cpu_tensor_
                                 tp_cpu_host->kernel_op_name(context), (long long)outputs);
         return;
     }
-    for (int64_t o = 0; o < outputs; o++) totals[o] = op == MAX ? cpu_integer_min(dtype) : 0;
+    for (int64_t o = 0; o < outputs; o++)
+        totals[o] = op == MAX ? cpu_integer_min(dtype) : op == MIN ? cpu_integer_max(dtype) : 0;
     int32_t rank = x->view.rank;
     for (int64_t i = 0; i < x->view.num_elements; i++) {
         int64_t rest = i, o = 0;
@@ -80,9 +81,11 @@ static void integer_reduction(reduction_t op, const cpu_tensor_t *x, cpu_tensor_
             rest /= x->view.dims[d];
         }
         uint64_t v = cpu_load_integer(x->data, dtype, i);
-        if (op != MAX)
+        bool above = is_signed ? (int64_t)v > (int64_t)totals[o] : v > totals[o];
+        bool below = is_signed ? (int64_t)v < (int64_t)totals[o] : v < totals[o];
+        if (op == SUM || op == MEAN)
             totals[o] += v;
-        else if (is_signed ? (int64_t)v > (int64_t)totals[o] : v > totals[o])
+        else if (op == MAX ? above : below)
             totals[o] = v;
     }
     /* The mean of nothing is 0 for integers, which have no NaN. */
@@ -123,8 +126,11 @@ static void run_reduction(reduction_t op, tp_kernel_context_t *context,
         return;
     }
     int64_t outputs = y.view.num_elements;
-    for (int64_t o = 0; o < outputs; o++) store(&y, o, op == MAX ? -INFINITY : 0.0);
-    bool row_sum = op != MAX && rank > 0;
+    /* Max starts from the smallest value and Min from the largest, not from 0. */
+    bool extreme = op == MAX || op == MIN;
+    for (int64_t o = 0; o < outputs; o++)
+        store(&y, o, op == MAX ? -INFINITY : op == MIN ? INFINITY : 0.0);
+    bool row_sum = !extreme && rank > 0;
     if (row_sum) float_row_sum(&x, &y, out_strides);
     for (int64_t i = 0; i < x.view.num_elements && !row_sum; i++) {
         int64_t rest = i, o = 0;
@@ -133,7 +139,11 @@ static void run_reduction(reduction_t op, tp_kernel_context_t *context,
             rest /= x.view.dims[d];
         }
         double current = load(&y, o), v = load(&x, i);
-        store(&y, o, op == MAX ? (v > current || isnan(v) ? v : current) : current + v);
+        /* A NaN wins, and stays: no comparison with it is true. */
+        double next = op == MAX   ? (v > current || isnan(v) ? v : current)
+                      : op == MIN ? (v < current || isnan(v) ? v : current)
+                                  : current + v;
+        store(&y, o, next);
     }
     /* The mean of nothing is NaN for floats (0 / 0), as in NumPy. */
     if (op == MEAN)
@@ -148,6 +158,7 @@ static void run_reduction(reduction_t op, tp_kernel_context_t *context,
 REDUCTION_KERNEL(sum, SUM)
 REDUCTION_KERNEL(mean, MEAN)
 REDUCTION_KERNEL(max, MAX)
+REDUCTION_KERNEL(min, MIN)
 
 /* Subtracting each row's maximum keeps exp() from overflowing. */
 static void softmax(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t *status) {
@@ -175,6 +186,7 @@ void cpu_register_reduction_kernels(tp_registrar_t *registrar, tp_plugin_status_
     cpu_register(registrar, "Sum", "T", numbers, num_numbers, sum, status);
     cpu_register(registrar, "Mean", "T", numbers, num_numbers, mean, status);
     cpu_register(registrar, "Max", "T", numbers, num_numbers, max, status);
+    cpu_register(registrar, "Min", "T", numbers, num_numbers, min, status);
     cpu_register(registrar, "Softmax", "T", floats, sizeof floats / sizeof *floats, softmax,
                  status);
 }

@@ -518,8 +518,12 @@ TP_API TP_MUST_USE tp_status_t *tp_tanh(tp_context_t *c, tp_tensor_t *x, tp_tens
 TP_API TP_MUST_USE tp_status_t *tp_exp(tp_context_t *c, tp_tensor_t *x, tp_tensor_t **out);
 TP_API TP_MUST_USE tp_status_t *tp_log(tp_context_t *c, tp_tensor_t *x, tp_tensor_t **out);
 TP_API TP_MUST_USE tp_status_t *tp_sqrt(tp_context_t *c, tp_tensor_t *x, tp_tensor_t **out);
+/* 1 / sqrt(x). */
+TP_API TP_MUST_USE tp_status_t *tp_rsqrt(tp_context_t *c, tp_tensor_t *x, tp_tensor_t **out);
 TP_API TP_MUST_USE tp_status_t *tp_neg(tp_context_t *c, tp_tensor_t *x, tp_tensor_t **out);
 TP_API TP_MUST_USE tp_status_t *tp_abs(tp_context_t *c, tp_tensor_t *x, tp_tensor_t **out);
+/* -1, 0 or 1 as x is negative, zero or positive; a float 0 keeps its sign and NaN stays NaN. */
+TP_API TP_MUST_USE tp_status_t *tp_sign(tp_context_t *c, tp_tensor_t *x, tp_tensor_t **out);
 TP_API TP_MUST_USE tp_status_t *tp_square(tp_context_t *c, tp_tensor_t *x, tp_tensor_t **out);
 TP_API TP_MUST_USE tp_status_t *tp_zeros_like(tp_context_t *c, tp_tensor_t *x,
                                              tp_tensor_t **out);
@@ -548,6 +552,8 @@ TP_API TP_MUST_USE tp_status_t *tp_mean(tp_context_t *c, tp_tensor_t *x, const i
                                        size_t num_axes, bool keep_dims, tp_tensor_t **out);
 TP_API TP_MUST_USE tp_status_t *tp_max(tp_context_t *c, tp_tensor_t *x, const int64_t *axes,
                                       size_t num_axes, bool keep_dims, tp_tensor_t **out);
+TP_API TP_MUST_USE tp_status_t *tp_min(tp_context_t *c, tp_tensor_t *x, const int64_t *axes,
+                                      size_t num_axes, bool keep_dims, tp_tensor_t **out);
 /* One dimension of `shape` may be -1: it is inferred. */
 TP_API TP_MUST_USE tp_status_t *tp_reshape(tp_context_t *c, tp_tensor_t *x, tp_shape_t shape,
                                           tp_tensor_t **out);
@@ -561,13 +567,177 @@ TP_API TP_MUST_USE tp_status_t *tp_softmax(tp_context_t *c, tp_tensor_t *x, tp_t
 /* A tensor of `shape` filled with the scalar `value`. */
 TP_API TP_MUST_USE tp_status_t *tp_fill(tp_context_t *c, tp_shape_t shape, tp_tensor_t *value,
                                        tp_tensor_t **out);
-/* Random values, reproducible for a given seed: N(0, 1), and uniform in [0, 1). */
+/* Random values, reproducible for a given seed: N(0, 1), and uniform in [0, 1). Drawn from
+ * Philox-4x32-10 keyed by the seed, as TensorFlow and PyTorch draw theirs: element i depends
+ * only on the seed and i, different seeds give independent streams, and every device draws the
+ * CPU's values (uniform float32 values have 24 random bits, float64 53; normal values are
+ * Box-Muller pairs of those). */
 TP_API TP_MUST_USE tp_status_t *tp_random_normal(tp_context_t *c, tp_dtype_t dtype,
                                                 tp_shape_t shape, int64_t seed,
                                                 tp_tensor_t **out);
 TP_API TP_MUST_USE tp_status_t *tp_random_uniform(tp_context_t *c, tp_dtype_t dtype,
                                                  tp_shape_t shape, int64_t seed,
                                                  tp_tensor_t **out);
+
+/* ---- Neural-network ops (TensorFlow's semantics; float32 and float64) ---------------------- */
+
+/* log(softmax(x)) over the last dimension, computed as x - max - log(sum(exp(x - max))), so
+ * finite for logits of any size. */
+TP_API TP_MUST_USE tp_status_t *tp_log_softmax(tp_context_t *c, tp_tensor_t *x,
+                                              tp_tensor_t **out);
+/* SoftmaxCrossEntropyWithLogits: features and labels [batch, classes] of one shape and dtype;
+ * loss[b] = -sum_j labels[b, j] log(softmax(features[b])[j]), and backprop = softmax(features) -
+ * labels (the gradient of the loss when each row of labels sums to one). `backprop` may be NULL.
+ * A loss that is NaN or infinite fails with INVALID_ARGUMENT naming the op and the row. */
+TP_API TP_MUST_USE tp_status_t *tp_softmax_cross_entropy_with_logits(tp_context_t *c,
+                                                                    tp_tensor_t *features,
+                                                                    tp_tensor_t *labels,
+                                                                    tp_tensor_t **loss,
+                                                                    tp_tensor_t **backprop);
+/* SparseSoftmaxCrossEntropyWithLogits: labels are class indices [batch] (int32 or int64);
+ * loss[b] = -log(softmax(features[b])[labels[b]]). A label outside [0, classes) fails with
+ * INVALID_ARGUMENT naming its row and value; a loss that is NaN or infinite as above. */
+TP_API TP_MUST_USE tp_status_t *tp_sparse_softmax_cross_entropy_with_logits(
+    tp_context_t *c, tp_tensor_t *features, tp_tensor_t *labels, tp_tensor_t **loss,
+    tp_tensor_t **backprop);
+/* FusedBatchNorm over the last dimension (channels) of x, [batch, channels] or NHWC: y =
+ * scale (x - mean) / sqrt(variance + epsilon) + offset, each vector [channels]. Training
+ * normalises with the batch's mean and (biased) variance and gives, in batch_mean and
+ * batch_variance, the running averages (1 - f) mean + f batch_mean, where the batch's variance
+ * is corrected by n / (n - 1) and f is exponential_avg_factor in [0, 1] (1: the batch's own).
+ * Inference normalises with mean and variance and passes them through. batch_mean and
+ * batch_variance may be NULL. TensorFlow's defaults: epsilon 1e-4, factor 1. */
+TP_API TP_MUST_USE tp_status_t *tp_fused_batch_norm(tp_context_t *c, tp_tensor_t *x,
+                                                   tp_tensor_t *scale, tp_tensor_t *offset,
+                                                   tp_tensor_t *mean, tp_tensor_t *variance,
+                                                   double epsilon, bool is_training,
+                                                   double exponential_avg_factor,
+                                                   tp_tensor_t **y, tp_tensor_t **batch_mean,
+                                                   tp_tensor_t **batch_variance);
+/* Dropout: each element of x is kept, scaled by 1 / (1 - rate), with probability 1 - rate, or
+ * set to 0; rate in [0, 1) (0: y is x). The draw is Philox with `seed`, the stream of
+ * tp_random_uniform: element i is kept where tp_random_uniform(float32, seed) draws a value >=
+ * rate. The same seed drops the same elements, so give each training step its own seed (a
+ * traced function draws anew at each call). `mask` (may be NULL) receives the factors, 0 or
+ * 1 / (1 - rate), that the gradient multiplies by. */
+TP_API TP_MUST_USE tp_status_t *tp_dropout(tp_context_t *c, tp_tensor_t *x, double rate,
+                                          int64_t seed, tp_tensor_t **y, tp_tensor_t **mask);
+/* ---- Array ops (TensorFlow's, with axes, begins, sizes, multiples and paddings as arguments
+ * rather than tensors). Negative axes count from the end. Ops that only move elements take
+ * every dtype. Bad arguments fail with INVALID_ARGUMENT naming the op and the bad value. */
+
+/* The index of the largest (smallest) element along `axis`, as `index_dtype` (TP_INT32 or
+ * TP_INT64); ties give the first index. NaN counts as beyond every number in both searches, so
+ * the first NaN's index is given, as NumPy does (TensorFlow leaves it unspecified). */
+TP_API TP_MUST_USE tp_status_t *tp_argmax(tp_context_t *c, tp_tensor_t *x, int64_t axis,
+                                         tp_dtype_t index_dtype, tp_tensor_t **out);
+TP_API TP_MUST_USE tp_status_t *tp_argmin(tp_context_t *c, tp_tensor_t *x, int64_t axis,
+                                         tp_dtype_t index_dtype, tp_tensor_t **out);
+/* `count` tensors of one dtype and rank (>= 1), joined along `axis`; they agree in every other
+ * dimension. */
+TP_API TP_MUST_USE tp_status_t *tp_concat(tp_context_t *c, tp_tensor_t *const *inputs,
+                                         size_t count, int64_t axis, tp_tensor_t **out);
+/* x[begin[d] : begin[d] + size[d]] in each of its `rank` dimensions; size[d] = -1 runs to the
+ * end. */
+TP_API TP_MUST_USE tp_status_t *tp_slice(tp_context_t *c, tp_tensor_t *x, const int64_t *begin,
+                                        const int64_t *size, size_t rank, tp_tensor_t **out);
+/* The masks of tp_strided_slice: bit i applies to entry i of the spec. */
+typedef struct tp_strided_slice_masks {
+    int64_t begin_mask;       /* entry i starts at the first element (last, stepping back) */
+    int64_t end_mask;         /* entry i runs to the end (the start, stepping back) */
+    int64_t ellipsis_mask;    /* entry i stands for every dimension no entry names (one bit) */
+    int64_t new_axis_mask;    /* entry i inserts a dimension of size 1 */
+    int64_t shrink_axis_mask; /* entry i takes the single index begin[i] and drops its dimension */
+} tp_strided_slice_masks_t;
+/* Python's x[begin:end:stride, ...] with TensorFlow's rules: `count` entries in begin, end and
+ * strides (NULL: every stride 1); negative indices count from the end; bounds are clamped to
+ * the dimension as Python clamps them; a negative stride walks backwards. Dimensions no entry
+ * names are taken whole. masks NULL: none. */
+TP_API TP_MUST_USE tp_status_t *tp_strided_slice(tp_context_t *c, tp_tensor_t *x,
+                                                const int64_t *begin, const int64_t *end,
+                                                const int64_t *strides, size_t count,
+                                                const tp_strided_slice_masks_t *masks,
+                                                tp_tensor_t **out);
+/* params' slices along `axis` at `indices` (int32 or int64): the result's shape is params'
+ * dimensions before the axis, then indices', then params' after it. An index outside the axis
+ * fails naming its value and place ("indices[1,0] = 7 is not in [0, 5)"). */
+TP_API TP_MUST_USE tp_status_t *tp_gather(tp_context_t *c, tp_tensor_t *params,
+                                         tp_tensor_t *indices, int64_t axis, tp_tensor_t **out);
+/* The sum of data's rows that share a segment id (int32 or int64): segment_ids' shape is the
+ * leading part of data's, and the result is [num_segments] followed by the rest. Rows with a
+ * negative id are dropped; an id >= num_segments fails. */
+TP_API TP_MUST_USE tp_status_t *tp_unsorted_segment_sum(tp_context_t *c, tp_tensor_t *data,
+                                                       tp_tensor_t *segment_ids,
+                                                       int64_t num_segments, tp_tensor_t **out);
+/* A new dimension of size `depth` at `axis` (-1: last) that holds on_value at each index and
+ * off_value elsewhere, in `dtype`; an index outside [0, depth) gives all off_value, as in
+ * TensorFlow. indices: uint8, int32 or int64. For an integer dtype the values must be whole
+ * and in range. */
+TP_API TP_MUST_USE tp_status_t *tp_one_hot(tp_context_t *c, tp_tensor_t *indices, int64_t depth,
+                                          double on_value, double off_value, int64_t axis,
+                                          tp_dtype_t dtype, tp_tensor_t **out);
+/* x with paddings[2d] elements before and paddings[2d + 1] after it in each of its `rank`
+ * dimensions, all `constant_value`. */
+TP_API TP_MUST_USE tp_status_t *tp_pad(tp_context_t *c, tp_tensor_t *x, const int64_t *paddings,
+                                      size_t rank, double constant_value, tp_tensor_t **out);
+/* x repeated multiples[d] times along each of its `rank` dimensions. */
+TP_API TP_MUST_USE tp_status_t *tp_tile(tp_context_t *c, tp_tensor_t *x,
+                                       const int64_t *multiples, size_t rank,
+                                       tp_tensor_t **out);
+/* Where the bool condition holds, t's element, else e's; all three broadcast together
+ * (TensorFlow's SelectV2, NumPy's where). */
+TP_API TP_MUST_USE tp_status_t *tp_select(tp_context_t *c, tp_tensor_t *condition,
+                                         tp_tensor_t *t, tp_tensor_t *e, tp_tensor_t **out);
+/* Element-wise comparisons with NumPy broadcasting, giving bool tensors. Equal and NotEqual
+ * take bool too. NaN compares unequal to everything. */
+TP_API TP_MUST_USE tp_status_t *tp_equal(tp_context_t *c, tp_tensor_t *x, tp_tensor_t *y,
+                                        tp_tensor_t **out);
+TP_API TP_MUST_USE tp_status_t *tp_not_equal(tp_context_t *c, tp_tensor_t *x, tp_tensor_t *y,
+                                            tp_tensor_t **out);
+TP_API TP_MUST_USE tp_status_t *tp_less(tp_context_t *c, tp_tensor_t *x, tp_tensor_t *y,
+                                       tp_tensor_t **out);
+TP_API TP_MUST_USE tp_status_t *tp_less_equal(tp_context_t *c, tp_tensor_t *x, tp_tensor_t *y,
+                                             tp_tensor_t **out);
+TP_API TP_MUST_USE tp_status_t *tp_greater(tp_context_t *c, tp_tensor_t *x, tp_tensor_t *y,
+                                          tp_tensor_t **out);
+TP_API TP_MUST_USE tp_status_t *tp_greater_equal(tp_context_t *c, tp_tensor_t *x,
+                                                tp_tensor_t *y, tp_tensor_t **out);
+/* Convolution and pooling of NHWC images ([batch, height, width, channels]), as TensorFlow's
+ * Conv2D, MaxPool and AvgPool compute them. VALID uses only windows that lie inside the
+ * image; SAME pads (with zeros for Conv2D, ignored by pooling) so that the output has
+ * ceil(size / stride) rows and columns. */
+typedef enum tp_padding { TP_PADDING_VALID = 0, TP_PADDING_SAME = 1 } tp_padding_t;
+
+/* Zero-initialized means stride 1, dilation 1, VALID: `&(tp_conv2d_options_t){.padding =
+ * TP_PADDING_SAME, .stride_height = 2, .stride_width = 2}` says only what differs. */
+typedef struct tp_conv2d_options {
+    int32_t stride_height, stride_width;     /* 0: 1 */
+    int32_t dilation_height, dilation_width; /* taps this far apart; 0: 1 (adjacent) */
+    tp_padding_t padding;
+} tp_conv2d_options_t;
+
+/* Conv2D: `input` [N,H,W,C] convolved (as a cross-correlation, like every framework) with
+ * `filter` [KH,KW,C,O], giving [N,OH,OW,O]. float32 and float64, and float16 and bfloat16
+ * computed in float32; options NULL: all defaults. */
+TP_API TP_MUST_USE tp_status_t *tp_conv2d(tp_context_t *c, tp_tensor_t *input,
+                                         tp_tensor_t *filter, const tp_conv2d_options_t *options,
+                                         tp_tensor_t **out);
+
+/* A pooling window of window_height x window_width moved by the strides; a stride of 0 moves
+ * the window by its own size (Keras' default), so `.window_height = 2, .window_width = 2`
+ * halves an image. */
+typedef struct tp_pool_options {
+    int32_t window_height, window_width;
+    int32_t stride_height, stride_width; /* 0: the window's size */
+    tp_padding_t padding;
+} tp_pool_options_t;
+
+/* MaxPool and AvgPool of `input` [N,H,W,C] per channel; the average counts only the values
+ * inside the image (SAME's padding is not averaged in). options must not be NULL. */
+TP_API TP_MUST_USE tp_status_t *tp_max_pool(tp_context_t *c, tp_tensor_t *input,
+                                           const tp_pool_options_t *options, tp_tensor_t **out);
+TP_API TP_MUST_USE tp_status_t *tp_avg_pool(tp_context_t *c, tp_tensor_t *input,
+                                           const tp_pool_options_t *options, tp_tensor_t **out);
 
 /* ---- Traced functions (graph mode) ------------------------------------------------------------
  *

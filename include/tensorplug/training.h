@@ -60,8 +60,27 @@ TP_API TP_MUST_USE tp_status_t *tp_variable_assign_all(tp_variable_t *const *var
 
 typedef struct tp_tape tp_tape_t;
 
-/* Starts a tape recording on this thread. */
+/* Starts a persistent tape recording on this thread (gradients may be taken any number of
+ * times). */
 TP_API TP_MUST_USE tp_status_t *tp_tape_begin(tp_context_t *context, tp_tape_t **out);
+
+/* How a tape records. Start from TP_TAPE_OPTIONS_INIT; fields are only ever appended. */
+typedef struct tp_tape_options {
+    size_t struct_size;
+    /* false (the default, as TensorFlow's GradientTape): one gradient call (tp_tape_gradient,
+     * tp_tape_gradients or tp_tape_gradient_variables), after which the tape frees what it
+     * recorded, so that the tensors it kept alive go back to their devices; a second call, or a
+     * tp_tape_watch, fails with FAILED_PRECONDITION. true: any number of calls; what it recorded
+     * is kept until tp_tape_destroy. */
+    bool persistent;
+} tp_tape_options_t;
+
+#define TP_TAPE_OPTIONS_INIT {sizeof(tp_tape_options_t), false}
+
+/* Starts a tape recording on this thread with `options` (NULL: TP_TAPE_OPTIONS_INIT). */
+TP_API TP_MUST_USE tp_status_t *tp_tape_begin_with(tp_context_t *context,
+                                                  const tp_tape_options_t *options,
+                                                  tp_tape_t **out);
 /* Watches `tensor` (kept alive by the tape) so that gradients with respect to it can be taken. */
 TP_API TP_MUST_USE tp_status_t *tp_tape_watch(tp_tape_t *tape, tp_tensor_t *tensor);
 /* Stops recording; the tape keeps what it recorded. Stopping twice is an error. */
@@ -72,9 +91,12 @@ TP_API void tp_tape_destroy(tp_tape_t *tape);
 /*
  * The gradients of `target`, which must be a floating-point scalar, with respect to each of
  * `sources`: grads[i] has the shape of sources[i] and is a new tensor; a source the target does
- * not depend on gets zeros. The gradient ops run as any op does (on the device the scope asks
- * for, or placement picks), and inside a traced body they are traced too. May be called more
- * than once. An op on the path without a gradient is an error naming it.
+ * not depend on gets zeros. Each gradient op runs on the device its forward op ran on, so that
+ * training on an accelerator stays there (an op that device has no kernel for falls back as
+ * soft placement does: counted, and logged once), unless the calling thread has a device scope
+ * on the context, which then places them all; inside a traced body they are traced too. May be
+ * called more than once on a persistent tape (tp_tape_begin's). An op on the path without a
+ * gradient is an error naming it.
  */
 TP_API TP_MUST_USE tp_status_t *tp_tape_gradient(tp_tape_t *tape, tp_tensor_t *target,
                                                 tp_tensor_t *const *sources, size_t num_sources,
@@ -85,15 +107,143 @@ TP_API TP_MUST_USE tp_status_t *tp_tape_gradient_variables(tp_tape_t *tape, tp_t
                                                           size_t num_variables,
                                                           tp_tensor_t **grads);
 
+/*
+ * The gradients of several targets with respect to several sources, as TensorFlow's
+ * GradientTape.gradient(targets, sources, output_gradients): grads[s] is the sum over targets t
+ * of output_gradients[t] . d targets[t] / d sources[s] (a vector-Jacobian product), a new tensor
+ * of sources[s]'s shape, or NULL where no target depends on sources[s] through differentiable
+ * ops: "no gradient", as TensorFlow's None, which is not zero (a target that depends on a
+ * source only through Sign gets zeros; one reached only through a Cast to an integer, NULL).
+ *   targets[t]: floating point, of any shape.
+ *   output_gradients: NULL for all ones, or one per target: output_gradients[t] is
+ *     d(loss)/d(targets[t]), of targets[t]'s dtype and shape, or NULL for ones (the gradient of
+ *     the sum of its elements).
+ *   sources[s]: each a tensor the tape watched or one an op it recorded made (a target may be a
+ *     source too); any other is INVALID_ARGUMENT naming its index.
+ * Where the gradient ops run, and tracing: as tp_tape_gradient. On failure every grads[s] is
+ * NULL. On a tape that is not persistent this is its one gradient call (see tp_tape_options_t).
+ */
+TP_API TP_MUST_USE tp_status_t *tp_tape_gradients(tp_tape_t *tape, tp_tensor_t *const *targets,
+                                                 tp_tensor_t *const *output_gradients,
+                                                 size_t num_targets,
+                                                 tp_tensor_t *const *sources, size_t num_sources,
+                                                 tp_tensor_t **grads);
+
 /* ---- Losses and optimizers ------------------------------------------------------------------- */
 
 /* mean((y_true - y_pred)^2) over every element, a scalar. */
 TP_API TP_MUST_USE tp_status_t *tp_mean_squared_error(tp_context_t *context, tp_tensor_t *y_true,
                                                      tp_tensor_t *y_pred, tp_tensor_t **out);
+/* Softmax cross-entropy of `logits` [batch, classes] against `labels`, averaged over the batch:
+ * a scalar, differentiable with respect to the logits (and dense labels). Labels are
+ * probabilities of the logits' shape and dtype (one-hot, or smoothed), or for the sparse form
+ * class indices [batch], int32 or int64. A label outside [0, classes), or a NaN or infinite
+ * loss, fails with INVALID_ARGUMENT naming the row (see tp_softmax_cross_entropy_with_logits). */
+TP_API TP_MUST_USE tp_status_t *tp_softmax_cross_entropy(tp_context_t *context,
+                                                        tp_tensor_t *labels, tp_tensor_t *logits,
+                                                        tp_tensor_t **mean_loss);
+TP_API TP_MUST_USE tp_status_t *tp_sparse_softmax_cross_entropy(tp_context_t *context,
+                                                               tp_tensor_t *labels,
+                                                               tp_tensor_t *logits,
+                                                               tp_tensor_t **mean_loss);
 /* Gradient descent: each variable -= learning_rate * its gradient, on the variable's device. */
 TP_API TP_MUST_USE tp_status_t *tp_sgd_apply(tp_variable_t *const *variables,
                                             tp_tensor_t *const *grads, size_t count,
                                             double learning_rate);
+
+/* ---- Optimizers with state: SGD with momentum, Adam ---------------------------------------
+ *
+ * Keras's SGD and Adam. An optimizer keeps its state as variables, so that a checkpoint saves
+ * and restores it beside the model's (tp_optimizer_variables lists them): the step count,
+ * "optimizer/iterations", an int64 scalar on CPU:0; and for each variable it updates, slots of
+ * the variable's dtype and shape on the variable's device, starting at zero: SGD with momentum
+ * keeps "optimizer/NAME/momentum", Adam "optimizer/NAME/m" and "optimizer/NAME/v" (NAME: the
+ * variable's name). Slots are made the first time a variable is updated, or by
+ * tp_optimizer_build (to restore a checkpoint before the first step). The learning rate is a
+ * plain number that the caller may change between steps (a schedule). An optimizer knows a
+ * variable by its address: the variables it updates must outlive it. Thread-safe; updates
+ * from several threads run one at a time. */
+
+typedef struct tp_optimizer tp_optimizer_t;
+
+/* velocity = momentum * velocity - learning_rate * gradient, then
+ *     variable += velocity                                                (nesterov false)
+ *     variable += momentum * velocity - learning_rate * gradient           (nesterov true)
+ * and with momentum 0 (no slot) variable -= learning_rate * gradient. */
+typedef struct tp_sgd_options {
+    size_t struct_size;
+    double learning_rate; /* finite, >= 0 */
+    double momentum;      /* in [0, 1] */
+    bool nesterov;
+} tp_sgd_options_t;
+
+#define TP_SGD_OPTIONS_INIT {sizeof(tp_sgd_options_t), 0.01, 0.0, false}
+
+/* At step t (1 for the first update; iterations + 1):
+ *     m = m + (gradient - m) * (1 - beta1)
+ *     v = v + (gradient^2 - v) * (1 - beta2)
+ *     variable -= alpha * m / (sqrt(v) + epsilon),
+ *         alpha = learning_rate * sqrt(1 - beta2^t) / (1 - beta1^t)
+ * which is Adam with its bias correction folded into the step size, as Keras and TensorFlow
+ * compute it (epsilon is the paper's "epsilon hat"). alpha is computed in double on the host. */
+typedef struct tp_adam_options {
+    size_t struct_size;
+    double learning_rate; /* finite, >= 0 */
+    double beta1;         /* in [0, 1) */
+    double beta2;         /* in [0, 1) */
+    double epsilon;       /* finite, >= 0 */
+} tp_adam_options_t;
+
+#define TP_ADAM_OPTIONS_INIT {sizeof(tp_adam_options_t), 0.001, 0.9, 0.999, 1e-7}
+
+/* An optimizer for variables of `context`; NULL options: the defaults (..._OPTIONS_INIT). */
+TP_API TP_MUST_USE tp_status_t *tp_optimizer_create_sgd(tp_context_t *context,
+                                                       const tp_sgd_options_t *options,
+                                                       tp_optimizer_t **out);
+TP_API TP_MUST_USE tp_status_t *tp_optimizer_create_adam(tp_context_t *context,
+                                                        const tp_adam_options_t *options,
+                                                        tp_optimizer_t **out);
+/* Frees it and its state variables. NULL is fine. */
+TP_API void tp_optimizer_destroy(tp_optimizer_t *optimizer);
+/* "SGD" or "Adam". */
+TP_API const char *tp_optimizer_name(const tp_optimizer_t *optimizer);
+TP_API double tp_optimizer_learning_rate(const tp_optimizer_t *optimizer);
+/* For the updates that follow; finite and >= 0. */
+TP_API TP_MUST_USE tp_status_t *tp_optimizer_set_learning_rate(tp_optimizer_t *optimizer,
+                                                              double learning_rate);
+/* The number of updates made: the value of "optimizer/iterations". */
+TP_API TP_MUST_USE tp_status_t *tp_optimizer_iterations(tp_optimizer_t *optimizer,
+                                                       int64_t *out_iterations);
+
+/* Makes the slots of each variable that has none yet (zeros), as the first update would. */
+TP_API TP_MUST_USE tp_status_t *tp_optimizer_build(tp_optimizer_t *optimizer,
+                                                  tp_variable_t *const *variables,
+                                                  size_t count);
+
+/*
+ * One step: updates each variables[i] by grads[i] (same dtype, float32 or float64, and shape)
+ * and their slots, computed with ordinary ops on each variable's device (a gradient elsewhere
+ * is copied there), and adds 1 to the step count. All or nothing: a NULL, a dtype or shape
+ * that differs, a variable listed twice or of another context is refused naming the variable
+ * before anything changes, and every new value is computed before any variable takes one. Not
+ * recorded by gradient tapes; not inside a traced function. One call is one step: under a
+ * mirrored strategy, pass every replica's variables to one call, or give each replica an
+ * optimizer of its own.
+ */
+TP_API TP_MUST_USE tp_status_t *tp_optimizer_apply(tp_optimizer_t *optimizer,
+                                                  tp_variable_t *const *variables,
+                                                  tp_tensor_t *const *grads, size_t count);
+
+/* The optimizer's state variables, the step count first and then each updated variable's slots
+ * in the order the variables were first seen: up to `capacity` of them go to `out` (which may
+ * be NULL for 0), owned by the optimizer. Returns how many there are. */
+TP_API size_t tp_optimizer_variables(tp_optimizer_t *optimizer, tp_variable_t **out,
+                                     size_t capacity);
+/* The slot `slot` ("momentum", "m", "v") of `variable`, owned by the optimizer: NOT_FOUND when
+ * the variable has none yet or the optimizer keeps no such slot. */
+TP_API TP_MUST_USE tp_status_t *tp_optimizer_slot(tp_optimizer_t *optimizer,
+                                                 const tp_variable_t *variable,
+                                                 const char *slot, tp_variable_t **out);
 
 /* ---- Mirrored strategy ------------------------------------------------------------------------
  *
@@ -195,15 +345,21 @@ typedef struct tp_fit_options {
     double learning_rate; /* of gradient descent on the mean squared error */
     /* One line per epoch: "Epoch 3/20: 8 steps, loss 0.012345, 51200 samples/s". NULL: none. */
     FILE *progress;
+    /* NULL: gradient descent at learning_rate. Else the optimizer (of the model's context)
+     * makes each step, once per step with every replica's variables, and learning_rate is
+     * not used; its slots for the model's variables are its to list and checkpoint. Read only
+     * when struct_size covers it. */
+    tp_optimizer_t *optimizer;
 } tp_fit_options_t;
 
-#define TP_FIT_OPTIONS_INIT {sizeof(tp_fit_options_t), 1, 32, 0.01, NULL}
+#define TP_FIT_OPTIONS_INIT {sizeof(tp_fit_options_t), 1, 32, 0.01, NULL, NULL}
 
 /* Trains on rows `x` (n x input_features) and targets `y` (n x units of the last layer), both
- * float32, in order, by gradient descent on the mean squared error. Each step's batch is split
- * along its first dimension among the replicas, which run concurrently; their gradients are
- * all-reduced, weighted by their share of the batch, so the update is the one a single device
- * would make. `out_loss` (may be NULL) receives the last epoch's mean loss. */
+ * float32, in order, by gradient descent (or options->optimizer) on the mean squared error.
+ * Each step's batch is split along its first dimension among the replicas, which run
+ * concurrently; their gradients are all-reduced, weighted by their share of the batch, so the
+ * update is the one a single device would make. `out_loss` (may be NULL) receives the last
+ * epoch's mean loss. */
 TP_API TP_MUST_USE tp_status_t *tp_model_fit(tp_model_t *model, tp_tensor_t *x, tp_tensor_t *y,
                                             const tp_fit_options_t *options, double *out_loss);
 
@@ -229,6 +385,49 @@ TP_API TP_MUST_USE tp_status_t *tp_checkpoint_save(const char *path,
 TP_API TP_MUST_USE tp_status_t *tp_checkpoint_load(tp_context_t *context, const char *path,
                                                   tp_variable_t *const *variables,
                                                   const char *const *names, size_t count);
+
+/* ---- Data: the UCI handwritten digits ---------------------------------------------------------
+ *
+ * 1,797 images of 8x8 pixels, as Debian's python3-sklearn ships them in
+ * sklearn/datasets/data/digits.csv.gz: one image a line, its 64 pixels (whole numbers 0..16,
+ * row by row) and then its label (0..9), comma-separated, gzip-compressed. Read through zlib
+ * (datasets/). */
+
+#define TP_DIGITS_ROWS 1797
+#define TP_DIGITS_TRAIN_ROWS 1437 /* the first rows of the file */
+#define TP_DIGITS_TEST_ROWS 360   /* the last */
+
+/* Where the file is: the environment variable TP_DIGITS_PATH when it is set and not empty,
+ * else the path python3-sklearn installs it to (CMake's TP_DIGITS_DEFAULT_PATH). */
+TP_API const char *tp_digits_default_path(void);
+
+/* Every image in the file at `path` (NULL: tp_digits_default_path()) as float32 images of
+ * shape (n, 64), each pixel divided by 16 so that 0..16 becomes 0..1 (exactly), and int32
+ * labels of shape (n), both new tensors on CPU:0. A file that is not the data set is refused,
+ * with a message naming it and the line: a field that is not a whole number, a pixel outside
+ * 0..16, a label outside 0..9, a line without exactly 65 fields or a file of no lines
+ * (INVALID_ARGUMENT, as is a file that is not gzip); a gzip stream cut short or damaged
+ * (DATA_LOSS); a file that cannot be read (NOT_FOUND, PERMISSION_DENIED, ... from the system's
+ * reason). Lines may end in CRLF and the last needs no newline. Thread-safe. */
+TP_API TP_MUST_USE tp_status_t *tp_digits_load(tp_context_t *context, const char *path,
+                                              tp_tensor_t **out_images,
+                                              tp_tensor_t **out_labels);
+
+/* The data set split as the project fixes it: the file's first 1,437 images train, its last 360
+ * test. */
+typedef struct tp_digits {
+    tp_tensor_t *train_images; /* float32 (1437, 64) */
+    tp_tensor_t *train_labels; /* int32 (1437) */
+    tp_tensor_t *test_images;  /* float32 (360, 64) */
+    tp_tensor_t *test_labels;  /* int32 (360) */
+} tp_digits_t;
+
+/* tp_digits_load, split; a file of other than 1,797 images is refused (INVALID_ARGUMENT). On
+ * failure *out is all NULL. */
+TP_API TP_MUST_USE tp_status_t *tp_digits_load_split(tp_context_t *context, const char *path,
+                                                    tp_digits_t *out);
+/* Releases the four tensors and sets them to NULL. NULL is fine. */
+TP_API void tp_digits_release(tp_digits_t *digits);
 
 #ifdef __cplusplus
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* RandomUniform and RandomStandardNormal on the GPU, from kernels/random.cl: the CPU device's
- * counter-based generator, so that a seed gives the same values on either device (random.cl
- * says where that is bit for bit). compute only queues work; it never waits for the device. */
+ * Philox-4x32-10 stream, so that a seed gives the same values on either device (random.cl
+ * says where that is bit for bit). One work-item computes one Philox block: four float32 or
+ * two float64 elements. compute only queues work; it never waits for the device. */
 #include <stdio.h>
 
 #include "opencl_device.h"
@@ -41,12 +42,13 @@ static void compute(void *kernel, tp_kernel_context_t *context, tp_plugin_status
         return;
     }
     if (y.num_elements == 0) return;
-    cl_ulong seed_bits = (cl_ulong)seed; /* the CPU mixes the seed's two's-complement bits */
+    cl_ulong seed_bits = (cl_ulong)seed; /* the Philox key is the seed's two's-complement bits */
     cl_mem y_mem = (cl_mem)y.mem;
     cl_ulong n = (cl_ulong)y.num_elements;
+    cl_ulong per_block = y.dtype == TP_FLOAT32 ? 4 : 2, blocks = (n + per_block - 1) / per_block;
     const opencl_arg_t args[] = {OPENCL_ARG(seed_bits), OPENCL_ARG(y_mem), OPENCL_ARG(y.offset),
                                  OPENCL_ARG(n)};
-    opencl_launch(context, op->op, id, args, COUNT(args), (size_t)n, 0, status);
+    opencl_launch(context, op->op, id, args, COUNT(args), (size_t)blocks, 0, status);
 }
 
 void opencl_register_random_kernels(tp_registrar_t *registrar, bool fp64,

@@ -8,9 +8,13 @@
 #include "base/status.h"
 
 static const tp_gradient_family_t *const families[] = {
+    &tp_gradients_conv,
     &tp_gradients_math,
     &tp_gradients_nn,
     &tp_gradients_shape,
+    &tp_gradients_loss,
+    &tp_gradients_layers,
+    &tp_gradients_array,
 };
 
 enum { MAX_GRADIENTS = 512 };
@@ -78,5 +82,19 @@ tp_status_t *tp_gradient_unbroadcast(tp_context_t *context, tp_tensor_t *grad,
     if (num_axes > 0) TP_RETURN_IF_ERROR(tp_sum(context, grad, axes, num_axes, false, &summed));
     tp_status_t *error = tp_reshape(context, summed, to, out);
     if (summed != grad) tp_tensor_release(summed);
+    return error;
+}
+
+tp_status_t *tp_gradient_scalar(tp_context_t *context, tp_dtype_t dtype, double value,
+                                tp_tensor_t **out) {
+    tp_tensor_t *f64 = NULL;
+    TP_RETURN_IF_ERROR(
+        tp_constant(context, TP_FLOAT64, TP_SCALAR_SHAPE, &value, sizeof value, &f64));
+    if (dtype == TP_FLOAT64) {
+        *out = f64;
+        return NULL;
+    }
+    tp_status_t *error = tp_cast(context, f64, dtype, out);
+    tp_tensor_release(f64);
     return error;
 }

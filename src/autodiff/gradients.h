@@ -20,8 +20,10 @@ typedef struct tp_gradient_op {
     int32_t num_outputs;
 } tp_gradient_op_t;
 
-/* Fills input_grads[i] with a new tensor of inputs[i]'s shape for each i where needed[i];
- * output_grads has one tensor per output. On failure it leaves nothing allocated. */
+/* Fills input_grads[i] with a new tensor of inputs[i]'s shape for each i where needed[i], or
+ * leaves it NULL where nothing flows back to that input (an integer Cast: "no gradient", which
+ * the tape tells apart from zero); output_grads has one tensor per output. On failure it leaves
+ * nothing allocated. */
 typedef tp_status_t *(*tp_gradient_fn_t)(const tp_gradient_op_t *op,
                                          tp_tensor_t *const *output_grads, const bool *needed,
                                          tp_tensor_t **input_grads);
@@ -36,6 +38,11 @@ const tp_attr_t *tp_gradient_attr(const tp_gradient_op_t *op, const char *name);
  * `input`, and reshaped to input's shape: what a broadcast input receives. */
 tp_status_t *tp_gradient_unbroadcast(tp_context_t *context, tp_tensor_t *grad,
                                      const tp_tensor_t *input, tp_tensor_t **out);
+
+/* A scalar of `dtype` holding `value`: made in float64 and cast, so that it serves every
+ * floating-point dtype Cast reaches. */
+tp_status_t *tp_gradient_scalar(tp_context_t *context, tp_dtype_t dtype, double value,
+                                tp_tensor_t **out);
 
 /* Releases the first `count` of `tensors` and sets them to NULL: a failed gradient's cleanup. */
 void tp_gradient_release(tp_tensor_t **tensors, int32_t count);
@@ -56,9 +63,13 @@ typedef struct tp_gradient_family {
     size_t count;
 } tp_gradient_family_t;
 
+extern const tp_gradient_family_t tp_gradients_conv;
 extern const tp_gradient_family_t tp_gradients_math;
 extern const tp_gradient_family_t tp_gradients_nn;
 extern const tp_gradient_family_t tp_gradients_shape;
+extern const tp_gradient_family_t tp_gradients_loss;
+extern const tp_gradient_family_t tp_gradients_layers;
+extern const tp_gradient_family_t tp_gradients_array;
 
 /* Every op with a gradient function, sorted by name: what the gradient check walks. */
 const tp_gradient_entry_t *tp_gradient_entries(size_t *out_count);

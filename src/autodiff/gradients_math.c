@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Gradients of element-wise arithmetic, broadcasting included. */
+/* Gradients of element-wise arithmetic, broadcasting included, of the element-wise math
+ * functions and of Cast. */
 #include "autodiff/gradients.h"
 #include "base/status.h"
 
@@ -96,6 +97,76 @@ static TP_GRADIENT_FN(tp_gradient_div) {
     return error;
 }
 
+/* d(exp x) = dz * exp(x), the op's own output. */
+static TP_GRADIENT_FN(tp_gradient_exp) {
+    (void)needed;
+    return tp_mul(op->context, output_grads[0], op->outputs[0], &input_grads[0]);
+}
+
+/* d(log x) = dz / x. */
+static TP_GRADIENT_FN(tp_gradient_log) {
+    (void)needed;
+    return tp_div(op->context, output_grads[0], op->inputs[0], &input_grads[0]);
+}
+
+/* d(sqrt x) = dz / (2 sqrt(x)), from the output: no constant needed. */
+static TP_GRADIENT_FN(tp_gradient_sqrt) {
+    (void)needed;
+    tp_tensor_t *y = op->outputs[0], *twice = NULL;
+    TP_RETURN_IF_ERROR(tp_add(op->context, y, y, &twice));
+    tp_status_t *error = tp_div(op->context, output_grads[0], twice, &input_grads[0]);
+    tp_tensor_release(twice);
+    return error;
+}
+
+/* d(x^-1/2) = -1/2 x^-3/2 dz = -1/2 y^3 dz, from the output y. */
+static TP_GRADIENT_FN(tp_gradient_rsqrt) {
+    (void)needed;
+    tp_context_t *c = op->context;
+    tp_tensor_t *y = op->outputs[0], *square = NULL, *cube = NULL, *scaled = NULL, *half = NULL;
+    tp_status_t *error = tp_mul(c, y, y, &square);
+    if (error == NULL) error = tp_mul(c, square, y, &cube);
+    if (error == NULL) error = tp_mul(c, output_grads[0], cube, &scaled);
+    if (error == NULL) error = tp_gradient_scalar(c, tp_tensor_dtype(y), -0.5, &half);
+    if (error == NULL) error = tp_mul(c, scaled, half, &input_grads[0]);
+    tp_tensor_release(square);
+    tp_tensor_release(cube);
+    tp_tensor_release(scaled);
+    tp_tensor_release(half);
+    return error;
+}
+
+/* d|x| = dz * sign(x); at 0 the sign is 0, TensorFlow's choice of subgradient. */
+static TP_GRADIENT_FN(tp_gradient_abs) {
+    (void)needed;
+    tp_tensor_t *sign = NULL;
+    TP_RETURN_IF_ERROR(tp_sign(op->context, op->inputs[0], &sign));
+    tp_status_t *error = tp_mul(op->context, output_grads[0], sign, &input_grads[0]);
+    tp_tensor_release(sign);
+    return error;
+}
+
+/* Sign is flat wherever it is differentiable: its gradient is zero (not "none", as in
+ * TensorFlow: the output does depend on the input, only not smoothly). */
+static TP_GRADIENT_FN(tp_gradient_sign) {
+    (void)needed;
+    (void)output_grads;
+    return tp_zeros_like(op->context, op->inputs[0], &input_grads[0]);
+}
+
+static bool is_floating(tp_dtype_t dtype) {
+    return dtype == TP_FLOAT32 || dtype == TP_FLOAT64;
+}
+
+/* Between floating-point dtypes the gradient is cast back to the source's dtype; to or from an
+ * integer or bool nothing flows back (the values are rounded to steps, as TensorFlow has it). */
+static TP_GRADIENT_FN(tp_gradient_cast) {
+    (void)needed;
+    tp_dtype_t from = tp_tensor_dtype(op->inputs[0]), to = tp_tensor_dtype(op->outputs[0]);
+    if (!is_floating(from) || !is_floating(to)) return NULL;
+    return tp_cast(op->context, output_grads[0], from, &input_grads[0]);
+}
+
 /* Their values do not depend on their input's: nothing flows back (TensorFlow's
  * non-differentiable ops). */
 static TP_GRADIENT_FN(tp_gradient_none) {
@@ -107,13 +178,20 @@ static TP_GRADIENT_FN(tp_gradient_none) {
 }
 
 static const tp_gradient_entry_t entries[] = {
+    {"Abs", tp_gradient_abs},
     {"Add", tp_gradient_add},
     {"AddN", tp_gradient_add_n},
+    {"Cast", tp_gradient_cast},
     {"Div", tp_gradient_div},
+    {"Exp", tp_gradient_exp},
     {"Identity", tp_gradient_identity},
+    {"Log", tp_gradient_log},
     {"Mul", tp_gradient_mul},
     {"Neg", tp_gradient_neg},
     {"OnesLike", tp_gradient_none},
+    {"Rsqrt", tp_gradient_rsqrt},
+    {"Sign", tp_gradient_sign},
+    {"Sqrt", tp_gradient_sqrt},
     {"Square", tp_gradient_square},
     {"Sub", tp_gradient_sub},
     {"ZerosLike", tp_gradient_none},

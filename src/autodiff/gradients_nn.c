@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Gradients of the layers of a dense network: MatMul, BiasAdd and the activations. */
+/* Gradients of the layers of a dense network: MatMul, BiasAdd and the activations, and of the
+ * activations' gradients (second derivatives). */
+#include <string.h>
+
 #include "autodiff/gradients.h"
 #include "base/status.h"
 
@@ -71,12 +74,67 @@ static TP_GRADIENT_FN(tp_gradient_tanh) {
     return run_binary(op->context, "TanhGrad", op->outputs[0], output_grads[0], &input_grads[0]);
 }
 
+/* ReluGrad(g, f) = g where f > 0: linear in g (its gradient is ReluGrad again) and flat in f
+ * wherever it is differentiable (zeros, as TensorFlow gives). */
+static TP_GRADIENT_FN(tp_gradient_relu_grad) {
+    tp_status_t *error = NULL;
+    if (needed[0])
+        error = run_binary(op->context, "ReluGrad", output_grads[0], op->inputs[1],
+                           &input_grads[0]);
+    if (error == NULL && needed[1]) {
+        error = tp_zeros_like(op->context, op->inputs[1], &input_grads[1]);
+        if (error != NULL) tp_gradient_release(input_grads, 1);
+    }
+    return error;
+}
+
+/* Second derivatives of the activations, for z = G(y, dy), y the activation's output:
+ *   SigmoidGrad: z = dy y (1 - y)   dz/dy = dy (1 - 2y)   dz/d(dy) = y (1 - y)
+ *   TanhGrad:    z = dy (1 - y^2)   dz/dy = -2 dy y       dz/d(dy) = 1 - y^2
+ * The second is the op itself applied to the incoming gradient. */
+static tp_status_t *activation_grad_grad(const tp_gradient_op_t *op, const char *name,
+                                         tp_tensor_t *g, const bool *needed,
+                                         tp_tensor_t **input_grads) {
+    tp_context_t *c = op->context;
+    tp_tensor_t *y = op->inputs[0], *dy = op->inputs[1];
+    tp_tensor_t *g_dy = NULL, *g_dy_y = NULL, *twice = NULL;
+    tp_status_t *error = NULL;
+    if (needed[0]) {
+        error = tp_mul(c, g, dy, &g_dy);
+        if (error == NULL) error = tp_mul(c, g_dy, y, &g_dy_y);
+        if (error == NULL) error = tp_add(c, g_dy_y, g_dy_y, &twice);
+        /* Sigmoid: g dy - 2 g dy y. Tanh: -2 g dy y. */
+        if (error == NULL)
+            error = strcmp(name, "SigmoidGrad") == 0 ? tp_sub(c, g_dy, twice, &input_grads[0])
+                                                     : tp_neg(c, twice, &input_grads[0]);
+    }
+    tp_tensor_release(g_dy);
+    tp_tensor_release(g_dy_y);
+    tp_tensor_release(twice);
+    if (error == NULL && needed[1]) {
+        error = run_binary(c, name, y, g, &input_grads[1]);
+        if (error != NULL) tp_gradient_release(input_grads, 1);
+    }
+    return error;
+}
+
+static TP_GRADIENT_FN(tp_gradient_sigmoid_grad) {
+    return activation_grad_grad(op, "SigmoidGrad", output_grads[0], needed, input_grads);
+}
+
+static TP_GRADIENT_FN(tp_gradient_tanh_grad) {
+    return activation_grad_grad(op, "TanhGrad", output_grads[0], needed, input_grads);
+}
+
 static const tp_gradient_entry_t entries[] = {
     {"BiasAdd", tp_gradient_bias_add},
     {"MatMul", tp_gradient_matmul},
     {"Relu", tp_gradient_relu},
+    {"ReluGrad", tp_gradient_relu_grad},
     {"Sigmoid", tp_gradient_sigmoid},
+    {"SigmoidGrad", tp_gradient_sigmoid_grad},
     {"Tanh", tp_gradient_tanh},
+    {"TanhGrad", tp_gradient_tanh_grad},
 };
 
 const tp_gradient_family_t tp_gradients_nn = {entries, sizeof entries / sizeof entries[0]};

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Gradients of reductions and of ops that only move elements: Sum, Mean, Reshape, Transpose. */
+/* Gradients of reductions and of ops that only move elements: Sum, Mean, Max, Min, Reshape,
+ * Transpose, Fill. */
 #include "autodiff/gradients.h"
 #include "base/status.h"
 
@@ -75,6 +76,36 @@ static TP_GRADIENT_FN(tp_gradient_mean) {
     return error;
 }
 
+/* Max and Min: each result's gradient goes to the input elements equal to it, split evenly
+ * among ties, as TensorFlow does. Equality is found as 1 - |sign(x - y)| (x - y is 0 exactly
+ * when x == y), from ops every device has, so that no comparison op is needed. A NaN result
+ * gives NaN gradients to its group, and so does an infinite one (inf - inf is NaN). */
+static TP_GRADIENT_FN(tp_gradient_extreme) {
+    (void)needed;
+    tp_context_t *c = op->context;
+    tp_tensor_t *x = op->inputs[0];
+    const tp_attr_t *axis = tp_gradient_attr(op, "axis");
+    tp_shape_t kept;
+    bool all; /* Sum below reduces the same axes, all of them included */
+    kept_shape(op, &kept, &all);
+    tp_tensor_t *y = NULL, *dy = NULL, *difference = NULL, *sign = NULL, *off = NULL,
+                *ones = NULL, *chosen = NULL, *ties = NULL, *share = NULL;
+    tp_status_t *error = tp_reshape(c, op->outputs[0], kept, &y);
+    if (error == NULL) error = tp_reshape(c, output_grads[0], kept, &dy);
+    if (error == NULL) error = tp_sub(c, x, y, &difference);
+    if (error == NULL) error = tp_sign(c, difference, &sign);
+    if (error == NULL) error = tp_abs(c, sign, &off);
+    if (error == NULL) error = tp_ones_like(c, off, &ones);
+    if (error == NULL) error = tp_sub(c, ones, off, &chosen);
+    if (error == NULL)
+        error = tp_sum(c, chosen, axis->list, (size_t)axis->count, true, &ties);
+    if (error == NULL) error = tp_div(c, chosen, ties, &share);
+    if (error == NULL) error = tp_mul(c, share, dy, &input_grads[0]);
+    tp_tensor_t *temporaries[] = {y, dy, difference, sign, off, ones, chosen, ties, share};
+    tp_gradient_release(temporaries, sizeof temporaries / sizeof temporaries[0]);
+    return error;
+}
+
 static TP_GRADIENT_FN(tp_gradient_reshape) {
     (void)needed;
     return tp_reshape(op->context, output_grads[0], tp_tensor_shape(op->inputs[0]),
@@ -105,7 +136,9 @@ static TP_GRADIENT_FN(tp_gradient_fill) {
 
 static const tp_gradient_entry_t entries[] = {
     {"Fill", tp_gradient_fill},
+    {"Max", tp_gradient_extreme},
     {"Mean", tp_gradient_mean},
+    {"Min", tp_gradient_extreme},
     {"Reshape", tp_gradient_reshape},
     {"Sum", tp_gradient_sum},
     {"Transpose", tp_gradient_transpose},

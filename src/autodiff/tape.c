@@ -4,6 +4,8 @@
 #include "autodiff/tape.h"
 
 #include <pthread.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +15,7 @@
 #include "base/pointer_map.h"
 #include "base/status.h"
 #include "context/context.h"
+#include "eager/device_scope.h"
 #include "graph/trace.h"
 #include "tensor/tensor.h"
 
@@ -27,6 +30,9 @@ typedef struct tape_record {
     tp_tensor_t *outputs[TP_MAX_OP_OUTPUTS]; /* retained */
     int32_t output_slots[TP_MAX_OP_OUTPUTS];
     int32_t num_outputs;
+    /* The device it ran on, or in a trace the device scope it was traced in ("": none): its
+     * gradient ops run there. */
+    char device[128];
 } tape_record_t;
 
 typedef struct variable_read {
@@ -39,6 +45,9 @@ struct tp_tape {
     tp_trace_t *trace; /* the trace it began in: it records only that trace's ops */
     pthread_t owner;   /* the thread whose list holds it while it records */
     bool recording, paused;
+    /* A tape that is not persistent gives one set of gradients, then lets go of what it
+     * recorded (consumed). */
+    bool persistent, consumed;
     /* Tensors the tape follows (watched or made by kept ops), by slot; retained. */
     tp_tensor_t **slots;
     int32_t num_slots, slots_capacity;
@@ -99,8 +108,21 @@ static tp_status_t *slot_for(tp_tape_t *tape, tp_tensor_t *tensor, int32_t *out)
 }
 
 tp_status_t *tp_tape_begin(tp_context_t *context, tp_tape_t **out) {
+    tp_tape_options_t options = TP_TAPE_OPTIONS_INIT;
+    options.persistent = true; /* as tp_tape_begin has always been */
+    return tp_tape_begin_with(context, &options, out);
+}
+
+tp_status_t *tp_tape_begin_with(tp_context_t *context, const tp_tape_options_t *options,
+                                tp_tape_t **out) {
     TP_REQUIRE_ARG(context);
     TP_REQUIRE_ARG(out);
+    *out = NULL;
+    /* Fields past an older caller's struct_size keep their defaults. */
+    bool persistent = options != NULL &&
+                      options->struct_size >= offsetof(tp_tape_options_t, persistent) +
+                                                  sizeof options->persistent &&
+                      options->persistent;
     if (num_recording == MAX_RECORDING)
         return tp_status_make(TP_RESOURCE_EXHAUSTED,
                               "tp_tape_begin: %d tapes already record on this thread; is a "
@@ -111,6 +133,7 @@ tp_status_t *tp_tape_begin(tp_context_t *context, tp_tape_t **out) {
     tape->context = context;
     tape->trace = tp_trace_current(context);
     tape->recording = true;
+    tape->persistent = persistent;
     tape->owner = pthread_self();
     tp_context_retain(context);
     recording[num_recording++] = tape;
@@ -124,6 +147,10 @@ tp_status_t *tp_tape_watch(tp_tape_t *tape, tp_tensor_t *tensor) {
     if (tensor->context != tape->context)
         return tp_status_make(TP_INVALID_ARGUMENT,
                               "tp_tape_watch: the tensor belongs to another context");
+    if (tape->consumed)
+        return tp_status_make(TP_FAILED_PRECONDITION,
+                              "tp_tape_watch: the tape is not persistent and has given its "
+                              "gradients already");
     int32_t slot;
     return slot_for(tape, tensor, &slot);
 }
@@ -160,6 +187,21 @@ static void free_record(tape_record_t *record) {
     free(record->input_slots);
 }
 
+/* Lets go of everything recorded: the tensors the tape kept alive return to their devices. */
+static void release_recorded(tp_tape_t *tape) {
+    for (size_t r = 0; r < tape->num_records; r++) free_record(&tape->records[r]);
+    for (int32_t s = 0; s < tape->num_slots; s++) tp_tensor_release(tape->slots[s]);
+    free(tape->records);
+    free(tape->slots);
+    free(tape->reads);
+    tp_pointer_map_free(&tape->slot_of);
+    tape->records = NULL;
+    tape->slots = NULL;
+    tape->reads = NULL;
+    tape->num_records = tape->records_capacity = tape->num_reads = tape->reads_capacity = 0;
+    tape->num_slots = tape->slots_capacity = 0;
+}
+
 void tp_tape_destroy(tp_tape_t *tape) {
     if (tape == NULL) return;
     if (tape->recording && !pthread_equal(tape->owner, pthread_self())) {
@@ -170,12 +212,7 @@ void tp_tape_destroy(tp_tape_t *tape) {
         return;
     }
     if (tape->recording) unlist(tape);
-    for (size_t r = 0; r < tape->num_records; r++) free_record(&tape->records[r]);
-    for (int32_t s = 0; s < tape->num_slots; s++) tp_tensor_release(tape->slots[s]);
-    free(tape->records);
-    free(tape->slots);
-    free(tape->reads);
-    tp_pointer_map_free(&tape->slot_of);
+    release_recorded(tape);
     tp_context_release(tape->context);
     free(tape);
 }
@@ -236,6 +273,11 @@ static tp_status_t *record_on(tp_tape_t *tape, const tp_kernel_context_t *call,
         record->input_slots[i] = tp_pointer_map_get(&tape->slot_of, inputs[i]);
     }
     record->num_inputs = (int32_t)num_inputs;
+    const tp_device_scope_t *scope = tp_device_scope_current(tape->context);
+    if (call->device != NULL)
+        snprintf(record->device, sizeof record->device, "%s", call->device->full_name);
+    else if (scope != NULL)
+        snprintf(record->device, sizeof record->device, "%s", scope->name);
     for (int32_t o = 0; o < call->num_outputs; o++) {
         record->outputs[o] = tp_tensor_retain(outputs[o]);
         record->num_outputs = o + 1;
@@ -251,7 +293,7 @@ static tp_status_t *record_on(tp_tape_t *tape, const tp_kernel_context_t *call,
 
 /* The tapes that record for `context` now: those begun in the trace running, if any. */
 static bool records_here(const tp_tape_t *tape, tp_context_t *context) {
-    return tape->context == context && !tape->paused &&
+    return tape->context == context && !tape->paused && !tape->consumed &&
            tape->trace == tp_trace_current(context);
 }
 
@@ -366,27 +408,75 @@ static void mark_connected(const tp_tape_t *tape, bool *connected) {
     }
 }
 
-/* Gradients of target with respect to the slots in `sources` (-1: not followed), one per
- * entry, in `sums_out` (NULL where the target does not depend on it). */
-static tp_status_t *backprop(tp_tape_t *tape, tp_tensor_t *target, const int32_t *sources,
-                             size_t num_sources, tp_tensor_t **grads_out) {
-    int32_t target_slot = tp_pointer_map_get(&tape->slot_of, target);
-    if (target_slot < 0) return NULL;
+/* Where a target's gradient starts: its slot and d(loss)/d(target), NULL for ones. */
+typedef struct seed {
+    tp_tensor_t *target;
+    int32_t slot; /* -1: not followed; nothing flows from it */
+    tp_tensor_t *gradient;
+} seed_t;
+
+/* Pushes a preferred scope on `device` unless it is "" or the caller placed the gradient
+ * itself (a scope of its own); *out_pushed says whether to pop. */
+static tp_status_t *enter_device(tp_tape_t *tape, bool caller_scope, const char *device,
+                                 bool *out_pushed) {
+    *out_pushed = false;
+    if (caller_scope || device == NULL || device[0] == '\0') return NULL;
+    TP_RETURN_IF_ERROR(tp_device_push_preferred(tape->context, device));
+    *out_pushed = true;
+    return NULL;
+}
+
+static void leave_device(tp_tape_t *tape, bool pushed) {
+    if (pushed) tp_status_free(tp_device_pop(tape->context));
+}
+
+/* The seeds' gradients added into their slots' sums, where a source is reached. */
+static tp_status_t *plant_seeds(tp_tape_t *tape, bool caller_scope, const seed_t *seeds,
+                                size_t num_seeds, const bool *connected, tp_tensor_t **sums) {
+    for (size_t t = 0; t < num_seeds; t++) {
+        const seed_t *seed = &seeds[t];
+        if (seed->slot < 0 || !connected[seed->slot]) continue;
+        tp_tensor_t *gradient = NULL;
+        if (seed->gradient != NULL) {
+            gradient = tp_tensor_retain(seed->gradient);
+        } else {
+            /* Ones where the target is, so that the backward pass starts on its device. */
+            bool pushed;
+            TP_RETURN_IF_ERROR(
+                enter_device(tape, caller_scope, tp_tensor_device(seed->target), &pushed));
+            tp_status_t *error = tp_ones_like(tape->context, seed->target, &gradient);
+            leave_device(tape, pushed);
+            TP_RETURN_IF_ERROR(error);
+        }
+        TP_RETURN_IF_ERROR(accumulate(tape->context, sums, seed->slot, gradient));
+    }
+    return NULL;
+}
+
+/* The gradients of the seeds' targets, summed, with respect to the slots in `sources` (-1: not
+ * followed), one per entry, in `grads_out`: NULL where nothing flows back to it. Each record's
+ * gradient ops run on its device unless the caller has a scope. */
+static tp_status_t *backprop(tp_tape_t *tape, const seed_t *seeds, size_t num_seeds,
+                             const int32_t *sources, size_t num_sources, tp_tensor_t **grads_out) {
     size_t slots = (size_t)tape->num_slots;
-    bool *connected = calloc(slots, sizeof *connected);
-    bool *is_source = calloc(slots, sizeof *is_source);
-    tp_tensor_t **sums = calloc(slots, sizeof *sums);
+    bool caller_scope = tp_device_scope_current(tape->context) != NULL;
+    bool *connected = calloc(slots + 1, sizeof *connected);
+    bool *is_source = calloc(slots + 1, sizeof *is_source);
+    tp_tensor_t **sums = calloc(slots + 1, sizeof *sums);
     tp_status_t *error = NULL;
     if (connected == NULL || is_source == NULL || sums == NULL) error = out_of_memory();
     for (size_t s = 0; s < num_sources && error == NULL; s++)
         if (sources[s] >= 0) connected[sources[s]] = is_source[sources[s]] = true;
     if (error == NULL) {
         mark_connected(tape, connected);
-        if (connected[target_slot]) error = tp_ones_like(tape->context, target, &sums[target_slot]);
+        error = plant_seeds(tape, caller_scope, seeds, num_seeds, connected, sums);
     }
     for (size_t r = tape->num_records; r-- > 0 && error == NULL;) {
         const tape_record_t *record = &tape->records[r];
-        error = backprop_record(tape, record, connected, sums);
+        bool pushed;
+        error = enter_device(tape, caller_scope, record->device, &pushed);
+        if (error == NULL) error = backprop_record(tape, record, connected, sums);
+        leave_device(tape, pushed);
         /* Every reader of the record's outputs came later and is done: their sums are final
          * and, unless asked for, no longer needed. */
         for (int32_t o = 0; o < record->num_outputs; o++) {
@@ -412,11 +502,43 @@ static tp_status_t *backprop(tp_tape_t *tape, tp_tensor_t *target, const int32_t
     return error;
 }
 
+/* Runs the backward pass with the tape paused, so that it does not record its own work. */
+static tp_status_t *backprop_paused(tp_tape_t *tape, const seed_t *seeds, size_t num_seeds,
+                                    const int32_t *sources, size_t num_sources,
+                                    tp_tensor_t **grads_out) {
+    bool was_paused = tape->paused;
+    tape->paused = true;
+    tp_status_t *error = backprop(tape, seeds, num_seeds, sources, num_sources, grads_out);
+    tape->paused = was_paused;
+    return error;
+}
+
+/* A tape that is not persistent refuses a second gradient call. */
+static tp_status_t *check_usable(const tp_tape_t *tape, const char *function) {
+    if (!tape->consumed) return NULL;
+    return tp_status_make(TP_FAILED_PRECONDITION,
+                          "%s: the tape is not persistent and has given its gradients already "
+                          "(what it recorded is freed); begin it with persistent = true "
+                          "(tp_tape_begin_with) to take gradients more than once",
+                          function);
+}
+
+/* After its one gradient call, a tape that is not persistent lets go of what it recorded. */
+static void finish_call(tp_tape_t *tape) {
+    if (tape->persistent) return;
+    release_recorded(tape);
+    tape->consumed = true;
+}
+
+static bool is_floating(tp_dtype_t dtype) {
+    return dtype == TP_FLOAT32 || dtype == TP_FLOAT64;
+}
+
 static tp_status_t *check_target(const tp_tape_t *tape, const tp_tensor_t *target) {
     if (target->context != tape->context)
         return tp_status_make(TP_INVALID_ARGUMENT,
                               "tp_tape_gradient: the target belongs to another context");
-    if (target->dtype != TP_FLOAT32 && target->dtype != TP_FLOAT64)
+    if (!is_floating(target->dtype))
         return tp_status_make(TP_INVALID_ARGUMENT,
                               "tp_tape_gradient: the target is %s; gradients need float32 or "
                               "float64",
@@ -449,18 +571,6 @@ static tp_status_t *fill_zeros(tp_context_t *context, tp_tensor_t *const *like, 
     return NULL;
 }
 
-/* Runs the backward pass with the tape paused, so that it does not record its own work. */
-static tp_status_t *gradient_paused(tp_tape_t *tape, tp_tensor_t *target, const int32_t *sources,
-                                    tp_tensor_t *const *zeros_like, size_t count,
-                                    tp_tensor_t **grads) {
-    bool was_paused = tape->paused;
-    tape->paused = true;
-    tp_status_t *error = backprop(tape, target, sources, count, grads);
-    if (error == NULL) error = fill_zeros(tape->context, zeros_like, count, grads);
-    tape->paused = was_paused;
-    return error;
-}
-
 tp_status_t *tp_tape_gradient(tp_tape_t *tape, tp_tensor_t *target, tp_tensor_t *const *sources,
                               size_t num_sources, tp_tensor_t **grads) {
     TP_REQUIRE_ARG(tape);
@@ -469,6 +579,7 @@ tp_status_t *tp_tape_gradient(tp_tape_t *tape, tp_tensor_t *target, tp_tensor_t 
         return tp_status_make(TP_INVALID_ARGUMENT,
                               "tp_tape_gradient: sources and grads are needed for %zu sources",
                               num_sources);
+    TP_RETURN_IF_ERROR(check_usable(tape, "tp_tape_gradient"));
     TP_RETURN_IF_ERROR(check_target(tape, target));
     int32_t *slots = calloc(num_sources + 1, sizeof *slots);
     tp_tensor_t **results = calloc(num_sources + 1, sizeof *results);
@@ -480,10 +591,99 @@ tp_status_t *tp_tape_gradient(tp_tape_t *tape, tp_tensor_t *target, tp_tensor_t 
         else
             slots[s] = tp_pointer_map_get(&tape->slot_of, sources[s]);
     }
-    if (error == NULL)
-        error = gradient_paused(tape, target, slots, sources, num_sources, results);
+    if (error == NULL) {
+        seed_t seed = {target, tp_pointer_map_get(&tape->slot_of, target), NULL};
+        error = backprop_paused(tape, &seed, 1, slots, num_sources, results);
+        /* This call's promise: zeros, not "no gradient", for what the target does not reach;
+         * made with the tape paused, as the backward pass is. */
+        bool was_paused = tape->paused;
+        tape->paused = true;
+        if (error == NULL) error = fill_zeros(tape->context, sources, num_sources, results);
+        tape->paused = was_paused;
+        finish_call(tape);
+    }
     if (error == NULL) memcpy(grads, results, num_sources * sizeof *grads);
     free(results);
+    free(slots);
+    return error;
+}
+
+/* The targets and their upstream gradients, checked: floating point, of this context, each
+ * upstream gradient of its target's dtype and shape. */
+static tp_status_t *check_targets(const tp_tape_t *tape, tp_tensor_t *const *targets,
+                                  tp_tensor_t *const *output_gradients, size_t num_targets) {
+    for (size_t t = 0; t < num_targets; t++) {
+        const tp_tensor_t *target = targets[t];
+        if (target == NULL)
+            return tp_status_make(TP_INVALID_ARGUMENT, "tp_tape_gradients: target %zu is NULL",
+                                  t);
+        if (target->context != tape->context)
+            return tp_status_make(TP_INVALID_ARGUMENT,
+                                  "tp_tape_gradients: target %zu belongs to another context", t);
+        if (!is_floating(target->dtype))
+            return tp_status_make(TP_INVALID_ARGUMENT,
+                                  "tp_tape_gradients: target %zu is %s; gradients need float32 "
+                                  "or float64",
+                                  t, tp_dtype_name(target->dtype));
+        const tp_tensor_t *upstream = output_gradients != NULL ? output_gradients[t] : NULL;
+        if (upstream == NULL) continue;
+        char want[128], got[128];
+        tp_shape_format(&target->shape, want, sizeof want);
+        tp_shape_format(&upstream->shape, got, sizeof got);
+        if (upstream->context != tape->context)
+            return tp_status_make(TP_INVALID_ARGUMENT,
+                                  "tp_tape_gradients: output gradient %zu belongs to another "
+                                  "context",
+                                  t);
+        if (upstream->dtype != target->dtype || strcmp(want, got) != 0)
+            return tp_status_make(TP_INVALID_ARGUMENT,
+                                  "tp_tape_gradients: output gradient %zu is %s %s; target %zu "
+                                  "is %s %s, and its gradient must be the same",
+                                  t, tp_dtype_name(upstream->dtype), got, t,
+                                  tp_dtype_name(target->dtype), want);
+    }
+    return NULL;
+}
+
+tp_status_t *tp_tape_gradients(tp_tape_t *tape, tp_tensor_t *const *targets,
+                               tp_tensor_t *const *output_gradients, size_t num_targets,
+                               tp_tensor_t *const *sources, size_t num_sources,
+                               tp_tensor_t **grads) {
+    TP_REQUIRE_ARG(tape);
+    if (num_targets == 0 || targets == NULL)
+        return tp_status_make(TP_INVALID_ARGUMENT, "tp_tape_gradients: no targets given");
+    if (num_sources > 0 && (sources == NULL || grads == NULL))
+        return tp_status_make(TP_INVALID_ARGUMENT,
+                              "tp_tape_gradients: sources and grads are needed for %zu sources",
+                              num_sources);
+    for (size_t s = 0; s < num_sources; s++) grads[s] = NULL;
+    TP_RETURN_IF_ERROR(check_usable(tape, "tp_tape_gradients"));
+    TP_RETURN_IF_ERROR(check_targets(tape, targets, output_gradients, num_targets));
+    int32_t *slots = calloc(num_sources + 1, sizeof *slots);
+    seed_t *seeds = calloc(num_targets, sizeof *seeds);
+    tp_status_t *error = slots == NULL || seeds == NULL ? out_of_memory() : NULL;
+    for (size_t s = 0; s < num_sources && error == NULL; s++) {
+        slots[s] = sources[s] != NULL ? tp_pointer_map_get(&tape->slot_of, sources[s]) : -1;
+        if (sources[s] == NULL)
+            error = tp_status_make(TP_INVALID_ARGUMENT, "tp_tape_gradients: source %zu is NULL",
+                                   s);
+        else if (sources[s]->context != tape->context)
+            error = tp_status_make(TP_INVALID_ARGUMENT,
+                                   "tp_tape_gradients: source %zu belongs to another context", s);
+        else if (slots[s] < 0)
+            error = tp_status_make(TP_INVALID_ARGUMENT,
+                                   "tp_tape_gradients: source %zu was neither watched by the "
+                                   "tape (tp_tape_watch) nor made by an op it recorded",
+                                   s);
+    }
+    for (size_t t = 0; t < num_targets && error == NULL; t++)
+        seeds[t] = (seed_t){targets[t], tp_pointer_map_get(&tape->slot_of, targets[t]),
+                            output_gradients != NULL ? output_gradients[t] : NULL};
+    if (error == NULL) {
+        error = backprop_paused(tape, seeds, num_targets, slots, num_sources, grads);
+        finish_call(tape);
+    }
+    free(seeds);
     free(slots);
     return error;
 }
@@ -498,6 +698,7 @@ tp_status_t *tp_tape_gradient_variables(tp_tape_t *tape, tp_tensor_t *target,
                               "tp_tape_gradient_variables: variables and grads are needed for "
                               "%zu variables",
                               num_variables);
+    TP_RETURN_IF_ERROR(check_usable(tape, "tp_tape_gradient_variables"));
     TP_RETURN_IF_ERROR(check_target(tape, target));
     /* One source per read; each variable's gradient is the sum over its reads. */
     size_t n = tape->num_reads;
@@ -517,9 +718,10 @@ tp_status_t *tp_tape_gradient_variables(tp_tape_t *tape, tp_tensor_t *target,
             error = tp_variable_read_untaped(variables[v], &like[v]);
     }
     if (error == NULL) {
+        seed_t seed = {target, tp_pointer_map_get(&tape->slot_of, target), NULL};
+        error = backprop_paused(tape, &seed, 1, slots, n, per_read);
         bool was_paused = tape->paused;
-        tape->paused = true;
-        error = backprop(tape, target, slots, n, per_read);
+        tape->paused = true; /* the sums over reads are no part of the model either */
         for (size_t r = 0; r < n && error == NULL; r++) {
             if (per_read[r] == NULL) continue;
             for (size_t v = 0; v < num_variables && error == NULL; v++)
@@ -529,6 +731,7 @@ tp_status_t *tp_tape_gradient_variables(tp_tape_t *tape, tp_tensor_t *target,
         }
         if (error == NULL) error = fill_zeros(tape->context, like, num_variables, results);
         tape->paused = was_paused;
+        finish_call(tape);
     }
     if (error == NULL)
         memcpy(grads, results, num_variables * sizeof *grads);

@@ -98,6 +98,8 @@ tp_device_t *tp_variable_device_handle(const tp_variable_t *variable) {
     return variable->device;
 }
 
+tp_context_t *tp_variable_context(const tp_variable_t *variable) { return variable->context; }
+
 tp_status_t *tp_variable_read_untaped(tp_variable_t *variable, tp_tensor_t **out) {
     pthread_mutex_lock(&variable->mutex);
     *out = tp_tensor_retain(variable->value);

@@ -9,5 +9,7 @@
 /* The current value, a new reference, without telling any tape. */
 tp_status_t *tp_variable_read_untaped(tp_variable_t *variable, tp_tensor_t **out);
 tp_device_t *tp_variable_device_handle(const tp_variable_t *variable);
+/* The context it belongs to (not retained). */
+tp_context_t *tp_variable_context(const tp_variable_t *variable);
 
 #endif

@@ -30,6 +30,8 @@ static const op_class_t op_classes[] = {
     {"AddN", TP_ACCUMULATED},        {"MatMul", TP_ACCUMULATED},
     {"Mean", TP_ACCUMULATED},        {"Softmax", TP_ACCUMULATED},
     {"Sum", TP_ACCUMULATED},
+    {"Min", TP_EXACT_VALUES},        {"Sign", TP_EXACT_VALUES},
+    {"Rsqrt", TP_ELEMENTARY},
 };
 
 tp_exactness_t tp_exactness_of(const char *op, tp_dtype_t dtype) {

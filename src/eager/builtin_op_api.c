@@ -29,6 +29,8 @@ UNARY(tp_tanh, "Tanh")
 UNARY(tp_exp, "Exp")
 UNARY(tp_log, "Log")
 UNARY(tp_sqrt, "Sqrt")
+UNARY(tp_rsqrt, "Rsqrt")
+UNARY(tp_sign, "Sign")
 UNARY(tp_neg, "Neg")
 UNARY(tp_abs, "Abs")
 UNARY(tp_square, "Square")
@@ -77,6 +79,11 @@ tp_status_t *tp_mean(tp_context_t *c, tp_tensor_t *x, const int64_t *axes, size_
 tp_status_t *tp_max(tp_context_t *c, tp_tensor_t *x, const int64_t *axes, size_t num_axes,
                     bool keep_dims, tp_tensor_t **out) {
     return reduce(c, "Max", x, axes, num_axes, keep_dims, out);
+}
+
+tp_status_t *tp_min(tp_context_t *c, tp_tensor_t *x, const int64_t *axes, size_t num_axes,
+                    bool keep_dims, tp_tensor_t **out) {
+    return reduce(c, "Min", x, axes, num_axes, keep_dims, out);
 }
 
 /* A shape as a TP_ATTR_SHAPE attribute; the shape must outlive the call. */

@@ -12,7 +12,7 @@ enum { MAX_SCOPES = 64 };
 static _Thread_local tp_device_scope_t scopes[MAX_SCOPES];
 static _Thread_local int depth;
 
-tp_status_t *tp_device_push(tp_context_t *context, const char *name) {
+static tp_status_t *push(tp_context_t *context, const char *name, bool preferred) {
     TP_REQUIRE_ARG(context);
     TP_REQUIRE_ARG(name);
     tp_device_spec_t spec;
@@ -25,8 +25,17 @@ tp_status_t *tp_device_push(tp_context_t *context, const char *name) {
     tp_device_scope_t *scope = &scopes[depth++];
     scope->context = context;
     scope->spec = spec;
+    scope->preferred = preferred;
     snprintf(scope->name, sizeof scope->name, "%s", name);
     return NULL;
+}
+
+tp_status_t *tp_device_push(tp_context_t *context, const char *name) {
+    return push(context, name, false);
+}
+
+tp_status_t *tp_device_push_preferred(tp_context_t *context, const char *name) {
+    return push(context, name, true);
 }
 
 tp_status_t *tp_device_pop(tp_context_t *context) {

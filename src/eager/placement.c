@@ -163,7 +163,7 @@ tp_status_t *tp_place_op_in_scope(tp_context_t *context, const tp_kernel_context
     char requested[128];
     requested_name(scope, requested, sizeof requested);
     tp_placement_t best = best_device(registry, call);
-    if (atomic_load(&context->soft_device_placement) && best.device != NULL)
+    if ((scope->preferred || atomic_load(&context->soft_device_placement)) && best.device != NULL)
         return fall_back(context, call, requested, best, out);
     if (matched == NULL)
         return tp_status_make(TP_NOT_FOUND, "Error copying tensor to device: %s. %s unknown "

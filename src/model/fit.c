@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The training loop: batches in order, each split among the replicas, which compute their
  * gradients concurrently, all-reduce them and apply the same update. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -13,8 +14,14 @@ typedef struct {
     const float *x, *y; /* every row, on the host */
     int64_t features, units;
     int64_t begin, count; /* the batch's rows */
-    double learning_rate;
+    double learning_rate; /* folded into the loss; 1 when an optimizer steps */
     double *squared_error; /* by replica: its rows' summed squared error over units */
+    tp_optimizer_t *optimizer; /* NULL: each replica subtracts its reduced gradients */
+    /* With an optimizer: every replica's variables and reduced gradients, replica by replica,
+     * for the one step the optimizer makes after the replicas return. */
+    tp_variable_t **variables;
+    tp_tensor_t **reduced;
+    size_t num_variables; /* per replica */
 } fit_step_t;
 
 static void release_all(tp_tensor_t **tensors, size_t count) {
@@ -29,7 +36,8 @@ static void release_all(tp_tensor_t **tensors, size_t count) {
  * shares (TensorFlow scales by the global batch the same way). The division by the replica
  * count of a mean all-reduce, and gradient descent's learning rate, are folded into this
  * weight: the summed gradients are the update itself, and each pass over every gradient that
- * a division and a scaling would take is saved. */
+ * a division and a scaling would take is saved. An optimizer takes the gradients themselves
+ * (learning_rate 1). */
 static tp_status_t *weighted_loss(tp_context_t *context, tp_tensor_t *loss, int64_t rows,
                                   int64_t batch, double learning_rate, tp_tensor_t **out) {
     tp_tensor_t *scale;
@@ -117,9 +125,17 @@ static tp_status_t *replica_step(tp_replica_context_t *replica_context, void *ar
     }
     if (error == NULL)
         error = tp_replica_all_reduce(replica_context, TP_REDUCE_SUM, grads, count, reduced);
+    if (error == NULL && step->optimizer != NULL) {
+        /* Handed over for the optimizer's one step over every replica. */
+        for (size_t v = 0; v < count; v++) {
+            step->variables[replica * count + v] = variables[v];
+            step->reduced[replica * count + v] = reduced[v];
+            reduced[v] = NULL;
+        }
+    }
     /* The reduced gradients already carry the learning rate: gradient descent is a
      * subtraction. */
-    for (size_t v = 0; v < count && error == NULL; v++)
+    for (size_t v = 0; v < count && error == NULL && step->optimizer == NULL; v++)
         error = tp_variable_assign_sub(variables[v], reduced[v]);
     if (grads != NULL) release_all(grads, count);
     if (reduced != NULL) release_all(reduced, count);
@@ -158,6 +174,17 @@ static double seconds_now(void) {
     return (double)now.tv_sec + (double)now.tv_nsec * 1e-9;
 }
 
+/* The replicas' step, then the optimizer's over all of them, if there is one. */
+static tp_status_t *run_step(fit_step_t *step) {
+    tp_status_t *error = tp_mirrored_strategy_run(step->model->strategy, replica_step, step);
+    if (step->optimizer == NULL) return error;
+    size_t total = step->model->num_replicas * step->num_variables;
+    if (error == NULL)
+        error = tp_optimizer_apply(step->optimizer, step->variables, step->reduced, total);
+    release_all(step->reduced, total);
+    return error;
+}
+
 static tp_status_t *run_epochs(fit_step_t *step, const tp_fit_options_t *options, int64_t rows,
                                double *out_loss) {
     int64_t steps = (rows + options->batch_size - 1) / options->batch_size;
@@ -168,9 +195,8 @@ static tp_status_t *run_epochs(fit_step_t *step, const tp_fit_options_t *options
             step->begin = s * options->batch_size;
             step->count = rows - step->begin < options->batch_size ? rows - step->begin
                                                                    : options->batch_size;
-            TP_RETURN_IF_ERROR(tp_status_annotate(
-                tp_mirrored_strategy_run(step->model->strategy, replica_step, step),
-                "epoch %lld, step %lld", (long long)epoch, (long long)(s + 1)));
+            TP_RETURN_IF_ERROR(tp_status_annotate(run_step(step), "epoch %lld, step %lld",
+                                                  (long long)epoch, (long long)(s + 1)));
             for (size_t r = 0; r < step->model->num_replicas; r++)
                 squared_error += step->squared_error[r];
         }
@@ -191,12 +217,18 @@ tp_status_t *tp_model_fit(tp_model_t *model, tp_tensor_t *x, tp_tensor_t *y,
     TP_REQUIRE_ARG(x);
     TP_REQUIRE_ARG(y);
     TP_REQUIRE_ARG(options);
-    if (options->struct_size < sizeof(tp_fit_options_t))
+    /* Options from before `optimizer` was appended are read as far as they go. */
+    if (options->struct_size < offsetof(tp_fit_options_t, optimizer))
         return tp_status_make(TP_INVALID_ARGUMENT,
                               "tp_model_fit: options->struct_size is %zu; start from "
                               "TP_FIT_OPTIONS_INIT",
                               options->struct_size);
-    if (options->epochs <= 0 || options->batch_size <= 0 || !(options->learning_rate > 0))
+    tp_optimizer_t *optimizer =
+        options->struct_size >= offsetof(tp_fit_options_t, optimizer) + sizeof(tp_optimizer_t *)
+            ? options->optimizer
+            : NULL;
+    if (options->epochs <= 0 || options->batch_size <= 0 ||
+        !(optimizer != NULL || options->learning_rate > 0))
         return tp_status_make(TP_INVALID_ARGUMENT,
                               "tp_model_fit: epochs (%lld), batch_size (%lld) and learning_rate "
                               "(%g) must be positive",
@@ -207,10 +239,17 @@ tp_status_t *tp_model_fit(tp_model_t *model, tp_tensor_t *x, tp_tensor_t *y,
     fit_step_t step = {.model = model,
                        .features = model->input_features,
                        .units = model->layers[model->num_layers - 1].units,
-                       .learning_rate = options->learning_rate};
+                       .learning_rate = optimizer != NULL ? 1.0 : options->learning_rate,
+                       .optimizer = optimizer,
+                       .num_variables = 2 * model->num_layers};
     float *x_host = malloc(x->byte_size), *y_host = malloc(y->byte_size);
     step.squared_error = calloc(model->num_replicas, sizeof *step.squared_error);
-    tp_status_t *error = x_host == NULL || y_host == NULL || step.squared_error == NULL
+    bool lists = optimizer == NULL ||
+                 ((step.variables = calloc(model->num_replicas * step.num_variables,
+                                           sizeof *step.variables)) != NULL &&
+                  (step.reduced = calloc(model->num_replicas * step.num_variables,
+                                         sizeof *step.reduced)) != NULL);
+    tp_status_t *error = x_host == NULL || y_host == NULL || step.squared_error == NULL || !lists
                              ? tp_status_make(TP_RESOURCE_EXHAUSTED, "out of host memory")
                              : NULL;
     /* The data is read to the host once; each replica's share is made from it. */
@@ -224,5 +263,7 @@ tp_status_t *tp_model_fit(tp_model_t *model, tp_tensor_t *x, tp_tensor_t *y,
     free(x_host);
     free(y_host);
     free(step.squared_error);
+    free(step.variables);
+    free(step.reduced);
     return tp_status_annotate(error, "tp_model_fit");
 }

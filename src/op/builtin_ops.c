@@ -10,6 +10,9 @@
 
 static const tp_op_family_t *const families[] = {
     &tp_ops_basic,
+    &tp_ops_nn,
+    &tp_ops_array,
+    &tp_ops_conv,
 };
 
 /* Room for every family's ops; tests/unit/test_builtin_ops.c checks that they fit. */

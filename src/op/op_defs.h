@@ -21,6 +21,9 @@ typedef struct tp_op_family {
 
 /* The families builtin_ops.c gathers; each defined in its ops_*.c. */
 extern const tp_op_family_t tp_ops_basic;
+extern const tp_op_family_t tp_ops_nn;
+extern const tp_op_family_t tp_ops_array;
+extern const tp_op_family_t tp_ops_conv;
 
 /* The dtype lists ops accept, in one place, so that a dtype added to the runtime reaches every
  * op that takes its kind. Use as `static const tp_dtype_t floats[] = {TP_OP_FLOAT_DTYPES};`. */

@@ -30,6 +30,10 @@ static const char *bracketed(const tp_shape_t *shape, char *text, size_t capacit
     return text;
 }
 
+const char *tp_shape_text(const tp_shape_t *shape, char *text, size_t capacity) {
+    return bracketed(shape, text, capacity);
+}
+
 tp_status_t *tp_shape_same_as_input(tp_kernel_context_t *call) {
     set_output(call, 0, input_shape(call, 0));
     return NULL;
@@ -275,4 +279,8 @@ tp_status_t *tp_shape_softmax(tp_kernel_context_t *call) {
     if (input_shape(call, 0)->rank < 1)
         return tp_status_make(TP_INVALID_ARGUMENT, "Softmax: logits must have rank >= 1");
     return tp_shape_same_as_input(call);
+}
+
+const char *tp_shape_brackets(const tp_shape_t *shape, char *text, size_t capacity) {
+    return bracketed(shape, text, capacity);
 }

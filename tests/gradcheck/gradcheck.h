@@ -8,6 +8,7 @@
 #ifndef TP_TESTS_GRADCHECK_H
 #define TP_TESTS_GRADCHECK_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "tensorplug/tensorplug.h"
@@ -39,7 +40,7 @@ typedef struct gradcheck_input {
     int32_t rank;
     int64_t dims[TP_MAX_RANK]; /* sizes, or GRADCHECK_SIZE_* */
     gradcheck_values_t values;
-    int64_t limit; /* GRADCHECK_INDEX */
+    int64_t limit; /* GRADCHECK_INDEX: a number, or a GRADCHECK_SIZE_* (labels of SIZE_B classes) */
 } gradcheck_input_t;
 
 typedef struct gradcheck_case {
@@ -51,6 +52,13 @@ typedef struct gradcheck_case {
     int num_attrs;
     int num_outputs; /* 0: one */
     double tolerance; /* largest difference allowed, relative to max(1, |gradient|); 0: 1e-6 */
+    /* The finite-difference step, relative to max(1, |x|); 0: 1e-6. Larger where the op's
+     * output is rounded coarsely (a float32 result) and the op is smooth enough. */
+    double step;
+    /* true: in the case's TP_ATTR_SHAPE and TP_ATTR_INT_LIST attributes, GRADCHECK_SIZE_* entries
+     * are replaced by the sizes drawn (so -1 means GRADCHECK_SIZE_A there, not "inferred"):
+     * Fill's and Reshape's shapes follow the inputs'. */
+    bool sized_attrs;
 } gradcheck_case_t;
 
 typedef struct gradcheck_family {
@@ -58,5 +66,11 @@ typedef struct gradcheck_family {
     const gradcheck_case_t *cases;
     size_t count;
 } gradcheck_family_t;
+
+/* Each cases_*.c defines one family; test_gradient_check.c lists them all. */
+extern const gradcheck_family_t gradcheck_cases_basic;
+extern const gradcheck_family_t gradcheck_cases_nn;
+extern const gradcheck_family_t gradcheck_cases_array;
+extern const gradcheck_family_t gradcheck_cases_conv;
 
 #endif

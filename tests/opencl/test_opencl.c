@@ -6,6 +6,7 @@
  * processes of their own.) */
 #include "../unit/test_support.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,6 +129,49 @@ static void results_match_the_cpu(void **state) {
     tp_context_destroy(context);
 }
 
+/* RandomUniform and RandomStandardNormal on the GPU draw the CPU's Philox stream: uniform values
+ * bit for bit, normal values to within the last bits that the device's log, cos and sin may
+ * differ in (kernels/random.cl), for lengths that end inside a Philox block and a seed that uses
+ * the key's high word. */
+static void random_ops_draw_the_cpus_numbers(void **state) {
+    (void)state;
+    tp_context_t *context = make_context();
+    enum { N = 1003 };
+    const tp_dtype_t dtypes[] = {TP_FLOAT32, TP_FLOAT64};
+    const int64_t seed = -INT64_C(0x0123456789abcdef);
+    for (int normal = 0; normal < 2; normal++) {
+        for (int d = 0; d < 2; d++) {
+            double values[2][N];
+            const char *const devices[] = {"/GPU:0", "/CPU:0"};
+            for (int where = 0; where < 2; where++) {
+                tp_tensor_t *t = NULL;
+                assert_ok(tp_device_push(context, devices[where]));
+                tp_status_t *error =
+                    normal ? tp_random_normal(context, dtypes[d], TP_SHAPE(N), seed, &t)
+                           : tp_random_uniform(context, dtypes[d], TP_SHAPE(N), seed, &t);
+                assert_ok(tp_device_pop(context));
+                assert_ok(error);
+                assert_non_null(strstr(tp_tensor_device(t), devices[where] + 1));
+                if (dtypes[d] == TP_FLOAT32) {
+                    float raw[N];
+                    assert_ok(tp_tensor_read(t, raw, sizeof raw));
+                    for (int i = 0; i < N; i++) values[where][i] = raw[i];
+                } else {
+                    assert_ok(tp_tensor_read(t, values[where], sizeof values[where]));
+                }
+                tp_tensor_release(t);
+            }
+            double tolerance = !normal ? 0 : dtypes[d] == TP_FLOAT32 ? 1e-6 : 1e-14;
+            for (int i = 0; i < N; i++)
+                if (fabs(values[0][i] - values[1][i]) > tolerance * fmax(1, fabs(values[1][i])))
+                    fail_msg("%s %s element %d: GPU %.17g, CPU %.17g",
+                             normal ? "RandomStandardNormal" : "RandomUniform",
+                             tp_dtype_name(dtypes[d]), i, values[0][i], values[1][i]);
+        }
+    }
+    tp_context_destroy(context);
+}
+
 /* ---- Failures ----------------------------------------------------------------------------------- */
 
 /* An integer division by zero is found on the device, after the launch has returned: it
@@ -218,6 +262,7 @@ int main(void) {
         cmocka_unit_test(the_device_says_what_it_is),
         cmocka_unit_test(unscoped_ops_run_on_the_gpu_by_priority),
         cmocka_unit_test(results_match_the_cpu),
+        cmocka_unit_test(random_ops_draw_the_cpus_numbers),
         cmocka_unit_test(a_failure_on_the_device_reaches_exactly_its_tensors),
         cmocka_unit_test(memory_grows_and_returns_to_zero),
     };

@@ -658,18 +658,19 @@ static void fills_and_copies_of_new_dtypes(void **state) {
     tp_tensor_release(x);
 }
 
-/* Random 16-bit floats are the float64 draws of the same seed, rounded once; uniform ones
+/* Random 16-bit floats are the float32 draws of the same seed, rounded once; uniform ones
  * stay below 1, at the largest value below it where rounding would reach 1. */
 static void random_16_bit_floats(void **state) {
     tp_context_t *c = *state;
     enum { N = 4096 };
     tp_tensor_t *wide, *narrow;
-    double draws[N];
+    float draws[N];
     uint16_t bits[N];
+    int clamped = 0;
     for (int normal = 0; normal < 2; normal++) {
         tp_status_t *(*random)(tp_context_t *, tp_dtype_t, tp_shape_t, int64_t, tp_tensor_t **) =
             normal ? tp_random_normal : tp_random_uniform;
-        assert_ok(random(c, TP_FLOAT64, TP_SHAPE(N), 42, &wide));
+        assert_ok(random(c, TP_FLOAT32, TP_SHAPE(N), 42, &wide));
         assert_ok(tp_tensor_read(wide, draws, sizeof draws));
         tp_tensor_release(wide);
         for (int h = 0; h < 2; h++) {
@@ -678,16 +679,21 @@ static void random_16_bit_floats(void **state) {
             assert_ok(tp_tensor_read(narrow, bits, sizeof bits));
             tp_tensor_release(narrow);
             for (size_t i = 0; i < N; i++) {
-                uint16_t want = h == 0 ? tp_float16_from_double(draws[i])
-                                       : tp_bfloat16_from_double(draws[i]);
+                uint16_t want = h == 0 ? tp_float16_from_float(draws[i])
+                                       : tp_bfloat16_from_float(draws[i]);
                 uint16_t below_one = h == 0 ? 0x3bff : 0x3f7f;
-                if (!normal && want > below_one) want = below_one;
+                if (!normal && want > below_one) {
+                    want = below_one;
+                    clamped++;
+                }
                 if (bits[i] != want)
                     fail_msg("%s draw %zu: bits 0x%04x, wanted 0x%04x", tp_dtype_name(dtype), i,
                              bits[i], want);
             }
         }
     }
+    /* bfloat16 rounds every draw from 1 - 2^-9 up to 1: some of 4096 are there. */
+    assert_true(clamped > 0);
 }
 
 /* ---- Gradient kernels ------------------------------------------------------------------------ */
@@ -708,6 +714,103 @@ static void activation_gradients_of_new_dtypes(void **state) {
     EXPECT(y, TP_FLOAT16, 0.25);
     tp_tensor_release(inputs[0]);
     tp_tensor_release(inputs[1]);
+}
+
+/* ---- The other families' ops ------------------------------------------------------------------ */
+
+/* Comparisons, ArgMax/ArgMin, Min, Sign and the array ops on the new dtypes: integers
+ * compared and ordered as their own type (unsigned beyond the signed range), the 16-bit floats
+ * as their float32 values, NaN unequal to everything. */
+static void comparisons_and_selections(void **state) {
+    tp_context_t *c = *state;
+    tp_tensor_t *a = TYPED(c, TP_UINT64, uint64_t, TP_SHAPE(3), UINT64_MAX, 5, 7);
+    tp_tensor_t *b = TYPED(c, TP_UINT64, uint64_t, TP_SHAPE(3), 1, 5, 9), *y;
+    assert_ok(tp_greater(c, a, b, &y));
+    EXPECT_TYPED(y, TP_BOOL, bool, true, false, false);
+    assert_ok(tp_argmax(c, a, 0, TP_INT64, &y));
+    EXPECT_TYPED(y, TP_INT64, int64_t, 0);
+    assert_ok(tp_min(c, a, NULL, 0, false, &y));
+    EXPECT_TYPED(y, TP_UINT64, uint64_t, 5);
+    tp_tensor_release(a);
+    tp_tensor_release(b);
+    a = TYPED(c, TP_INT8, int8_t, TP_SHAPE(4), -128, 0, 3, -1);
+    assert_ok(tp_sign(c, a, &y));
+    EXPECT_TYPED(y, TP_INT8, int8_t, -1, 0, 1, -1);
+    assert_ok(tp_argmin(c, a, 0, TP_INT32, &y));
+    EXPECT_TYPED(y, TP_INT32, int32_t, 0);
+    assert_ok(tp_min(c, a, NULL, 0, false, &y));
+    EXPECT_TYPED(y, TP_INT8, int8_t, -128);
+    tp_tensor_release(a);
+    a = TYPED(c, TP_FLOAT16, uint16_t, TP_SHAPE(3), 0x3c00, 0x7e00 /* NaN */, 0xc000);
+    b = TYPED(c, TP_FLOAT16, uint16_t, TP_SHAPE(3), 0x3c00, 0x7e00, 0x3c00);
+    assert_ok(tp_equal(c, a, b, &y));
+    EXPECT_TYPED(y, TP_BOOL, bool, true, false, false);
+    assert_ok(tp_less(c, a, b, &y));
+    EXPECT_TYPED(y, TP_BOOL, bool, false, false, true);
+    assert_ok(tp_argmax(c, a, 0, TP_INT32, &y)); /* the first NaN wins */
+    EXPECT_TYPED(y, TP_INT32, int32_t, 1);
+    assert_ok(tp_sign(c, a, &y));
+    EXPECT(y, TP_FLOAT16, 1, NAN, -1);
+    tp_tensor_release(b);
+    /* Rsqrt(4) = 0.5 exactly; Rsqrt(2) = 0.70710678 -> 0.70703125 (bfloat16, steps of 2^-8). */
+    b = TYPED(c, TP_BFLOAT16, uint16_t, TP_SHAPE(2), 0x4080 /* 4 */, 0x4000 /* 2 */);
+    assert_ok(tp_rsqrt(c, b, &y));
+    EXPECT(y, TP_BFLOAT16, 0.5, 0.70703125);
+    tp_tensor_t *condition = TYPED(c, TP_BOOL, bool, TP_SHAPE(3), true, false, true);
+    tp_tensor_t *zeros;
+    assert_ok(tp_zeros_like(c, a, &zeros));
+    assert_ok(tp_select(c, condition, a, zeros, &y));
+    EXPECT_TYPED(y, TP_FLOAT16, uint16_t, 0x3c00, 0x0000, 0xc000);
+    tp_tensor_release(zeros);
+    tp_tensor_release(condition);
+    tp_tensor_release(a);
+    tp_tensor_release(b);
+}
+
+static void array_ops_write_new_dtypes(void **state) {
+    tp_context_t *c = *state;
+    tp_tensor_t *indices = TYPED(c, TP_INT32, int32_t, TP_SHAPE(2), 1, 0), *y;
+    /* on 0.1 in float16 is 0x2e66, off -2 is 0xc000. */
+    assert_ok(tp_one_hot(c, indices, 2, 0.1, -2, -1, TP_FLOAT16, &y));
+    EXPECT_TYPED(y, TP_FLOAT16, uint16_t, 0xc000, 0x2e66, 0x2e66, 0xc000);
+    assert_ok(tp_one_hot(c, indices, 2, 65535, 7, -1, TP_UINT16, &y));
+    EXPECT_TYPED(y, TP_UINT16, uint16_t, 7, 65535, 65535, 7);
+    /* A value an integer dtype does not hold is refused, naming it. */
+    assert_op_fails(y, tp_one_hot(c, indices, 2, 128, 0, -1, TP_INT8, &y), TP_INVALID_ARGUMENT,
+                    "on_value 128 is not a value of int8");
+    tp_tensor_t *x = TYPED(c, TP_BFLOAT16, uint16_t, TP_SHAPE(2), 0x3f80, 0x4000);
+    const int64_t paddings[] = {1, 1};
+    assert_ok(tp_pad(c, x, paddings, 1, 1.0 + 1.0 / 256, &y)); /* a tie: 1 */
+    EXPECT_TYPED(y, TP_BFLOAT16, uint16_t, 0x3f80, 0x3f80, 0x4000, 0x3f80);
+    tp_tensor_release(x);
+    x = TYPED(c, TP_INT8, int8_t, TP_SHAPE(3, 2), 100, 1, 100, 2, -3, 3);
+    tp_tensor_t *ids = TYPED(c, TP_INT32, int32_t, TP_SHAPE(3), 0, 0, 1);
+    assert_ok(tp_unsorted_segment_sum(c, x, ids, 2, &y)); /* 200 wraps to -56 */
+    EXPECT_TYPED(y, TP_INT8, int8_t, -56, 3, -3, 3);
+    tp_tensor_release(ids);
+    tp_tensor_release(x);
+    tp_tensor_release(indices);
+}
+
+/* Convolution and pooling of 16-bit floats: float32's results, rounded once. A 1x1 image of
+ * two channels against a 1x1 filter is a dot product: 1 * 0.5 + 3 * 0.25 = 1.25. */
+static void convolution_and_pooling_of_halves(void **state) {
+    tp_context_t *c = *state;
+    tp_tensor_t *image = TYPED(c, TP_FLOAT16, uint16_t, TP_SHAPE(1, 1, 1, 2), 0x3c00, 0x4200);
+    tp_tensor_t *filter = TYPED(c, TP_FLOAT16, uint16_t, TP_SHAPE(1, 1, 2, 1), 0x3800, 0x3400);
+    tp_tensor_t *y;
+    assert_ok(tp_conv2d(c, image, filter, NULL, &y));
+    EXPECT(y, TP_FLOAT16, 1.25);
+    tp_tensor_release(image);
+    tp_tensor_release(filter);
+    image = TYPED(c, TP_BFLOAT16, uint16_t, TP_SHAPE(1, 2, 2, 1), 0x3f80, 0xc000, 0x4040,
+                  0x3f00 /* 1, -2, 3, 0.5 */);
+    tp_pool_options_t window = {.window_height = 2, .window_width = 2};
+    assert_ok(tp_max_pool(c, image, &window, &y));
+    EXPECT(y, TP_BFLOAT16, 3);
+    assert_ok(tp_avg_pool(c, image, &window, &y));
+    EXPECT(y, TP_BFLOAT16, 0.625);
+    tp_tensor_release(image);
 }
 
 /* ---- Bad calls ------------------------------------------------------------------------------- */
@@ -760,6 +863,9 @@ int main(void) {
         TEST(fills_and_copies_of_new_dtypes),
         TEST(random_16_bit_floats),
         TEST(activation_gradients_of_new_dtypes),
+        TEST(comparisons_and_selections),
+        TEST(array_ops_write_new_dtypes),
+        TEST(convolution_and_pooling_of_halves),
         TEST(unsupported_dtypes_name_the_op_and_the_dtype),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,113 +1,116 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Random kernels of tensorplug's OpenCL plug-in: RandomUniform and RandomStandardNormal, the
- * CPU device's generator (devices/cpu/cpu_random.c) step for step, so that a seed gives the
- * same tensor on either device. It is counter-based: element i depends only on the seed and i
- * (SplitMix64 of the mixed seed and a stream position), so one work-item computes one element
- * and the split into work-groups cannot change a value.
+/* Random kernels of tensorplug's OpenCL plug-in: RandomUniform and RandomStandardNormal from
+ * Philox-4x32-10, reading its stream exactly as the CPU device does (devices/cpu/cpu_philox.h
+ * documents the mapping), so that a seed gives the same tensor on either device. Philox is
+ * counter-based: block b under key k is a pure function of (b, k), so one work-item computes
+ * one block (four float32 or two float64 elements) and the split into work-groups cannot change
+ * a value.
  *
  * How close to the CPU's values:
- *   - RandomUniform, both dtypes: bit for bit on every device. A float64 value is an integer
- *     below 2^53 times 2^-53, exact in double; a float32 value is that double rounded to
- *     float, done here in integer arithmetic, which needs no cl_khr_fp64 and gives the same
- *     bits.
+ *   - RandomUniform, both dtypes: bit for bit on every device. The values are integers below
+ *     2^24 (float32) or 2^53 (float64) times a power of two, exact in either type.
  *   - RandomStandardNormal with -DTP_FP64: Box-Muller in double in the CPU's order of
  *     operations, float32 rounding once at the end. sqrt and the arithmetic round as the CPU
- *     rounds, but log and cos are the device's: OpenCL allows them a few ulp and the CPU's C
- *     library is not correctly rounded either, so float64 values may differ in their last bits
- *     (float32 values only where that crosses a rounding boundary of float).
+ *     rounds, but log, cos and sin are the device's: OpenCL allows them a few ulp and the CPU's
+ *     C library is not correctly rounded either, so float64 values may differ in their last
+ *     bits (float32 values only where that crosses a rounding boundary of float).
  *   - RandomStandardNormal float32 without -DTP_FP64: Box-Muller in float, not the CPU's bits
- *     but within a few float ulp of its values. */
-static ulong mix(ulong z) {
-    z += 0x9E3779B97F4A7C15ul;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ul;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBul;
-    return z ^ (z >> 31);
-}
+ *     but within a few float ulp of its values: 1 - u1 and 2 u2 are exact in float (u has 24
+ *     bits), and cospi/sinpi take the angle in half turns, so no rounded 2 pi enters. */
 
-/* The 53 random bits of stream position `counter` under `key` (the mixed seed): the CPU's
- * uniform value is this integer times 2^-53. */
-static ulong bits53(ulong key, ulong counter) {
-    return mix(key ^ mix(counter)) >> 11;
-}
-
-/* (float)((double)k * 0x1p-53) for k <= 2^53, with integers only: k rounded to nearest, ties
- * to even, at 24 significant bits, then scaled by a power of two, which is exact since every
- * result is a normal float. */
-static float float_times_2_to_minus_53(ulong k) {
-    int shift = max(0, 40 - (int)clz(k)); /* bits below the 24 that a float keeps */
-    ulong kept = k >> shift;
-    if (shift > 0) {
-        ulong rest = k & ((1ul << shift) - 1), halfway = 1ul << (shift - 1);
-        if (rest > halfway || (rest == halfway && (kept & 1) != 0)) kept++;
+/* Philox-4x32-10 of counter (block, 0, 0) under key (seed's low word, seed's high word). */
+static uint4 philox_block(ulong seed, ulong block) {
+    uint c0 = (uint)block, c1 = (uint)(block >> 32), c2 = 0, c3 = 0;
+    uint k0 = (uint)seed, k1 = (uint)(seed >> 32);
+    for (int round = 0; round < 10; round++) {
+        if (round > 0) {
+            k0 += 0x9E3779B9u;
+            k1 += 0xBB67AE85u;
+        }
+        uint hi0 = mul_hi(0xD2511F53u, c0), lo0 = 0xD2511F53u * c0;
+        uint hi1 = mul_hi(0xCD9E8D57u, c2), lo1 = 0xCD9E8D57u * c2;
+        c0 = hi1 ^ c1 ^ k0;
+        c1 = lo1;
+        c2 = hi0 ^ c3 ^ k1;
+        c3 = lo0;
     }
-    /* kept <= 2^24 converts exactly; 2^(shift - 53) is between 2^-53 and 2^-23. */
-    return (float)kept * as_float((uint)(127 + shift - 53) << 23);
+    return (uint4)(c0, c1, c2, c3);
+}
+
+/* The top 24 bits of a word times 2^-24: exact in float. */
+static float uniform24(uint word) {
+    return (float)(word >> 8) * 0x1p-24f;
 }
 
 __kernel void uniform_float32(ulong seed, __global char *y_base, ulong y_offset, ulong n) {
-    size_t i = get_global_id(0);
-    if (i >= n) return;
-    float value = float_times_2_to_minus_53(bits53(mix(seed), i));
-    /* Rounding may reach 1.0f; uniform values stay below 1. */
-    AT(float, y_base, y_offset)[i] = value < 1.0f ? value : 0x1.fffffep-1f;
+    ulong block = get_global_id(0), first = 4 * block;
+    if (first >= n) return;
+    uint words[4];
+    vstore4(philox_block(seed, block), 0, words);
+    __global float *y = AT(float, y_base, y_offset);
+    for (ulong k = 0; k < 4 && first + k < n; k++) y[first + k] = uniform24(words[k]);
 }
 
 #ifdef TP_FP64
 
-__kernel void uniform_float64(ulong seed, __global char *y_base, ulong y_offset, ulong n) {
-    size_t i = get_global_id(0);
-    if (i >= n) return;
-    AT(double, y_base, y_offset)[i] = (double)bits53(mix(seed), i) * 0x1p-53;
+/* The top 53 bits of high:low times 2^-53: exact in double. */
+static double uniform53(uint high, uint low) {
+    return (double)(upsample(high, low) >> 11) * 0x1p-53;
 }
 
-/* Box-Muller on two independent uniforms; 1 - u keeps log() away from 0. */
-static double normal(ulong key, ulong i) {
-    double u1 = 1.0 - (double)bits53(key, 2 * i) * 0x1p-53;
-    double u2 = (double)bits53(key, 2 * i + 1) * 0x1p-53;
-    return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+/* Box-Muller: the (cos, sin) pair of normals from uniforms u1, u2 in [0, 1), as the CPU
+ * computes it. */
+static double2 box_muller(double u1, double u2) {
+    double radius = sqrt(-2.0 * log(1.0 - u1)), angle = 6.283185307179586 * u2;
+    return (double2)(radius * cos(angle), radius * sin(angle));
+}
+
+__kernel void uniform_float64(ulong seed, __global char *y_base, ulong y_offset, ulong n) {
+    ulong block = get_global_id(0), first = 2 * block;
+    if (first >= n) return;
+    uint4 w = philox_block(seed, block);
+    __global double *y = AT(double, y_base, y_offset);
+    y[first] = uniform53(w.s0, w.s1);
+    if (first + 1 < n) y[first + 1] = uniform53(w.s2, w.s3);
 }
 
 __kernel void normal_float32(ulong seed, __global char *y_base, ulong y_offset, ulong n) {
-    size_t i = get_global_id(0);
-    if (i >= n) return;
-    AT(float, y_base, y_offset)[i] = (float)normal(mix(seed), i);
+    ulong block = get_global_id(0), first = 4 * block;
+    if (first >= n) return;
+    uint4 w = philox_block(seed, block);
+    double2 a = box_muller(uniform24(w.s0), uniform24(w.s1));
+    double2 b = box_muller(uniform24(w.s2), uniform24(w.s3));
+    float values[4] = {(float)a.s0, (float)a.s1, (float)b.s0, (float)b.s1};
+    __global float *y = AT(float, y_base, y_offset);
+    for (ulong k = 0; k < 4 && first + k < n; k++) y[first + k] = values[k];
 }
 
 __kernel void normal_float64(ulong seed, __global char *y_base, ulong y_offset, ulong n) {
-    size_t i = get_global_id(0);
-    if (i >= n) return;
-    AT(double, y_base, y_offset)[i] = normal(mix(seed), i);
+    ulong block = get_global_id(0), first = 2 * block;
+    if (first >= n) return;
+    uint4 w = philox_block(seed, block);
+    double2 pair = box_muller(uniform53(w.s0, w.s1), uniform53(w.s2, w.s3));
+    __global double *y = AT(double, y_base, y_offset);
+    y[first] = pair.s0;
+    if (first + 1 < n) y[first + 1] = pair.s1;
 }
 
 #else
 
-/* Without doubles, Box-Muller in float: not the CPU's bits (see the top of the file), but
- * within a few float ulp of its values, as each factor is taken from the exact integers: a
- * float u1 = 1 - u near 1 would lose u's digits, so log(1 - u) is log1p(-u) there; and
- * cos(2 pi u2) comes from the quarter turn u2 is in and the exact rest of it, so that the
- * values near the zeros of cos keep float's relative precision. */
-static float minus_2_log_1_minus(ulong k) {
-    float log_u1 = k < (1ul << 52) ? log1p(-float_times_2_to_minus_53(k))
-                                   : log(float_times_2_to_minus_53((1ul << 53) - k));
-    return -2.0f * log_u1;
-}
-
-static float cos_2_pi_times_2_to_minus_53(ulong k) {
-    /* The angle is pi/2 (quarter + rest 2^-51); past half a quarter, pi/2 - the angle is the
-     * smaller one to round. */
-    ulong quarter = k >> 51, rest = k & ((1ul << 51) - 1);
-    bool upper = rest >= (1ul << 50);
-    float x = 0.5f * float_times_2_to_minus_53((upper ? (1ul << 51) - rest : rest) << 2);
-    float cos_rest = upper ? sinpi(x) : cospi(x), sin_rest = upper ? cospi(x) : sinpi(x);
-    return quarter == 0 ? cos_rest : quarter == 1 ? -sin_rest : quarter == 2 ? -cos_rest : sin_rest;
+/* Without doubles, Box-Muller in float (see the top of the file). */
+static float2 box_muller_float(uint w1, uint w2) {
+    float radius = sqrt(-2.0f * log(1.0f - uniform24(w1))), turns = 2.0f * uniform24(w2);
+    return (float2)(radius * cospi(turns), radius * sinpi(turns));
 }
 
 __kernel void normal_float32(ulong seed, __global char *y_base, ulong y_offset, ulong n) {
-    size_t i = get_global_id(0);
-    if (i >= n) return;
-    ulong key = mix(seed);
-    AT(float, y_base, y_offset)[i] = sqrt(minus_2_log_1_minus(bits53(key, 2 * i))) *
-                                     cos_2_pi_times_2_to_minus_53(bits53(key, 2 * i + 1));
+    ulong block = get_global_id(0), first = 4 * block;
+    if (first >= n) return;
+    uint4 w = philox_block(seed, block);
+    float2 a = box_muller_float(w.s0, w.s1), b = box_muller_float(w.s2, w.s3);
+    float values[4] = {a.s0, a.s1, b.s0, b.s1};
+    __global float *y = AT(float, y_base, y_offset);
+    for (ulong k = 0; k < 4 && first + k < n; k++) y[first + k] = values[k];
 }
 
 #endif

@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Conv2D and its gradients Conv2DBackpropInput and Conv2DBackpropFilter: float32 through
+ * oneDNN, float64 through im2col and dgemm (cpu_conv.h says why). */
+#include <string.h>
+
+#include "cpu_conv.h"
+#include "cpu_kernels.h"
+
+/* The window's output against the tensor that holds it: the host's shape inference made them
+ * agree, and a kernel that indexes memory by the window checks before it trusts that. */
+static bool output_matches(const cpu_window_t *w, const int64_t *dims, const char *op_name,
+                           const char *what, tp_plugin_status_t *status) {
+    if (dims[0] == w->batch && dims[1] == w->out_h && dims[2] == w->out_w &&
+        dims[3] == w->out_channels)
+        return true;
+    tp_cpu_host->status_set(status, TP_INVALID_ARGUMENT,
+                            "%s: %s is [%lld,%lld,%lld,%lld], not the convolution's "
+                            "[%lld,%lld,%lld,%lld]",
+                            op_name, what, (long long)dims[0], (long long)dims[1], (long long)dims[2],
+                            (long long)dims[3], (long long)w->batch, (long long)w->out_h,
+                            (long long)w->out_w, (long long)w->out_channels);
+    return false;
+}
+
+/* An empty result needs nothing; a result whose sum runs over an empty input (no channels, no
+ * images) is zero. True when the kernel is done. */
+static bool trivial(const cpu_tensor_t *a, const cpu_tensor_t *b, cpu_tensor_t *out) {
+    if (out->view.num_elements == 0) return true;
+    if (a->view.num_elements > 0 && b->view.num_elements > 0) return false;
+    memset(out->data, 0, (size_t)out->view.byte_size);
+    return true;
+}
+
+static void conv2d(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t *status) {
+    (void)kernel;
+    cpu_tensor_t input, filter, output;
+    cpu_window_t w;
+    if (!cpu_input(context, 0, &input, status) || !cpu_input(context, 1, &filter, status) ||
+        !cpu_output(context, 0, &output, status) ||
+        !cpu_conv_window(context, input.view.dims, filter.view.dims, &w, status) ||
+        !output_matches(&w, output.view.dims, "Conv2D", "the output", status) ||
+        trivial(&input, &filter, &output))
+        return;
+    if (output.view.dtype == TP_FLOAT32)
+        cpu_onednn_run(CPU_ONEDNN_CONV, &w, input.data, filter.data, output.data, "Conv2D",
+                       status);
+    else
+        cpu_conv_gemm_forward(&w, input.data, filter.data, output.data, "Conv2D", status);
+}
+
+static void conv2d_backprop_input(void *kernel, tp_kernel_context_t *context,
+                                  tp_plugin_status_t *status) {
+    (void)kernel;
+    static const char name[] = "Conv2DBackpropInput";
+    cpu_tensor_t filter, output_grad, input_grad;
+    cpu_window_t w;
+    if (!cpu_input(context, 0, &filter, status) ||
+        !cpu_input(context, 1, &output_grad, status) ||
+        !cpu_output(context, 0, &input_grad, status) ||
+        !cpu_conv_window(context, input_grad.view.dims, filter.view.dims, &w, status) ||
+        !output_matches(&w, output_grad.view.dims, name, "out_backprop", status) ||
+        trivial(&filter, &output_grad, &input_grad))
+        return;
+    if (input_grad.view.dtype == TP_FLOAT32)
+        cpu_onednn_run(CPU_ONEDNN_CONV_INPUT, &w, filter.data, output_grad.data,
+                       input_grad.data, name, status);
+    else
+        cpu_conv_gemm_input_grad(&w, filter.data, output_grad.data, input_grad.data, name,
+                                 status);
+}
+
+static void conv2d_backprop_filter(void *kernel, tp_kernel_context_t *context,
+                                   tp_plugin_status_t *status) {
+    (void)kernel;
+    static const char name[] = "Conv2DBackpropFilter";
+    cpu_tensor_t input, output_grad, filter_grad;
+    cpu_window_t w;
+    if (!cpu_input(context, 0, &input, status) || !cpu_input(context, 1, &output_grad, status) ||
+        !cpu_output(context, 0, &filter_grad, status) ||
+        !cpu_conv_window(context, input.view.dims, filter_grad.view.dims, &w, status) ||
+        !output_matches(&w, output_grad.view.dims, name, "out_backprop", status) ||
+        trivial(&input, &output_grad, &filter_grad))
+        return;
+    if (filter_grad.view.dtype == TP_FLOAT32)
+        cpu_onednn_run(CPU_ONEDNN_CONV_FILTER, &w, input.data, output_grad.data,
+                       filter_grad.data, name, status);
+    else
+        cpu_conv_gemm_filter_grad(&w, input.data, output_grad.data, filter_grad.data, name,
+                                  status);
+}
+
+void cpu_register_conv_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status) {
+    /* float16 and bfloat16 run the float32 code (cpu_staging.c). */
+    static const tp_dtype_t floats[] = {CPU_FLOAT_DTYPES};
+    const size_t num_floats = sizeof floats / sizeof *floats;
+    cpu_register(registrar, "Conv2D", "T", floats, num_floats, conv2d, status);
+    cpu_register(registrar, "Conv2DBackpropInput", "T", floats, num_floats,
+                 conv2d_backprop_input, status);
+    cpu_register(registrar, "Conv2DBackpropFilter", "T", floats, num_floats,
+                 conv2d_backprop_filter, status);
+}
