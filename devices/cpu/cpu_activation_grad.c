@@ -58,11 +58,7 @@ ACTIVATION_GRAD_KERNEL(tanh_grad, TANH_GRAD)
 
 void cpu_register_activation_grad_kernels(tp_registrar_t *registrar,
                                           tp_plugin_status_t *status) {
-    static const tp_dtype_t floats[] = {CPU_FLOAT_DTYPES};
-    static const tp_dtype_t numbers[] = {CPU_NUMBER_DTYPES};
-    const size_t num_floats = sizeof floats / sizeof *floats;
-    cpu_register(registrar, "ReluGrad", "T", numbers, sizeof numbers / sizeof *numbers, relu_grad,
-                 status);
-    cpu_register(registrar, "SigmoidGrad", "T", floats, num_floats, sigmoid_grad, status);
-    cpu_register(registrar, "TanhGrad", "T", floats, num_floats, tanh_grad, status);
+    cpu_register(registrar, "ReluGrad", "T", CPU_NUMBERS, relu_grad, status);
+    cpu_register(registrar, "SigmoidGrad", "T", CPU_FLOATS, sigmoid_grad, status);
+    cpu_register(registrar, "TanhGrad", "T", CPU_FLOATS, tanh_grad, status);
 }

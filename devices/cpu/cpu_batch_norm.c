@@ -254,10 +254,6 @@ static void fused_batch_norm_grad(void *kernel, tp_kernel_context_t *context,
 }
 
 void cpu_register_batch_norm_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status) {
-    /* float16 and bfloat16 run the float32 code (cpu_staging.c). */
-    static const tp_dtype_t floats[] = {CPU_FLOAT_DTYPES};
-    const size_t num_floats = sizeof floats / sizeof *floats;
-    cpu_register(registrar, "FusedBatchNorm", "T", floats, num_floats, fused_batch_norm, status);
-    cpu_register(registrar, "FusedBatchNormGrad", "T", floats, num_floats,
-                 fused_batch_norm_grad, status);
+    cpu_register(registrar, "FusedBatchNorm", "T", CPU_FLOATS, fused_batch_norm, status);
+    cpu_register(registrar, "FusedBatchNormGrad", "T", CPU_FLOATS, fused_batch_norm_grad, status);
 }

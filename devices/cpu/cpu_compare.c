@@ -264,18 +264,14 @@ static void arg_min(void *kernel, tp_kernel_context_t *context, tp_plugin_status
 
 void cpu_register_compare_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status) {
     /* float16 and bfloat16 are compared as the float32 values they are (cpu_staging.c). */
-    static const tp_dtype_t ordered[] = {CPU_NUMBER_DTYPES};
-    static const tp_dtype_t valued[] = {CPU_ALL_DTYPES};
-    const size_t num_ordered = sizeof ordered / sizeof ordered[0];
-    const size_t num_valued = sizeof valued / sizeof valued[0];
-    cpu_register(registrar, "Equal", "T", valued, num_valued, equal, status);
-    cpu_register(registrar, "NotEqual", "T", valued, num_valued, not_equal, status);
-    cpu_register(registrar, "Less", "T", ordered, num_ordered, less, status);
-    cpu_register(registrar, "LessEqual", "T", ordered, num_ordered, less_equal, status);
-    cpu_register(registrar, "Greater", "T", ordered, num_ordered, greater, status);
-    cpu_register(registrar, "GreaterEqual", "T", ordered, num_ordered, greater_equal, status);
-    cpu_register(registrar, "ArgMax", "T", ordered, num_ordered, arg_max, status);
-    cpu_register(registrar, "ArgMin", "T", ordered, num_ordered, arg_min, status);
+    cpu_register(registrar, "Equal", "T", CPU_ALL, equal, status);
+    cpu_register(registrar, "NotEqual", "T", CPU_ALL, not_equal, status);
+    cpu_register(registrar, "Less", "T", CPU_NUMBERS, less, status);
+    cpu_register(registrar, "LessEqual", "T", CPU_NUMBERS, less_equal, status);
+    cpu_register(registrar, "Greater", "T", CPU_NUMBERS, greater, status);
+    cpu_register(registrar, "GreaterEqual", "T", CPU_NUMBERS, greater_equal, status);
+    cpu_register(registrar, "ArgMax", "T", CPU_NUMBERS, arg_max, status);
+    cpu_register(registrar, "ArgMin", "T", CPU_NUMBERS, arg_min, status);
     /* Select copies by element size: every dtype. */
     cpu_register(registrar, "Select", NULL, NULL, 0, select_kernel, status);
 }

@@ -90,12 +90,8 @@ static void conv2d_backprop_filter(void *kernel, tp_kernel_context_t *context,
 }
 
 void cpu_register_conv_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status) {
-    /* float16 and bfloat16 run the float32 code (cpu_staging.c). */
-    static const tp_dtype_t floats[] = {CPU_FLOAT_DTYPES};
-    const size_t num_floats = sizeof floats / sizeof *floats;
-    cpu_register(registrar, "Conv2D", "T", floats, num_floats, conv2d, status);
-    cpu_register(registrar, "Conv2DBackpropInput", "T", floats, num_floats,
-                 conv2d_backprop_input, status);
-    cpu_register(registrar, "Conv2DBackpropFilter", "T", floats, num_floats,
-                 conv2d_backprop_filter, status);
+    cpu_register(registrar, "Conv2D", "T", CPU_FLOATS, conv2d, status);
+    cpu_register(registrar, "Conv2DBackpropInput", "T", CPU_FLOATS, conv2d_backprop_input, status);
+    cpu_register(registrar, "Conv2DBackpropFilter", "T", CPU_FLOATS, conv2d_backprop_filter,
+                 status);
 }

@@ -62,8 +62,5 @@ static void dropout(void *kernel, tp_kernel_context_t *context, tp_plugin_status
 }
 
 void cpu_register_dropout_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status) {
-    /* float16 and bfloat16 run the float32 code (cpu_staging.c). */
-    static const tp_dtype_t floats[] = {CPU_FLOAT_DTYPES};
-    const size_t num_floats = sizeof floats / sizeof *floats;
-    cpu_register(registrar, "Dropout", "T", floats, num_floats, dropout, status);
+    cpu_register(registrar, "Dropout", "T", CPU_FLOATS, dropout, status);
 }

@@ -18,6 +18,14 @@
 #define CPU_NUMBER_DTYPES CPU_FLOAT_DTYPES, CPU_INTEGER_DTYPES
 #define CPU_ALL_DTYPES CPU_NUMBER_DTYPES, TP_BOOL
 
+/* The same lists as arrays with their lengths, for a registration's dtypes:
+ * cpu_register(registrar, "MaxPool", "T", CPU_FLOATS, max_pool, status). */
+extern const tp_dtype_t cpu_float_dtypes[], cpu_number_dtypes[], cpu_all_dtypes[];
+extern const size_t cpu_num_float_dtypes, cpu_num_number_dtypes, cpu_num_all_dtypes;
+#define CPU_FLOATS cpu_float_dtypes, cpu_num_float_dtypes
+#define CPU_NUMBERS cpu_number_dtypes, cpu_num_number_dtypes
+#define CPU_ALL cpu_all_dtypes, cpu_num_all_dtypes
+
 /* X(dtype, C type, unsigned type its arithmetic wraps in, signed) for each integer dtype. The
  * arithmetic type is never narrower than unsigned int, so that no operand is promoted to int,
  * whose overflow would be undefined (uint16_t * uint16_t is). */
@@ -40,26 +48,6 @@
 
 static inline bool cpu_is_half(tp_dtype_t dtype) {
     return dtype == TP_FLOAT16 || dtype == TP_BFLOAT16;
-}
-
-/* For messages: the CPU sees the plug-in ABI alone, which has no names for dtypes. */
-static inline const char *cpu_dtype_name(tp_dtype_t dtype) {
-    switch (dtype) {
-    case TP_FLOAT32: return "float32";
-    case TP_FLOAT64: return "float64";
-    case TP_INT32: return "int32";
-    case TP_INT64: return "int64";
-    case TP_UINT8: return "uint8";
-    case TP_BOOL: return "bool";
-    case TP_FLOAT16: return "float16";
-    case TP_BFLOAT16: return "bfloat16";
-    case TP_INT8: return "int8";
-    case TP_INT16: return "int16";
-    case TP_UINT16: return "uint16";
-    case TP_UINT32: return "uint32";
-    case TP_UINT64: return "uint64";
-    default: return "an invalid dtype";
-    }
 }
 
 static inline bool cpu_is_integer(tp_dtype_t dtype) {

@@ -185,12 +185,8 @@ static void one_hot(void *kernel, tp_kernel_context_t *context, tp_plugin_status
 }
 
 void cpu_register_gather_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status) {
-    static const tp_dtype_t sums[] = {CPU_NUMBER_DTYPES};
-    static const tp_dtype_t values[] = {CPU_ALL_DTYPES};
     cpu_register(registrar, "Gather", NULL, NULL, 0, gather, status);
-    cpu_register(registrar, "UnsortedSegmentSum", "T", sums, sizeof sums / sizeof sums[0],
-                 unsorted_segment_sum, status);
+    cpu_register(registrar, "UnsortedSegmentSum", "T", CPU_NUMBERS, unsorted_segment_sum, status);
     /* OneHot writes its values' bytes, 16-bit floats' included (cpu_scalar_bytes). */
-    cpu_register_native(registrar, "OneHot", "T", values, sizeof values / sizeof values[0],
-                        one_hot, status);
+    cpu_register_native(registrar, "OneHot", "T", CPU_ALL, one_hot, status);
 }

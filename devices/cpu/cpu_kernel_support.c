@@ -11,6 +11,13 @@
 
 const tp_host_api_t *tp_cpu_host;
 
+const tp_dtype_t cpu_float_dtypes[] = {CPU_FLOAT_DTYPES};
+const tp_dtype_t cpu_number_dtypes[] = {CPU_NUMBER_DTYPES};
+const tp_dtype_t cpu_all_dtypes[] = {CPU_ALL_DTYPES};
+const size_t cpu_num_float_dtypes = sizeof cpu_float_dtypes / sizeof *cpu_float_dtypes;
+const size_t cpu_num_number_dtypes = sizeof cpu_number_dtypes / sizeof *cpu_number_dtypes;
+const size_t cpu_num_all_dtypes = sizeof cpu_all_dtypes / sizeof *cpu_all_dtypes;
+
 bool cpu_failed(const tp_plugin_status_t *status) {
     return tp_cpu_host->status_code(status) != TP_OK;
 }
@@ -118,8 +125,9 @@ void cpu_parallel_for(int64_t count, int64_t cost_per_item, cpu_range_fn fn, voi
     }
 }
 
-void cpu_register_native(tp_registrar_t *registrar, const char *op, const char *attr,
-                         const tp_dtype_t *dtypes, size_t num_dtypes,
+void cpu_register_kernel(tp_registrar_t *registrar, const char *op, const char *attr,
+                         const tp_dtype_t *dtypes, size_t num_dtypes, void *kernel_state,
+                         void *(*create)(void *, tp_kernel_context_t *, tp_plugin_status_t *),
                          void (*compute)(void *, tp_kernel_context_t *, tp_plugin_status_t *),
                          tp_plugin_status_t *status) {
     if (cpu_failed(status)) return;
@@ -129,6 +137,15 @@ void cpu_register_native(tp_registrar_t *registrar, const char *op, const char *
                               .device_type = "CPU",
                               .constraints = attr != NULL ? &constraint : NULL,
                               .num_constraints = attr != NULL ? 1 : 0,
+                              .kernel_state = kernel_state,
+                              .create = create,
                               .compute = compute};
     tp_cpu_host->register_kernel(registrar, &kernel, status);
+}
+
+void cpu_register_native(tp_registrar_t *registrar, const char *op, const char *attr,
+                         const tp_dtype_t *dtypes, size_t num_dtypes,
+                         void (*compute)(void *, tp_kernel_context_t *, tp_plugin_status_t *),
+                         tp_plugin_status_t *status) {
+    cpu_register_kernel(registrar, op, attr, dtypes, num_dtypes, NULL, NULL, compute, status);
 }

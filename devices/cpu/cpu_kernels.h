@@ -46,6 +46,12 @@ void cpu_register_native(tp_registrar_t *registrar, const char *op, const char *
                          const tp_dtype_t *dtypes, size_t num_dtypes,
                          void (*compute)(void *, tp_kernel_context_t *, tp_plugin_status_t *),
                          tp_plugin_status_t *status);
+/* Both of the above: one kernel with its state and create (NULL for a plain one). */
+void cpu_register_kernel(tp_registrar_t *registrar, const char *op, const char *attr,
+                         const tp_dtype_t *dtypes, size_t num_dtypes, void *kernel_state,
+                         void *(*create)(void *, tp_kernel_context_t *, tp_plugin_status_t *),
+                         void (*compute)(void *, tp_kernel_context_t *, tp_plugin_status_t *),
+                         tp_plugin_status_t *status);
 /* Called by cpu_input and cpu_output: while a staged kernel runs on 16-bit floats, replaces a
  * 16-bit tensor by its float32 stand-in; false with `status` set when out of memory. */
 bool cpu_stage(bool input, int32_t index, tp_kernel_context_t *context, cpu_tensor_t *tensor,

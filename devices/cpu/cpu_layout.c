@@ -44,8 +44,6 @@ static void transpose(void *kernel, tp_kernel_context_t *context, tp_plugin_stat
 }
 
 void cpu_register_layout_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status) {
-    static const tp_dtype_t all_types[] = {CPU_ALL_DTYPES};
-    const size_t count = sizeof all_types / sizeof *all_types;
-    cpu_register_native(registrar, "Reshape", "T", all_types, count, cpu_copy_kernel, status);
-    cpu_register_native(registrar, "Transpose", "T", all_types, count, transpose, status);
+    cpu_register_native(registrar, "Reshape", "T", CPU_ALL, cpu_copy_kernel, status);
+    cpu_register_native(registrar, "Transpose", "T", CPU_ALL, transpose, status);
 }

@@ -37,7 +37,5 @@ static void matmul(void *kernel, tp_kernel_context_t *context, tp_plugin_status_
 }
 
 void cpu_register_matmul_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status) {
-    static const tp_dtype_t floats[] = {CPU_FLOAT_DTYPES};
-    cpu_register(registrar, "MatMul", "T", floats, sizeof floats / sizeof *floats, matmul,
-                 status);
+    cpu_register(registrar, "MatMul", "T", CPU_FLOATS, matmul, status);
 }

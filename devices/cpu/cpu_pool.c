@@ -115,11 +115,8 @@ POOL_KERNEL(max_pool_grad, MAX_POOL_GRAD)
 POOL_KERNEL(avg_pool_grad, AVG_POOL_GRAD)
 
 void cpu_register_pool_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status) {
-    /* float16 and bfloat16 run the float32 code (cpu_staging.c). */
-    static const tp_dtype_t floats[] = {CPU_FLOAT_DTYPES};
-    const size_t num_floats = sizeof floats / sizeof *floats;
-    cpu_register(registrar, "MaxPool", "T", floats, num_floats, max_pool, status);
-    cpu_register(registrar, "AvgPool", "T", floats, num_floats, avg_pool, status);
-    cpu_register(registrar, "MaxPoolGrad", "T", floats, num_floats, max_pool_grad, status);
-    cpu_register(registrar, "AvgPoolGrad", "T", floats, num_floats, avg_pool_grad, status);
+    cpu_register(registrar, "MaxPool", "T", CPU_FLOATS, max_pool, status);
+    cpu_register(registrar, "AvgPool", "T", CPU_FLOATS, avg_pool, status);
+    cpu_register(registrar, "MaxPoolGrad", "T", CPU_FLOATS, max_pool_grad, status);
+    cpu_register(registrar, "AvgPoolGrad", "T", CPU_FLOATS, avg_pool_grad, status);
 }

@@ -117,10 +117,6 @@ static void uniform_kernel(void *kernel, tp_kernel_context_t *context,
 }
 
 void cpu_register_random_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status) {
-    static const tp_dtype_t floats[] = {CPU_FLOAT_DTYPES};
-    const size_t count = sizeof floats / sizeof *floats;
-    cpu_register_native(registrar, "RandomStandardNormal", "dtype", floats, count, normal,
-                        status);
-    cpu_register_native(registrar, "RandomUniform", "dtype", floats, count, uniform_kernel,
-                        status);
+    cpu_register_native(registrar, "RandomStandardNormal", "dtype", CPU_FLOATS, normal, status);
+    cpu_register_native(registrar, "RandomUniform", "dtype", CPU_FLOATS, uniform_kernel, status);
 }

@@ -180,13 +180,9 @@ static void softmax(void *kernel, tp_kernel_context_t *context, tp_plugin_status
 }
 
 void cpu_register_reduction_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status) {
-    static const tp_dtype_t numbers[] = {CPU_NUMBER_DTYPES};
-    static const tp_dtype_t floats[] = {CPU_FLOAT_DTYPES};
-    const size_t num_numbers = sizeof numbers / sizeof *numbers;
-    cpu_register(registrar, "Sum", "T", numbers, num_numbers, sum, status);
-    cpu_register(registrar, "Mean", "T", numbers, num_numbers, mean, status);
-    cpu_register(registrar, "Max", "T", numbers, num_numbers, max, status);
-    cpu_register(registrar, "Min", "T", numbers, num_numbers, min, status);
-    cpu_register(registrar, "Softmax", "T", floats, sizeof floats / sizeof *floats, softmax,
-                 status);
+    cpu_register(registrar, "Sum", "T", CPU_NUMBERS, sum, status);
+    cpu_register(registrar, "Mean", "T", CPU_NUMBERS, mean, status);
+    cpu_register(registrar, "Max", "T", CPU_NUMBERS, max, status);
+    cpu_register(registrar, "Min", "T", CPU_NUMBERS, min, status);
+    cpu_register(registrar, "Softmax", "T", CPU_FLOATS, softmax, status);
 }

@@ -140,12 +140,8 @@ SOFTMAX_KERNEL(dense_loss, DENSE_LOSS)
 SOFTMAX_KERNEL(sparse_loss, SPARSE_LOSS)
 
 void cpu_register_softmax_loss_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status) {
-    /* float16 and bfloat16 run the float32 code (cpu_staging.c). */
-    static const tp_dtype_t floats[] = {CPU_FLOAT_DTYPES};
-    const size_t num_floats = sizeof floats / sizeof *floats;
-    cpu_register(registrar, "LogSoftmax", "T", floats, num_floats, log_softmax, status);
-    cpu_register(registrar, "SoftmaxCrossEntropyWithLogits", "T", floats, num_floats,
-                 dense_loss, status);
-    cpu_register(registrar, "SparseSoftmaxCrossEntropyWithLogits", "T", floats, num_floats,
-                 sparse_loss, status);
+    cpu_register(registrar, "LogSoftmax", "T", CPU_FLOATS, log_softmax, status);
+    cpu_register(registrar, "SoftmaxCrossEntropyWithLogits", "T", CPU_FLOATS, dense_loss, status);
+    cpu_register(registrar, "SparseSoftmaxCrossEntropyWithLogits", "T", CPU_FLOATS, sparse_loss,
+                 status);
 }

@@ -91,8 +91,8 @@ bool cpu_stage(bool input, int32_t index, tp_kernel_context_t *context, cpu_tens
                                 "%s: no host memory to compute %s %s %d (%lld elements) in "
                                 "float32",
                                 tp_cpu_host->kernel_op_name(context),
-                                cpu_dtype_name(tensor->view.dtype), input ? "input" : "output",
-                                (int)index, (long long)count);
+                                tensor->view.dtype == TP_FLOAT16 ? "float16" : "bfloat16",
+                                input ? "input" : "output", (int)index, (long long)count);
         return false;
     }
     staged_t *s = &staging->tensors[staging->count++];
@@ -178,14 +178,6 @@ void cpu_register(tp_registrar_t *registrar, const char *op, const char *attr,
     }
     staged_kernel_t *staged = &staged_kernels[num_staged_kernels++];
     *staged = (staged_kernel_t){compute, attr};
-    tp_type_constraint_t constraint = {sizeof constraint, attr, dtypes, num_dtypes};
-    tp_kernel_def_t kernel = {.struct_size = sizeof kernel,
-                              .op = op,
-                              .device_type = "CPU",
-                              .constraints = &constraint,
-                              .num_constraints = 1,
-                              .kernel_state = staged,
-                              .create = staged_create,
-                              .compute = staged_compute};
-    tp_cpu_host->register_kernel(registrar, &kernel, status);
+    cpu_register_kernel(registrar, op, attr, dtypes, num_dtypes, staged, staged_create,
+                        staged_compute, status);
 }

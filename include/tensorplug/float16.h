@@ -28,7 +28,31 @@
 extern "C" {
 #endif
 
-/* ---- The shared narrowing step (not part of the API) --------------------------------------- */
+/* ---- Shared steps (not part of the API) ----------------------------------------------------- */
+
+static inline float tp_float16_internal_float_of_bits(uint32_t bits) {
+    float value;
+    memcpy(&value, &bits, sizeof value);
+    return value;
+}
+
+static inline uint64_t tp_float16_internal_bits_of_double(double value) {
+    uint64_t bits;
+    memcpy(&bits, &value, sizeof bits);
+    return bits;
+}
+
+/* A subnormal's fraction shifted up until `hidden` (the place of its format's implicit leading
+ * bit) is set, *exponent lowered as it goes: the same value as a wider format's normal number
+ * holds it. */
+static inline uint64_t tp_float16_internal_normalize(uint64_t fraction, uint64_t hidden,
+                                                     int32_t *exponent) {
+    while ((fraction & hidden) == 0) {
+        fraction <<= 1;
+        (*exponent)--;
+    }
+    return fraction;
+}
 
 /* Rounds (-1)^sign * significand * 2^(exponent - 52), significand normalised to 53 bits (bit 52
  * set), to the finite or infinite number of a format with `mantissa_bits` stored fraction bits
@@ -79,16 +103,10 @@ static inline uint16_t tp_float16_internal_from_double_bits(uint64_t bits, int32
     uint64_t fraction = bits & ((UINT64_C(1) << 52) - 1);
     if (field == 0x7ff) return tp_float16_internal_special(sign, fraction, 52, mantissa_bits);
     if (field == 0 && fraction == 0) return (uint16_t)(sign << 15);
-    int32_t exponent = field - 1023;
-    uint64_t significand = fraction | (UINT64_C(1) << 52);
-    if (field == 0) { /* a subnormal double: normalise it */
-        exponent = -1022;
-        significand = fraction;
-        while ((significand & (UINT64_C(1) << 52)) == 0) {
-            significand <<= 1;
-            exponent--;
-        }
-    }
+    int32_t exponent = field == 0 ? -1022 : field - 1023;
+    uint64_t significand = field == 0 ? tp_float16_internal_normalize(fraction, UINT64_C(1) << 52,
+                                                                      &exponent)
+                                      : fraction | (UINT64_C(1) << 52);
     return tp_float16_internal_round(sign, significand, exponent, mantissa_bits, bias);
 }
 
@@ -102,67 +120,47 @@ static inline uint64_t tp_float16_internal_widen_bits(float value) {
     uint64_t fraction = bits & 0x7fffff;
     if (field == 0xff) return sign | (UINT64_C(0x7ff) << 52) | (fraction << 29);
     if (field == 0 && fraction == 0) return sign;
-    int32_t exponent = (int32_t)field - 127;
-    if (field == 0) { /* a subnormal float is a normal double */
-        exponent = -126;
-        while ((fraction & 0x800000) == 0) {
-            fraction <<= 1;
-            exponent--;
-        }
-        fraction &= 0x7fffff;
-    }
+    int32_t exponent = field == 0 ? -126 : (int32_t)field - 127;
+    if (field == 0) /* a subnormal float is a normal double */
+        fraction = tp_float16_internal_normalize(fraction, 0x800000, &exponent) & 0x7fffff;
     return sign | ((uint64_t)(exponent + 1023) << 52) | (fraction << 29);
 }
 
-/* ---- float16 ---------------------------------------------------------------------------------- */
+/* ---- float16 -------------------------------------------------------------------------------- */
 
 static inline float tp_float16_to_float(uint16_t half) {
     uint32_t sign = (uint32_t)(half & 0x8000) << 16;
-    uint32_t field = (half >> 10) & 0x1f, fraction = half & 0x3ff, bits;
-    if (field == 0x1f) {
-        bits = sign | 0x7f800000u | (fraction << 13);
-    } else if (field == 0) {
-        if (fraction == 0) {
-            bits = sign;
-        } else { /* a subnormal float16 is a normal float */
-            int32_t exponent = -14;
-            while ((fraction & 0x400) == 0) {
-                fraction <<= 1;
-                exponent--;
-            }
-            bits = sign | ((uint32_t)(exponent + 127) << 23) | ((fraction & 0x3ff) << 13);
-        }
-    } else {
-        bits = sign | ((field - 15 + 127) << 23) | (fraction << 13);
+    uint32_t field = (half >> 10) & 0x1f, fraction = half & 0x3ff;
+    if (field == 0x1f) /* infinity, or NaN with its payload */
+        return tp_float16_internal_float_of_bits(sign | 0x7f800000u | fraction << 13);
+    if (field == 0 && fraction == 0) return tp_float16_internal_float_of_bits(sign);
+    int32_t exponent = (int32_t)field - 15;
+    if (field == 0) { /* a subnormal float16 is a normal float */
+        exponent = -14;
+        fraction = (uint32_t)tp_float16_internal_normalize(fraction, 0x400, &exponent) & 0x3ff;
     }
-    float value;
-    memcpy(&value, &bits, sizeof value);
-    return value;
+    return tp_float16_internal_float_of_bits(sign | (uint32_t)(exponent + 127) << 23 |
+                                             fraction << 13);
 }
 
 static inline uint16_t tp_float16_from_double(double value) {
-    uint64_t bits;
-    memcpy(&bits, &value, sizeof bits);
-    return tp_float16_internal_from_double_bits(bits, 10, 15);
+    return tp_float16_internal_from_double_bits(tp_float16_internal_bits_of_double(value), 10,
+                                                15);
 }
 
 static inline uint16_t tp_float16_from_float(float value) {
     return tp_float16_internal_from_double_bits(tp_float16_internal_widen_bits(value), 10, 15);
 }
 
-/* ---- bfloat16 --------------------------------------------------------------------------------- */
+/* ---- bfloat16 ------------------------------------------------------------------------------- */
 
 static inline float tp_bfloat16_to_float(uint16_t bfloat) {
-    uint32_t bits = (uint32_t)bfloat << 16;
-    float value;
-    memcpy(&value, &bits, sizeof value);
-    return value;
+    return tp_float16_internal_float_of_bits((uint32_t)bfloat << 16);
 }
 
 static inline uint16_t tp_bfloat16_from_double(double value) {
-    uint64_t bits;
-    memcpy(&bits, &value, sizeof bits);
-    return tp_float16_internal_from_double_bits(bits, 7, 127);
+    return tp_float16_internal_from_double_bits(tp_float16_internal_bits_of_double(value), 7,
+                                                127);
 }
 
 /* bfloat16 has float's exponent range, so rounding a float is adding just under half a unit

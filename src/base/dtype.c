@@ -10,24 +10,15 @@ typedef struct {
     tp_dtype_t dtype;
     const char *name;
     size_t size;
-    tp_dtype_kind_t kind;
 } dtype_entry_t;
 
 /* In the ABI's order, which is the order tp_dtype_from_name's message lists them in. */
 static const dtype_entry_t dtypes[] = {
-    {TP_FLOAT32, "float32", 4, TP_DTYPE_KIND_FLOAT},
-    {TP_FLOAT64, "float64", 8, TP_DTYPE_KIND_FLOAT},
-    {TP_INT32, "int32", 4, TP_DTYPE_KIND_SIGNED},
-    {TP_INT64, "int64", 8, TP_DTYPE_KIND_SIGNED},
-    {TP_UINT8, "uint8", 1, TP_DTYPE_KIND_UNSIGNED},
-    {TP_BOOL, "bool", 1, TP_DTYPE_KIND_BOOL},
-    {TP_FLOAT16, "float16", 2, TP_DTYPE_KIND_FLOAT},
-    {TP_BFLOAT16, "bfloat16", 2, TP_DTYPE_KIND_FLOAT},
-    {TP_INT8, "int8", 1, TP_DTYPE_KIND_SIGNED},
-    {TP_INT16, "int16", 2, TP_DTYPE_KIND_SIGNED},
-    {TP_UINT16, "uint16", 2, TP_DTYPE_KIND_UNSIGNED},
-    {TP_UINT32, "uint32", 4, TP_DTYPE_KIND_UNSIGNED},
-    {TP_UINT64, "uint64", 8, TP_DTYPE_KIND_UNSIGNED},
+    {TP_FLOAT32, "float32", 4},   {TP_FLOAT64, "float64", 8}, {TP_INT32, "int32", 4},
+    {TP_INT64, "int64", 8},       {TP_UINT8, "uint8", 1},     {TP_BOOL, "bool", 1},
+    {TP_FLOAT16, "float16", 2},   {TP_BFLOAT16, "bfloat16", 2}, {TP_INT8, "int8", 1},
+    {TP_INT16, "int16", 2},       {TP_UINT16, "uint16", 2},   {TP_UINT32, "uint32", 4},
+    {TP_UINT64, "uint64", 8},
 };
 
 static const dtype_entry_t *find(tp_dtype_t dtype) {
@@ -47,8 +38,14 @@ size_t tp_dtype_size(tp_dtype_t dtype) {
 }
 
 tp_dtype_kind_t tp_dtype_kind(tp_dtype_t dtype) {
-    const dtype_entry_t *entry = find(dtype);
-    return entry == NULL ? TP_DTYPE_KIND_INVALID : entry->kind;
+    switch (dtype) {
+    case TP_FLOAT32: case TP_FLOAT64: case TP_FLOAT16: case TP_BFLOAT16:
+        return TP_DTYPE_KIND_FLOAT;
+    case TP_INT8: case TP_INT16: case TP_INT32: case TP_INT64: return TP_DTYPE_KIND_SIGNED;
+    case TP_UINT8: case TP_UINT16: case TP_UINT32: case TP_UINT64: return TP_DTYPE_KIND_UNSIGNED;
+    case TP_BOOL: return TP_DTYPE_KIND_BOOL;
+    default: return TP_DTYPE_KIND_INVALID;
+    }
 }
 
 bool tp_dtype_is_float(tp_dtype_t dtype) { return tp_dtype_kind(dtype) == TP_DTYPE_KIND_FLOAT; }

@@ -102,12 +102,7 @@ static void cast(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t 
 static void init(const tp_host_api_t *host_api, tp_registrar_t *registrar,
                  tp_plugin_status_t *status) {
     host = host_api;
-    tp_device_type_def_t def;
-    memset(&def, 0, sizeof def);
-    def.struct_size = sizeof def;
-    simple_device_fill(&def, "OLD", 1, host);
-    def.priority = 100;
-    host->register_device_type(registrar, &def, status);
+    simple_device_register(host, registrar, "OLD", 1, 100, status);
 
     tp_kernel_def_t unconstrained_neg = {.struct_size = sizeof unconstrained_neg, .op = "Neg",
                                          .device_type = "OLD", .compute = neg};

@@ -67,7 +67,8 @@ static double reference_value(const format_t *f, uint16_t bits) {
 
 /* Every bit pattern widens to its defined value, NaN to a NaN of its sign that keeps its
  * payload, and narrows back to itself (a NaN to a quiet NaN of the same sign and payload). */
-static void check_every_pattern(const format_t *f) {
+static void every_pattern(void **state) {
+    const format_t *f = *state;
     for (uint32_t b = 0; b <= 0xffff; b++) {
         uint16_t bits = (uint16_t)b;
         float wide = f->widen(bits);
@@ -94,16 +95,6 @@ static void check_every_pattern(const format_t *f) {
     }
 }
 
-static void float16_every_pattern(void **state) {
-    (void)state;
-    check_every_pattern(&float16);
-}
-
-static void bfloat16_every_pattern(void **state) {
-    (void)state;
-    check_every_pattern(&bfloat16);
-}
-
 /* Narrowing `value` gives `want`, from a double and, where the double is a float, from that
  * float too. */
 static void expect_narrowed(const format_t *f, double value, uint16_t want) {
@@ -127,7 +118,8 @@ static void expect_narrowed(const format_t *f, double value, uint16_t want) {
  * nearer to one (the next double or float towards it) goes to that one; the same holds
  * mirrored for negative values. Infinity's "value" here is where the next binade would start,
  * which is how IEEE 754 decides overflow. */
-static void check_every_boundary(const format_t *f) {
+static void every_boundary(void **state) {
+    const format_t *f = *state;
     uint16_t infinity = exponent_mask(f);
     for (uint16_t low = 0; low < infinity; low++) {
         uint16_t high = (uint16_t)(low + 1);
@@ -149,16 +141,6 @@ static void check_every_boundary(const format_t *f) {
             assert_int_equal(above, high | sign_bit);
         }
     }
-}
-
-static void float16_every_boundary(void **state) {
-    (void)state;
-    check_every_boundary(&float16);
-}
-
-static void bfloat16_every_boundary(void **state) {
-    (void)state;
-    check_every_boundary(&bfloat16);
 }
 
 /* Values far outside the format: huge ones overflow, tiny ones (double subnormals included)
@@ -288,10 +270,11 @@ static void float16_matches_the_compiler(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(float16_every_pattern),
-        cmocka_unit_test(bfloat16_every_pattern),
-        cmocka_unit_test(float16_every_boundary),
-        cmocka_unit_test(bfloat16_every_boundary),
+        /* The format under test is the test's state. */
+        cmocka_unit_test_prestate(every_pattern, (void *)&float16),
+        cmocka_unit_test_prestate(every_pattern, (void *)&bfloat16),
+        cmocka_unit_test_prestate(every_boundary, (void *)&float16),
+        cmocka_unit_test_prestate(every_boundary, (void *)&bfloat16),
         cmocka_unit_test(extremes),
         cmocka_unit_test(known_values),
         cmocka_unit_test(bfloat16_fast_path_matches_general),

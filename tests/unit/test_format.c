@@ -144,11 +144,24 @@ static void float16_prints_like_numpy(void **state) {
     check(TP_FLOAT16, TP_SHAPE(4), specials, "[2048.      3.14     nan    -inf]");
     const uint16_t matrix[] = {0x3800, 0x3c00, 0x3e00, 0x4000};
     check(TP_FLOAT16, TP_SHAPE(2, 2), matrix, "[[0.5 1. ]\n [1.5 2. ]]");
-    const uint16_t largest = 0x7bff, tenth = 0x2e66, smallest = 0x0001, pi = 0x4248;
-    check(TP_FLOAT16, TP_SCALAR_SHAPE, &largest, "65500.0");
-    check(TP_FLOAT16, TP_SCALAR_SHAPE, &tenth, "0.1");
-    check(TP_FLOAT16, TP_SCALAR_SHAPE, &smallest, "6e-08");
-    check(TP_FLOAT16, TP_SCALAR_SHAPE, &pi, "3.14");
+}
+
+/* 0-d 16-bit floats, as Python prints them: every digit needed, and no more. */
+static void scalar_16_bit_floats(void **state) {
+    (void)state;
+    const struct {
+        tp_dtype_t dtype;
+        uint16_t bits;
+        const char *text;
+    } scalars[] = {
+        {TP_FLOAT16, 0x7bff, "65500.0"}, {TP_FLOAT16, 0x2e66, "0.1"},
+        {TP_FLOAT16, 0x0001, "6e-08"},   {TP_FLOAT16, 0x4248, "3.14"},
+        /* bfloat16: 3.140625, and 1.0078125, which 1.01 reads back as and 1.0 does not. */
+        {TP_BFLOAT16, 0x4049, "3.14"},   {TP_BFLOAT16, 0x3f81, "1.01"},
+        {TP_BFLOAT16, 0xffc0, "nan"},
+    };
+    for (size_t i = 0; i < sizeof scalars / sizeof scalars[0]; i++)
+        check(scalars[i].dtype, TP_SCALAR_SHAPE, &scalars[i].bits, scalars[i].text);
 }
 
 /* NumPy has no bfloat16; it prints by the same rule at its own precision (8 bits): 1.0078125
@@ -160,10 +173,6 @@ static void bfloat16_prints_its_own_shortest_digits(void **state) {
     check(TP_BFLOAT16, TP_SHAPE(3), fractions, "[0.1  0.25 1.5 ]");
     const uint16_t near_one[] = {0x3f81 /* 1.0078125 */, 0x4000 /* 2 */};
     check(TP_BFLOAT16, TP_SHAPE(2), near_one, "[1.01 2.  ]");
-    const uint16_t pi = 0x4049 /* 3.140625 */, step = 0x3f81, nan = 0xffc0;
-    check(TP_BFLOAT16, TP_SCALAR_SHAPE, &pi, "3.14");
-    check(TP_BFLOAT16, TP_SCALAR_SHAPE, &step, "1.01");
-    check(TP_BFLOAT16, TP_SCALAR_SHAPE, &nan, "nan");
 }
 
 /* Expected strings from NumPy: every width, uint64 beyond int64's range included. */
@@ -374,6 +383,7 @@ int main(void) {
         cmocka_unit_test(bool_bytes_other_than_0_and_1_are_true),
         cmocka_unit_test(float16_prints_like_numpy),
         cmocka_unit_test(bfloat16_prints_its_own_shortest_digits),
+        cmocka_unit_test(scalar_16_bit_floats),
         cmocka_unit_test(narrow_and_unsigned_integers),
         cmocka_unit_test(scalar_floats_print_like_python),
         cmocka_unit_test(scalar_integers_and_bools),

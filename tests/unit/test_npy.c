@@ -363,23 +363,6 @@ static void malformed_files_are_refused_with_the_reason(void **state) {
          "its dtype '|O' holds pickled Python objects"},
         {1, 0, "{'descr': '<c8', 'fortran_order': False, 'shape': (3,), }", 24,
          "its dtype '<c8' is not one tensorplug holds"},
-        {1, 0, "{'descr': '<m8', 'fortran_order': False, 'shape': (3,), }", 24,
-         "its dtype '<m8' is not one tensorplug holds (it reads '<f2', '<f4', '<f8', '|i1', "
-         "'<i2', '<i4', '<i8', '|u1', '<u2', '<u4', '<u8', '|b1' and bfloat16's "
-         "[('bfloat16', '<u2')], and '>' for big-endian)"},
-        {1, 0, "{'descr': '|u2', 'fortran_order': False, 'shape': (12,), }", 24,
-         "its dtype '|u2' gives no byte order"},
-        {1, 0, "{'descr': '<V2', 'fortran_order': False, 'shape': (12,), }", 24,
-         "its dtype '<V2' is raw bytes, which say nothing of what they hold (tensorplug writes "
-         "bfloat16 as [('bfloat16', '<u2')] and reads that back)"},
-        {1, 0, "{'descr': [('bfloat16', '<f2')], 'fortran_order': False, 'shape': (12,), }",
-         24, "its dtype is structured (a list of fields as 'descr'), which tensorplug does not "
-             "hold (the one record it reads is bfloat16's, [('bfloat16', '<u2')])"},
-        {1, 0, "{'descr': [('bfloat16', '|u2')], 'fortran_order': False, 'shape': (12,), }",
-         24, "its dtype is structured"},
-        {1, 0, "{'descr': [('bfloat16', '<u2'), ('x', '<u2')], 'fortran_order': False, "
-               "'shape': (6,), }",
-         24, "its dtype is structured"},
         {1, 0, "{'descr': '<U3', 'fortran_order': False, 'shape': (2,), }", 24,
          "its dtype '<U3' is not one tensorplug holds"},
         {1, 0, "{'descr': [('x', '<f4')], 'fortran_order': False, 'shape': (6,), }", 24,
@@ -441,6 +424,41 @@ static void malformed_files_are_refused_with_the_reason(void **state) {
         tp_status_free(status);
         assert_error(tp_tensor_decode_npy(context, file, size, &tensor), TP_INVALID_ARGUMENT,
                      cases[i].fragment);
+    }
+}
+
+/* Dtypes tensorplug does not hold, each refused saying what it reads instead: raw bytes,
+ * records other than bfloat16's, 2-byte numbers without a byte order. Each descr heads a
+ * file of 12 two-byte elements. */
+static void descrs_other_than_tensorplug_s_are_refused(void **state) {
+    tp_context_t *context = *state;
+    const unsigned char values[24] = {0};
+    const struct {
+        const char *descr, *fragment;
+    } cases[] = {
+        {"'<m8'", "its dtype '<m8' is not one tensorplug holds (it reads '<f2', '<f4', '<f8', "
+                  "'|i1', '<i2', '<i4', '<i8', '|u1', '<u2', '<u4', '<u8', '|b1' and bfloat16's "
+                  "[('bfloat16', '<u2')], and '>' for big-endian)"},
+        {"'|u2'", "its dtype '|u2' gives no byte order"},
+        {"'<V2'", "its dtype '<V2' is raw bytes, which say nothing of what they hold (tensorplug "
+                  "writes bfloat16 as [('bfloat16', '<u2')] and reads that back)"},
+        {"[('bfloat16', '<f2')]", "its dtype is structured (a list of fields as 'descr'), which "
+                                  "tensorplug does not hold (the one record it reads is "
+                                  "bfloat16's, [('bfloat16', '<u2')])"},
+        {"[('bfloat16', '|u2')]", "its dtype is structured"},
+        {"[('half', '<u2')]", "its dtype is structured"},
+        {"[('bfloat16', '<u2'), ('x', '<u2')]", "its dtype is structured"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char header[200];
+        snprintf(header, sizeof header, "{'descr': %s, 'fortran_order': False, 'shape': (12,), }",
+                 cases[i].descr);
+        unsigned char file[512];
+        size_t size = make_npy(file, 1, 0, header, values, sizeof values);
+        tp_tensor_t *tensor = NULL;
+        assert_error(tp_tensor_decode_npy(context, file, size, &tensor), TP_INVALID_ARGUMENT,
+                     cases[i].fragment);
+        assert_null(tensor);
     }
 }
 
@@ -610,6 +628,7 @@ int main(void) {
         TEST(two_byte_dtypes_in_either_order),
         TEST(fortran_order_is_turned_into_c_order),
         TEST(malformed_files_are_refused_with_the_reason),
+        TEST(descrs_other_than_tensorplug_s_are_refused),
         TEST(truncated_and_foreign_files_are_refused),
         TEST(missing_files_and_folders_are_named),
         TEST(a_failed_save_leaves_no_file_behind),

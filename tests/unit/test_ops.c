@@ -3,6 +3,7 @@
  * computed by hand; NumPy broadcasting; reductions; the layout ops; the random ops; the
  * multi-threaded paths; and calls that tp_execute must refuse without touching the output. */
 #include "cpu_fixture.h"
+#include "dtype_values.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -73,31 +74,6 @@ static int64_t element_count(tp_shape_t shape) {
     int64_t count = 0;
     assert_ok(tp_shape_num_elements(&shape, &count));
     return count;
-}
-
-static void store_double(void *data, tp_dtype_t dtype, int64_t i, double value) {
-    switch (dtype) {
-    case TP_FLOAT32: ((float *)data)[i] = (float)value; break;
-    case TP_FLOAT64: ((double *)data)[i] = value; break;
-    case TP_INT32: ((int32_t *)data)[i] = (int32_t)value; break;
-    case TP_INT64: ((int64_t *)data)[i] = (int64_t)value; break;
-    case TP_UINT8: ((uint8_t *)data)[i] = (uint8_t)value; break;
-    case TP_BOOL: ((bool *)data)[i] = value != 0; break;
-    default: fail_msg("unexpected dtype %d", (int)dtype);
-    }
-}
-
-static double load_double(const void *data, tp_dtype_t dtype, int64_t i) {
-    switch (dtype) {
-    case TP_FLOAT32: return ((const float *)data)[i];
-    case TP_FLOAT64: return ((const double *)data)[i];
-    case TP_INT32: return ((const int32_t *)data)[i];
-    case TP_INT64: return (double)((const int64_t *)data)[i];
-    case TP_UINT8: return ((const uint8_t *)data)[i];
-    case TP_BOOL: return ((const bool *)data)[i];
-    default: fail_msg("unexpected dtype %d", (int)dtype);
-    }
-    return 0;
 }
 
 static int64_t load_integer(const void *data, tp_dtype_t dtype, int64_t i) {
