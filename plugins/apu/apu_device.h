@@ -24,6 +24,15 @@ typedef struct {
 
 extern apu_config_t apu_config;
 
+/* Counts a kernel launch, over all devices; *out_injected_failure says whether
+ * TP_APU_FAIL_KERNEL or TP_APU_FAIL_KERNEL_EVERY picks this one to fail. Thread-safe. */
+int64_t apu_next_launch(bool *out_injected_failure);
+/* The variable that injects kernel failures, for their messages. */
+const char *apu_fault_variable(void);
+
+/* Registers the kernels for the dtypes of ABI 1.7 (apu_dtypes.c). */
+void apu_register_dtype_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status);
+
 /* Registers the APU's graph pass (apu_graph_pass.c) where the runtime can run it. */
 void apu_register_graph_pass(tp_registrar_t *registrar, tp_plugin_status_t *status);
 

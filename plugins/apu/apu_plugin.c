@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The APU plug-in: device type "APU", its memory, streams, events and copies, and one kernel,
- * Relu for float32, run on the stream's queue thread. It includes tensorplug/plugin.h alone
- * and links nothing of the core: the reference for device vendors. */
+/* The APU plug-in: device type "APU", its memory, streams, events and copies, and the Relu
+ * kernel for float32 (those for the dtypes of ABI 1.7 are in apu_dtypes.c), run on the
+ * stream's queue thread. It includes tensorplug's public headers alone and links nothing of
+ * the core: the reference for device vendors. */
 #define _GNU_SOURCE /* secure_getenv */
 #include <errno.h>
 #include <stddef.h>
@@ -376,6 +377,22 @@ static void apu_host_callback(void *device, void *stream, void (*fn)(void *arg),
     apu_stream_enqueue_marker(stream, call_back, &callback, sizeof callback, status);
 }
 
+/* ---- Kernels --------------------------------------------------------------------------------- */
+
+int64_t apu_next_launch(bool *out_injected_failure) {
+    pthread_mutex_lock(&kernel_fault_mutex);
+    int64_t launch = ++kernel_launches;
+    pthread_mutex_unlock(&kernel_fault_mutex);
+    *out_injected_failure =
+        (apu_config.fail_kernel > 0 && launch == apu_config.fail_kernel) ||
+        (apu_config.fail_kernel_every > 0 && launch % apu_config.fail_kernel_every == 0);
+    return launch;
+}
+
+const char *apu_fault_variable(void) {
+    return apu_config.fail_kernel_every > 0 ? "TP_APU_FAIL_KERNEL_EVERY" : "TP_APU_FAIL_KERNEL";
+}
+
 /* ---- The Relu kernel ------------------------------------------------------------------------- */
 
 typedef struct {
@@ -393,8 +410,7 @@ static bool run_relu(apu_stream_t *stream, void *payload, char *error, size_t ca
                  "Relu on APU:%d: injected failure of kernel launch %lld, on %lld elements "
                  "(%s)",
                  (int)stream->device->ordinal, (long long)relu->launch, (long long)relu->count,
-                 apu_config.fail_kernel_every > 0 ? "TP_APU_FAIL_KERNEL_EVERY"
-                                                  : "TP_APU_FAIL_KERNEL");
+                 apu_fault_variable());
         return false;
     }
     uint64_t bytes = (uint64_t)relu->count * sizeof(float);
@@ -418,12 +434,7 @@ static void relu_compute(void *kernel, tp_kernel_context_t *context, tp_plugin_s
     apu_host->kernel_output(context, 0, &y, status);
     if (apu_host->status_code(status) != TP_OK || x.num_elements == 0) return;
     relu_t relu = {x.mem, y.mem, x.offset, y.offset, x.num_elements, false, 0};
-    pthread_mutex_lock(&kernel_fault_mutex);
-    relu.launch = ++kernel_launches;
-    pthread_mutex_unlock(&kernel_fault_mutex);
-    relu.injected_failure =
-        (apu_config.fail_kernel > 0 && relu.launch == apu_config.fail_kernel) ||
-        (apu_config.fail_kernel_every > 0 && relu.launch % apu_config.fail_kernel_every == 0);
+    relu.launch = apu_next_launch(&relu.injected_failure);
     apu_stream_enqueue(apu_host->kernel_stream(context), run_relu, &relu, sizeof relu, status);
 }
 
@@ -475,6 +486,7 @@ static void apu_init(const tp_host_api_t *host, tp_registrar_t *registrar,
                                   .num_constraints = 1,
                                   .compute = relu_compute};
     host->register_kernel(registrar, &relu, status);
+    apu_register_dtype_kernels(registrar, status);
     apu_register_graph_pass(registrar, status);
 }
 

@@ -26,6 +26,13 @@ bool tp_dtype_is_integer(tp_dtype_t dtype);
  * the order they were added, so it knows those up to this one (TP_BOOL before 1.7). */
 tp_dtype_t tp_dtype_newest_of_abi(uint32_t abi_minor);
 
+/* Element i of `data` of `dtype` written from, and read as, a double. The value written must
+ * be one the dtype holds where it is an integer (whole and in range; a bool takes value != 0);
+ * the 16-bit floats round to nearest even (tensorplug/float16.h). A 64-bit integer beyond 2^53
+ * reads rounded. An invalid dtype writes nothing and reads 0. */
+void tp_dtype_store_double(void *data, tp_dtype_t dtype, int64_t i, double value);
+double tp_dtype_load_double(const void *data, tp_dtype_t dtype, int64_t i);
+
 /* For TP_BOOL data, an INVALID_ARGUMENT status naming `what` and the first byte that is
  * neither 0 nor 1 (kernels read bools as C's bool, for which any other byte is undefined);
  * NULL for valid data and for every other dtype. */

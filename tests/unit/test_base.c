@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "base/arena.h"
+#include "base/dtype.h"
 #include "base/status.h"
 #include "base/strbuf.h"
 
@@ -67,6 +68,38 @@ static void dtypes_have_names_and_sizes(void **state) {
                  "unknown dtype 'Float16'");
     assert_int_equal(untouched, TP_INT32);
     assert_error(tp_dtype_from_name(NULL, &untouched), TP_INVALID_ARGUMENT, "'name' is NULL");
+}
+
+/* Elements written from doubles and read back, against their bytes worked out by hand. */
+static void dtype_elements_from_and_to_doubles(void **state) {
+    (void)state;
+    const struct {
+        tp_dtype_t dtype;
+        double value;
+        uint64_t bits; /* the element's bytes, read as a little-endian number */
+    } cases[] = {
+        {TP_FLOAT32, 1.5, 0x3fc00000},        {TP_FLOAT64, -2, 0xc000000000000000},
+        {TP_FLOAT16, 1.5, 0x3e00},            {TP_BFLOAT16, -2, 0xc000},
+        {TP_INT8, -2, 0xfe},                  {TP_INT16, -2, 0xfffe},
+        {TP_INT32, 100000, 0x186a0},          {TP_INT64, -1, UINT64_MAX},
+        {TP_UINT8, 255, 0xff},                {TP_UINT16, 65535, 0xffff},
+        {TP_UINT32, 4294967295.0, 0xffffffff}, {TP_UINT64, 9223372036854775808.0, 1ull << 63},
+        {TP_BOOL, 1, 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        unsigned char bytes[16] = {0};
+        tp_dtype_store_double(bytes, cases[i].dtype, 1, cases[i].value);
+        size_t size = tp_dtype_size(cases[i].dtype);
+        uint64_t bits = 0;
+        for (size_t b = 0; b < size; b++) bits |= (uint64_t)bytes[size + b] << (8 * b);
+        assert_int_equal(bits, cases[i].bits);
+        assert_true(tp_dtype_load_double(bytes, cases[i].dtype, 1) == cases[i].value);
+    }
+    /* No dtype: nothing written, 0 read. */
+    unsigned char untouched[8] = {7};
+    tp_dtype_store_double(untouched, (tp_dtype_t)42, 0, 1.0);
+    assert_int_equal(untouched[0], 7);
+    assert_true(tp_dtype_load_double(untouched, (tp_dtype_t)42, 0) == 0);
 }
 
 static void shape_macro_and_count(void **state) {
@@ -152,6 +185,7 @@ int main(void) {
         cmocka_unit_test(status_carries_code_and_message),
         cmocka_unit_test(code_names),
         cmocka_unit_test(dtypes_have_names_and_sizes),
+        cmocka_unit_test(dtype_elements_from_and_to_doubles),
         cmocka_unit_test(shape_macro_and_count),
         cmocka_unit_test(shape_rejects_bad_input),
         cmocka_unit_test(shape_format),

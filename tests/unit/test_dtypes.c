@@ -10,7 +10,8 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
-#include "dtype_values.h"
+#include "base/dtype.h"
+#include "tensorplug/float16.h"
 
 #define COUNT_OF(array) (sizeof(array) / sizeof((array)[0]))
 
@@ -40,7 +41,7 @@ static tp_tensor_t *from_doubles(tp_context_t *c, tp_dtype_t dtype, tp_shape_t s
     size_t size = (size_t)count * tp_dtype_size(dtype);
     void *data = calloc(1, size > 0 ? size : 1);
     assert_non_null(data);
-    for (size_t i = 0; i < (size_t)count; i++) store_double(data, dtype, (int64_t)i, values[i]);
+    for (int64_t i = 0; i < count; i++) tp_dtype_store_double(data, dtype, i, values[i]);
     tp_tensor_t *t;
     tp_status_t *status = tp_tensor_create(c, dtype, shape, data, size, &t);
     free(data);
@@ -84,7 +85,7 @@ static void expect_doubles(tp_tensor_t *t, tp_dtype_t dtype, const double *want,
     read_t got;
     take(t, dtype, count, &got);
     for (size_t i = 0; i < count; i++) {
-        double g = load_double(got.bytes, dtype, (int64_t)i);
+        double g = tp_dtype_load_double(got.bytes, dtype, (int64_t)i);
         if (isnan(want[i]) ? !isnan(g) : g != want[i])
             fail_msg("%s element %zu is %.17g, wanted %.17g", tp_dtype_name(dtype), i, g,
                      want[i]);

@@ -3,7 +3,7 @@
  * computed by hand; NumPy broadcasting; reductions; the layout ops; the random ops; the
  * multi-threaded paths; and calls that tp_execute must refuse without touching the output. */
 #include "cpu_fixture.h"
-#include "dtype_values.h"
+#include "base/dtype.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -94,7 +94,7 @@ static tp_tensor_t *make_from_doubles(tp_context_t *c, tp_dtype_t dtype, tp_shap
     size_t size = (size_t)count * tp_dtype_size(dtype);
     void *buffer = malloc(size > 0 ? size : 1);
     assert_non_null(buffer);
-    for (int64_t i = 0; i < count; i++) store_double(buffer, dtype, i, values[i]);
+    for (int64_t i = 0; i < count; i++) tp_dtype_store_double(buffer, dtype, i, values[i]);
     tp_tensor_t *tensor = NULL;
     tp_status_t *status = tp_tensor_create(c, dtype, shape, buffer, size, &tensor);
     free(buffer);
@@ -114,7 +114,8 @@ static double *read_doubles(tp_tensor_t *tensor, size_t *out_count) {
     assert_non_null(values);
     tp_status_t *status = tp_tensor_read(tensor, raw, size);
     if (status == NULL)
-        for (size_t i = 0; i < count; i++) values[i] = load_double(raw, dtype, (int64_t)i);
+        for (size_t i = 0; i < count; i++)
+            values[i] = tp_dtype_load_double(raw, dtype, (int64_t)i);
     free(raw);
     if (status != NULL) free(values);
     assert_ok(status);
@@ -149,7 +150,7 @@ static void take_snapshot(tp_tensor_t *tensor, snapshot_t *out) {
     assert_true(out->count <= MAX_SNAPSHOT);
     assert_ok(status);
     for (size_t i = 0; i < out->count; i++) {
-        out->values[i] = load_double(raw, out->dtype, (int64_t)i);
+        out->values[i] = tp_dtype_load_double(raw, out->dtype, (int64_t)i);
         out->integers[i] = is_float(out->dtype) ? 0 : load_integer(raw, out->dtype, (int64_t)i);
     }
 }
