@@ -110,35 +110,18 @@ static inline uint16_t tp_float16_internal_from_double_bits(uint64_t bits, int32
     return tp_float16_internal_round(sign, significand, exponent, mantissa_bits, bias);
 }
 
-/* A float's bits as the double of the same value would have them (exact; no conversion
- * instruction, which would quiet a signalling NaN and raise flags). */
-static inline uint64_t tp_float16_internal_widen_bits(float value) {
-    uint32_t bits;
-    memcpy(&bits, &value, sizeof bits);
-    uint64_t sign = (uint64_t)(bits >> 31) << 63;
-    uint32_t field = (bits >> 23) & 0xff;
-    uint64_t fraction = bits & 0x7fffff;
-    if (field == 0xff) return sign | (UINT64_C(0x7ff) << 52) | (fraction << 29);
-    if (field == 0 && fraction == 0) return sign;
-    int32_t exponent = field == 0 ? -126 : (int32_t)field - 127;
-    if (field == 0) /* a subnormal float is a normal double */
-        fraction = tp_float16_internal_normalize(fraction, 0x800000, &exponent) & 0x7fffff;
-    return sign | ((uint64_t)(exponent + 1023) << 52) | (fraction << 29);
-}
-
 /* ---- float16 -------------------------------------------------------------------------------- */
 
 static inline float tp_float16_to_float(uint16_t half) {
     uint32_t sign = (uint32_t)(half & 0x8000) << 16;
     uint32_t field = (half >> 10) & 0x1f, fraction = half & 0x3ff;
+    if (field - 1 < 30) /* a normal number: the common case, rebiased */
+        return tp_float16_internal_float_of_bits(sign | (field + 112) << 23 | fraction << 13);
     if (field == 0x1f) /* infinity, or NaN with its payload */
         return tp_float16_internal_float_of_bits(sign | 0x7f800000u | fraction << 13);
     if (field == 0 && fraction == 0) return tp_float16_internal_float_of_bits(sign);
-    int32_t exponent = (int32_t)field - 15;
-    if (field == 0) { /* a subnormal float16 is a normal float */
-        exponent = -14;
-        fraction = (uint32_t)tp_float16_internal_normalize(fraction, 0x400, &exponent) & 0x3ff;
-    }
+    int32_t exponent = -14; /* a subnormal float16 is a normal float */
+    fraction = (uint32_t)tp_float16_internal_normalize(fraction, 0x400, &exponent) & 0x3ff;
     return tp_float16_internal_float_of_bits(sign | (uint32_t)(exponent + 127) << 23 |
                                              fraction << 13);
 }
@@ -148,8 +131,33 @@ static inline uint16_t tp_float16_from_double(double value) {
                                                 15);
 }
 
+/* The rounding of tp_float16_from_double, done on a float's bits directly, which is several
+ * times faster (test_float16 holds the two to the same results). */
 static inline uint16_t tp_float16_from_float(float value) {
-    return tp_float16_internal_from_double_bits(tp_float16_internal_widen_bits(value), 10, 15);
+    uint32_t bits;
+    memcpy(&bits, &value, sizeof bits);
+    uint16_t sign = (uint16_t)((bits >> 16) & 0x8000);
+    uint32_t magnitude = bits & 0x7fffffffu;
+    if (magnitude >= 0x47800000u) { /* 2^16 and above: infinity; NaN quiet, payload kept */
+        if (magnitude <= 0x7f800000u) return (uint16_t)(sign | 0x7c00);
+        return (uint16_t)(sign | 0x7e00 | ((magnitude >> 13) & 0x3ff));
+    }
+    if (magnitude >= 0x38800000u) {
+        /* A normal float16, or one that rounds up to infinity: rebias the exponent, add just
+         * under half a unit of the kept bits (and the kept bit, for ties to even), truncate;
+         * a carry out of the fraction is the rounding up into the next binade. */
+        uint32_t rebiased = magnitude - 0x38000000u;
+        rebiased += 0xfffu + ((rebiased >> 13) & 1u);
+        return (uint16_t)(sign | (rebiased >> 13));
+    }
+    /* Below 2^-14: a subnormal float16 (its unit is 2^-24), zero below 2^-25. */
+    uint32_t field = magnitude >> 23;
+    if (field < 102) return sign;
+    uint32_t significand = (magnitude & 0x7fffffu) | 0x800000u, shift = 126 - field;
+    uint32_t kept = significand >> shift, dropped = significand & ((1u << shift) - 1);
+    uint32_t halfway = 1u << (shift - 1);
+    if (dropped > halfway || (dropped == halfway && (kept & 1u) != 0)) kept++;
+    return (uint16_t)(sign | kept);
 }
 
 /* ---- bfloat16 ------------------------------------------------------------------------------- */

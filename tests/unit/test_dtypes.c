@@ -7,6 +7,7 @@
 #include "cpu_fixture.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 
@@ -459,6 +460,50 @@ static void half_functions(void **state) {
     tp_tensor_release(x);
 }
 
+/* Each thread stages its own calls, and keeps its own buffers: four threads adding float16
+ * tensors of different sizes at once all get their own sums (and, under LeakSanitizer, each
+ * thread's kept buffers are freed when it ends). */
+typedef struct {
+    tp_context_t *context;
+    int64_t count;
+    bool ok;
+} half_sum_job_t;
+
+static void *half_sums(void *arg) {
+    half_sum_job_t *job = arg;
+    enum { MAX = 1 << 16 };
+    static _Thread_local uint16_t ones[MAX], got[MAX];
+    for (int64_t i = 0; i < job->count; i++) ones[i] = 0x3c00;
+    job->ok = true;
+    for (int round = 0; round < 20 && job->ok; round++) {
+        tp_tensor_t *x, *y;
+        job->ok = tp_tensor_create(job->context, TP_FLOAT16, TP_SHAPE(job->count), ones,
+                                   (size_t)job->count * 2, &x) == NULL;
+        if (!job->ok) break;
+        job->ok = tp_add(job->context, x, x, &y) == NULL;
+        if (job->ok) {
+            job->ok = tp_tensor_read(y, got, (size_t)job->count * 2) == NULL;
+            for (int64_t i = 0; i < job->count && job->ok; i++) job->ok = got[i] == 0x4000;
+            tp_tensor_release(y);
+        }
+        tp_tensor_release(x);
+    }
+    return NULL;
+}
+
+static void staging_is_per_thread(void **state) {
+    half_sum_job_t jobs[4];
+    pthread_t threads[4];
+    for (int t = 0; t < 4; t++) {
+        jobs[t] = (half_sum_job_t){*state, (int64_t)1000 << (2 * t), false}; /* to 64000 */
+        assert_int_equal(pthread_create(&threads[t], NULL, half_sums, &jobs[t]), 0);
+    }
+    for (int t = 0; t < 4; t++) {
+        assert_int_equal(pthread_join(threads[t], NULL), 0);
+        assert_true(jobs[t].ok);
+    }
+}
+
 /* ---- Reductions ------------------------------------------------------------------------------ */
 
 static void reductions_on_every_number_dtype(void **state) {
@@ -818,6 +863,7 @@ int main(void) {
         TEST(integer_division_by_zero_is_an_error),
         TEST(half_arithmetic_rounds_once_to_nearest_even),
         TEST(half_functions),
+        TEST(staging_is_per_thread),
         TEST(reductions_on_every_number_dtype),
         TEST(integer_reductions),
         TEST(half_reductions_accumulate_in_float32),

@@ -200,27 +200,28 @@ static uint64_t next_random(uint64_t *state) {
     return *state >> 11 ^ *state;
 }
 
-/* The fast bfloat16 path from float against the general one, on float's specials and on a
- * million random floats of every exponent. */
-static void bfloat16_fast_path_matches_general(void **state) {
-    (void)state;
+/* The fast paths from float against the general one (from double), for both formats: on
+ * every exponent of both signs with the fractions that decide rounding, and on a million
+ * random floats. */
+static void fast_paths_match_the_general_one(void **state) {
+    const format_t *f = *state;
     uint64_t random = 19;
-    /* First every exponent of both signs with the fractions that decide rounding: exact, a tie
-     * with the kept bit even, a tie with it odd, and all ones; then random floats. */
-    static const uint32_t fractions[] = {0, 0x8000, 0x18000, 0x7fffff};
+    /* Exact, a tie with the kept bit even and odd for bfloat16 (7 fraction bits kept) and
+     * for float16 (10), and all ones. */
+    static const uint32_t fractions[] = {0, 0x8000, 0x18000, 0x1000, 0x3000, 0x7fffff};
     for (uint32_t i = 0; i < (1u << 20); i++) {
-        uint32_t bits = i < 2048 ? (i & 0x100) << 23 | (i & 0xff) << 23 | fractions[i >> 9]
+        uint32_t bits = i < 3072 ? (i & 0x100) << 23 | (i & 0xff) << 23 | fractions[i >> 9]
                                  : (uint32_t)next_random(&random);
         float value = float_of_bits(bits);
-        uint16_t fast = tp_bfloat16_from_float(value);
-        uint16_t general = tp_bfloat16_from_double((double)value);
+        uint16_t fast = f->from_float(value);
+        uint16_t general = f->from_double((double)value);
         if (isnan(value)) {
-            assert_true(is_nan_bits(&bfloat16, fast));
+            assert_true(is_nan_bits(f, fast));
             continue;
         }
         if (fast != general) {
-            print_error("bfloat16 of 0x%08x: 0x%04x by the fast path, 0x%04x otherwise\n", bits,
-                        fast, general);
+            print_error("%s of 0x%08x: 0x%04x by the fast path, 0x%04x otherwise\n", f->name,
+                        bits, fast, general);
             fail();
         }
     }
@@ -277,7 +278,8 @@ int main(void) {
         cmocka_unit_test_prestate(every_boundary, (void *)&bfloat16),
         cmocka_unit_test(extremes),
         cmocka_unit_test(known_values),
-        cmocka_unit_test(bfloat16_fast_path_matches_general),
+        cmocka_unit_test_prestate(fast_paths_match_the_general_one, (void *)&float16),
+        cmocka_unit_test_prestate(fast_paths_match_the_general_one, (void *)&bfloat16),
         cmocka_unit_test(float16_matches_the_compiler),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
