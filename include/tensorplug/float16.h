@@ -36,8 +36,8 @@ static inline float tp_float16_internal_float_of_bits(uint32_t bits) {
     return value;
 }
 
-static inline uint64_t tp_float16_internal_bits_of_double(double value) {
-    uint64_t bits;
+static inline uint32_t tp_float16_internal_bits_of_float(float value) {
+    uint32_t bits;
     memcpy(&bits, &value, sizeof bits);
     return bits;
 }
@@ -110,6 +110,14 @@ static inline uint16_t tp_float16_internal_from_double_bits(uint64_t bits, int32
     return tp_float16_internal_round(sign, significand, exponent, mantissa_bits, bias);
 }
 
+/* Narrows a double to the format, from its bits. */
+static inline uint16_t tp_float16_internal_narrow(double value, int32_t mantissa_bits,
+                                                  int32_t bias) {
+    uint64_t bits;
+    memcpy(&bits, &value, sizeof bits);
+    return tp_float16_internal_from_double_bits(bits, mantissa_bits, bias);
+}
+
 /* ---- float16 -------------------------------------------------------------------------------- */
 
 static inline float tp_float16_to_float(uint16_t half) {
@@ -127,15 +135,13 @@ static inline float tp_float16_to_float(uint16_t half) {
 }
 
 static inline uint16_t tp_float16_from_double(double value) {
-    return tp_float16_internal_from_double_bits(tp_float16_internal_bits_of_double(value), 10,
-                                                15);
+    return tp_float16_internal_narrow(value, 10, 15);
 }
 
 /* The rounding of tp_float16_from_double, done on a float's bits directly, which is several
  * times faster (test_float16 holds the two to the same results). */
 static inline uint16_t tp_float16_from_float(float value) {
-    uint32_t bits;
-    memcpy(&bits, &value, sizeof bits);
+    uint32_t bits = tp_float16_internal_bits_of_float(value);
     uint16_t sign = (uint16_t)((bits >> 16) & 0x8000);
     uint32_t magnitude = bits & 0x7fffffffu;
     if (magnitude >= 0x47800000u) { /* 2^16 and above: infinity; NaN quiet, payload kept */
@@ -166,21 +172,19 @@ static inline float tp_bfloat16_to_float(uint16_t bfloat) {
     return tp_float16_internal_float_of_bits((uint32_t)bfloat << 16);
 }
 
-static inline uint16_t tp_bfloat16_from_double(double value) {
-    return tp_float16_internal_from_double_bits(tp_float16_internal_bits_of_double(value), 7,
-                                                127);
-}
-
 /* bfloat16 has float's exponent range, so rounding a float is adding just under half a unit
  * of the kept bits (and the kept bit, for ties to even) and truncating: a carry into the
  * exponent is the rounding up to the next power of two, or to infinity. */
 static inline uint16_t tp_bfloat16_from_float(float value) {
-    uint32_t bits;
-    memcpy(&bits, &value, sizeof bits);
+    uint32_t bits = tp_float16_internal_bits_of_float(value);
     if ((bits & 0x7fffffffu) > 0x7f800000u) /* NaN: quiet, payload's leading bits kept */
         return (uint16_t)((bits >> 16) | 0x40);
     bits += 0x7fffu + ((bits >> 16) & 1);
     return (uint16_t)(bits >> 16);
+}
+
+static inline uint16_t tp_bfloat16_from_double(double value) {
+    return tp_float16_internal_narrow(value, 7, 127);
 }
 
 #ifdef __cplusplus

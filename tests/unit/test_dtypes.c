@@ -24,7 +24,7 @@ static const tp_dtype_t number_dtypes[] = {TP_FLOAT32, TP_FLOAT64, TP_FLOAT16, T
                                            TP_INT8,    TP_INT16,   TP_INT32,   TP_INT64,
                                            TP_UINT8,   TP_UINT16,  TP_UINT32,  TP_UINT64};
 
-/* ---- Tensors from and to doubles --------------------------------------------------------------- */
+/* ---- Tensors from and to doubles ---------------------------------------------------------------  */
 
 static bool is_float(tp_dtype_t dtype) {
     return dtype == TP_FLOAT32 || dtype == TP_FLOAT64 || dtype == TP_FLOAT16 ||
@@ -231,8 +231,8 @@ static void cast_to_16_bit_floats_rounds_once(void **state) {
     tp_tensor_release(x);
     /* bfloat16 steps by 2^53 at 2^60: 2^60 + 2^52 is a tie (to even, 2^60), one more is past it
      * (up). Through a double, 2^60 + 2^52 + 1 would first round to the tie. */
-    x = TYPED(c, TP_INT64, int64_t, TP_SHAPE(3), INT64_C(1152921504606846976) + INT64_C(4503599627370496),
-              INT64_C(1152921504606846976) + INT64_C(4503599627370497), INT64_MIN);
+    x = TYPED(c, TP_INT64, int64_t, TP_SHAPE(3), (INT64_C(1) << 60) + (INT64_C(1) << 52),
+              (INT64_C(1) << 60) + (INT64_C(1) << 52) + 1, INT64_MIN);
     assert_ok(tp_cast(c, x, TP_BFLOAT16, &y));
     EXPECT_TYPED(y, TP_BFLOAT16, uint16_t, 0x5d80, 0x5d81, 0xdf00 /* -2^63 */);
     tp_tensor_release(x);
@@ -269,7 +269,7 @@ static void cast_to_16_bit_floats_rounds_once(void **state) {
     tp_tensor_release(x);
 }
 
-/* ---- Element-wise ops on every number dtype --------------------------------------------------- */
+/* ---- Element-wise ops on every number dtype ---------------------------------------------------  */
 
 /* Values whose results every number dtype holds exactly: each op gives the same numbers in
  * all twelve (Div truncates for integers: 11 / 4 is 2, or 2.75). */
@@ -463,14 +463,14 @@ static void half_functions(void **state) {
 /* Each thread stages its own calls, and keeps its own buffers: four threads adding float16
  * tensors of different sizes at once all get their own sums (and, under LeakSanitizer, each
  * thread's kept buffers are freed when it ends). */
-typedef struct {
+struct half_sum_job {
     tp_context_t *context;
     int64_t count;
     bool ok;
-} half_sum_job_t;
+};
 
 static void *half_sums(void *arg) {
-    half_sum_job_t *job = arg;
+    struct half_sum_job *job = arg;
     enum { MAX = 1 << 16 };
     static _Thread_local uint16_t ones[MAX], got[MAX];
     for (int64_t i = 0; i < job->count; i++) ones[i] = 0x3c00;
@@ -492,10 +492,10 @@ static void *half_sums(void *arg) {
 }
 
 static void staging_is_per_thread(void **state) {
-    half_sum_job_t jobs[4];
+    struct half_sum_job jobs[4];
     pthread_t threads[4];
     for (int t = 0; t < 4; t++) {
-        jobs[t] = (half_sum_job_t){*state, (int64_t)1000 << (2 * t), false}; /* to 64000 */
+        jobs[t] = (struct half_sum_job){*state, (int64_t)1000 << (2 * t), false}; /* to 64000 */
         assert_int_equal(pthread_create(&threads[t], NULL, half_sums, &jobs[t]), 0);
     }
     for (int t = 0; t < 4; t++) {
@@ -722,7 +722,7 @@ static void activation_gradients_of_new_dtypes(void **state) {
     tp_tensor_release(inputs[1]);
 }
 
-/* ---- The other families' ops ------------------------------------------------------------------ */
+/* ---- The other families' ops ------------------------------------------------------------------  */
 
 /* Comparisons, ArgMax/ArgMin, Min, Sign and the array ops on the new dtypes: integers
  * compared and ordered as their own type (unsigned beyond the signed range), the 16-bit floats
