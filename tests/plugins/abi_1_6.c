@@ -51,10 +51,12 @@ static void scale(tp_kernel_context_t *context, int scale_by, tp_plugin_status_t
         case TP_FLOAT32: ((float *)out)[i] = (float)scale_by * ((const float *)in)[i]; break;
         case TP_FLOAT64: ((double *)out)[i] = scale_by * ((const double *)in)[i]; break;
         case TP_INT32:
-            ((int32_t *)out)[i] = (int32_t)((uint32_t)scale_by * (uint32_t)((const int32_t *)in)[i]);
+            ((int32_t *)out)[i] =
+                (int32_t)((uint32_t)scale_by * (uint32_t)((const int32_t *)in)[i]);
             break;
         case TP_INT64:
-            ((int64_t *)out)[i] = (int64_t)((uint64_t)scale_by * (uint64_t)((const int64_t *)in)[i]);
+            ((int64_t *)out)[i] =
+                (int64_t)((uint64_t)scale_by * (uint64_t)((const int64_t *)in)[i]);
             break;
         case TP_UINT8:
             ((uint8_t *)out)[i] = (uint8_t)((unsigned)scale_by * ((const uint8_t *)in)[i]);

@@ -24,7 +24,7 @@ static const tp_dtype_t number_dtypes[] = {TP_FLOAT32, TP_FLOAT64, TP_FLOAT16, T
                                            TP_INT8,    TP_INT16,   TP_INT32,   TP_INT64,
                                            TP_UINT8,   TP_UINT16,  TP_UINT32,  TP_UINT64};
 
-/* ---- Tensors from and to doubles ---------------------------------------------------------------  */
+/* ---- Tensors from and to doubles ------------------------------------------------------------- */
 
 static bool is_float(tp_dtype_t dtype) {
     return dtype == TP_FLOAT32 || dtype == TP_FLOAT64 || dtype == TP_FLOAT16 ||
@@ -269,7 +269,7 @@ static void cast_to_16_bit_floats_rounds_once(void **state) {
     tp_tensor_release(x);
 }
 
-/* ---- Element-wise ops on every number dtype ---------------------------------------------------  */
+/* ---- Element-wise ops on every number dtype -------------------------------------------------- */
 
 /* Values whose results every number dtype holds exactly: each op gives the same numbers in
  * all twelve (Div truncates for integers: 11 / 4 is 2, or 2.75). */
@@ -722,7 +722,7 @@ static void activation_gradients_of_new_dtypes(void **state) {
     tp_tensor_release(inputs[1]);
 }
 
-/* ---- The other families' ops ------------------------------------------------------------------  */
+/* ---- The other families' ops ----------------------------------------------------------------- */
 
 /* Comparisons, ArgMax/ArgMin, Min, Sign and the array ops on the new dtypes: integers
  * compared and ordered as their own type (unsigned beyond the signed range), the 16-bit floats
