@@ -86,20 +86,21 @@ static void destroy_plan(plan_t *plan) {
     free(plan);
 }
 
-/* Where creation stands: the first failure is kept, and later steps are skipped. */
+/* Where a sequence of oneDNN calls stands: the first failure is kept, with what it was doing,
+ * and the calls after it are skipped. */
 typedef struct {
     dnnl_status_t status;
     const char *step;
-} making_t;
+} steps_t;
 
-static bool step(making_t *m, dnnl_status_t status, const char *what) {
+static bool step(steps_t *m, dnnl_status_t status, const char *what) {
     if (m->status != dnnl_success) return false;
     m->status = status;
     m->step = what;
     return status == dnnl_success;
 }
 
-static void plain_md(making_t *m, dnnl_memory_desc_t *md, int64_t n, int64_t c, int64_t h,
+static void plain_md(steps_t *m, dnnl_memory_desc_t *md, int64_t n, int64_t c, int64_t h,
                      int64_t w, dnnl_format_tag_t tag) {
     dnnl_dims_t dims = {n, c, h, w};
     step(m, dnnl_memory_desc_init_by_tag(md, 4, dims, dnnl_f32, tag), "a memory descriptor");
@@ -107,7 +108,7 @@ static void plain_md(making_t *m, dnnl_memory_desc_t *md, int64_t n, int64_t c, 
 
 /* Every primitive descriptor is made with the scratchpad left to the caller, which is what
  * makes one primitive safe to run on several threads at once. */
-static dnnl_primitive_attr_t user_scratchpad(making_t *m) {
+static dnnl_primitive_attr_t user_scratchpad(steps_t *m) {
     dnnl_primitive_attr_t attr = NULL;
     if (step(m, dnnl_primitive_attr_create(&attr), "primitive attributes"))
         step(m, dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user),
@@ -115,7 +116,7 @@ static dnnl_primitive_attr_t user_scratchpad(making_t *m) {
     return attr;
 }
 
-static void make_primitive(making_t *m, dnnl_primitive_desc_t pd, dnnl_primitive_t *out,
+static void make_primitive(steps_t *m, dnnl_primitive_desc_t pd, dnnl_primitive_t *out,
                            size_t *scratchpad_bytes, dnnl_memory_desc_t *scratchpad_md) {
     if (!step(m, dnnl_primitive_create(out, pd), "a primitive")) return;
     const dnnl_memory_desc_t *md = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
@@ -126,7 +127,7 @@ static void make_primitive(making_t *m, dnnl_primitive_desc_t pd, dnnl_primitive
     }
 }
 
-static void make_reorder(making_t *m, const dnnl_memory_desc_t *from,
+static void make_reorder(steps_t *m, const dnnl_memory_desc_t *from,
                          const dnnl_memory_desc_t *to, dnnl_primitive_t *out,
                          size_t *scratchpad_bytes, dnnl_memory_desc_t *scratchpad_md) {
     dnnl_primitive_attr_t attr = user_scratchpad(m);
@@ -140,7 +141,7 @@ static void make_reorder(making_t *m, const dnnl_memory_desc_t *from,
 
 /* The convolution plans: forward, and the two gradients, each with the forward descriptor as
  * its hint, as oneDNN asks. */
-static void make_conv(making_t *m, plan_t *p, const cpu_window_t *w, size_t *scratchpad_bytes) {
+static void make_conv(steps_t *m, plan_t *p, const cpu_window_t *w, size_t *scratchpad_bytes) {
     dnnl_memory_desc_t image, filter, any_filter, output;
     plain_md(m, &image, w->batch, w->channels, w->in_h, w->in_w, dnnl_nhwc);
     plain_md(m, &filter, w->out_channels, w->channels, w->window_h, w->window_w, dnnl_hwio);
@@ -205,7 +206,7 @@ static void make_conv(making_t *m, plan_t *p, const cpu_window_t *w, size_t *scr
 
 /* The pooling plans. TensorFlow's average counts only the values inside the image, oneDNN's
  * avg_exclude_padding; its max ignores the padding, as oneDNN's does. */
-static void make_pool(making_t *m, plan_t *p, const cpu_window_t *w, size_t *scratchpad_bytes) {
+static void make_pool(steps_t *m, plan_t *p, const cpu_window_t *w, size_t *scratchpad_bytes) {
     cpu_onednn_op_t op = p->key.op;
     bool max = op == CPU_ONEDNN_MAX_POOL || op == CPU_ONEDNN_MAX_POOL_GRAD;
     bool grad = op == CPU_ONEDNN_MAX_POOL_GRAD || op == CPU_ONEDNN_AVG_POOL_GRAD;
@@ -261,7 +262,7 @@ static plan_t *make_plan(const plan_key_t *key, const cpu_window_t *w, const cha
         return NULL;
     }
     p->key = *key;
-    making_t m = {dnnl_success, ""};
+    steps_t m = {dnnl_success, ""};
     size_t scratchpad_bytes = 0;
     if (key->op <= CPU_ONEDNN_CONV_FILTER)
         make_conv(&m, p, w, &scratchpad_bytes);
@@ -351,7 +352,7 @@ static void release_plan(plan_t *plan) {
 typedef struct {
     dnnl_memory_t memories[6];
     int count;
-    making_t *m;
+    steps_t *m;
 } memories_t;
 
 static dnnl_memory_t memory(memories_t *list, const dnnl_memory_desc_t *md, const void *data) {
@@ -363,13 +364,13 @@ static dnnl_memory_t memory(memories_t *list, const dnnl_memory_desc_t *md, cons
     return made;
 }
 
-static void execute(making_t *m, dnnl_primitive_t primitive, dnnl_stream_t stream,
+static void execute(steps_t *m, dnnl_primitive_t primitive, dnnl_stream_t stream,
                     dnnl_exec_arg_t *args, int count, dnnl_memory_t scratchpad) {
     if (scratchpad != NULL) args[count++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, scratchpad};
     step(m, dnnl_primitive_execute(primitive, stream, count, args), "an execution");
 }
 
-static void run_plan(making_t *m, const plan_t *p, const float *a, const float *b, float *out,
+static void run_plan(steps_t *m, const plan_t *p, const float *a, const float *b, float *out,
                      unsigned char *scratch) {
     memories_t list = {.m = m};
     dnnl_stream_t stream = NULL;
@@ -471,7 +472,7 @@ bool cpu_onednn_run(cpu_onednn_op_t op, const cpu_window_t *window, const float 
         return false;
     }
     omp_set_num_threads(cpu_thread_count());
-    making_t m = {dnnl_success, ""};
+    steps_t m = {dnnl_success, ""};
     run_plan(&m, plan, a, b, out, scratch);
     free(scratch);
     release_plan(plan);

@@ -70,7 +70,7 @@ bool cpu_conv_window(tp_kernel_context_t *context, const int64_t *input, const i
     cpu_window_t w = {.batch = input[0], .in_h = input[1], .in_w = input[2],
                       .channels = input[3], .window_h = filter[0], .window_w = filter[1],
                       .out_channels = filter[3]};
-    bool same;
+    bool same = false;
     if (!read_pair(context, "strides", false, &w.stride_h, &w.stride_w, status) ||
         !read_pair(context, "dilations", true, &w.dilation_h, &w.dilation_w, status) ||
         !read_same(context, &same, status))
@@ -85,7 +85,7 @@ bool cpu_pool_window(tp_kernel_context_t *context, const int64_t *input, cpu_win
     cpu_window_t w = {.batch = input[0], .in_h = input[1], .in_w = input[2],
                       .channels = input[3], .out_channels = input[3], .dilation_h = 1,
                       .dilation_w = 1};
-    bool same;
+    bool same = false;
     if (!read_pair(context, "ksize", false, &w.window_h, &w.window_w, status) ||
         !read_pair(context, "strides", false, &w.stride_h, &w.stride_w, status) ||
         !read_same(context, &same, status))

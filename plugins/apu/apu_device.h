@@ -30,6 +30,8 @@ int64_t apu_next_launch(bool *out_injected_failure);
 /* The variable that injects kernel failures, for their messages. */
 const char *apu_fault_variable(void);
 
+/* Registers Conv2D's float32 kernel (apu_conv.c). */
+void apu_register_conv(tp_registrar_t *registrar, tp_plugin_status_t *status);
 /* Registers the kernels for the dtypes of ABI 1.7 (apu_dtypes.c). */
 void apu_register_dtype_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status);
 

@@ -64,6 +64,11 @@ typedef struct opencl_device {
     size_t num_generated, generated_capacity;
 } opencl_device_t;
 
+/* The int64 values a device-side check fills: record[0] is 0 while the input is good. */
+#define OPENCL_RECORD_SIZE 16
+/* Writes what a failed check's record says ("row 1 has label 7, ...") into `text`. */
+typedef void (*opencl_describe_fn)(const int64_t *record, char *text, size_t capacity);
+
 /* A command the plug-in queued, kept until an event or a synchronize has read its outcome:
  * OpenCL reports a command that fails on the device only through its event's status. */
 typedef struct opencl_command {
@@ -73,6 +78,11 @@ typedef struct opencl_command {
      * and a flag other than 0 once the command is done fails it with `failure`. */
     int32_t *flag;
     const char *failure; /* "integer division by zero": static text */
+    /* A check that says where: the command reads OPENCL_RECORD_SIZE int64 values into *record
+     * (malloc'ed, owned here), and record[0] other than 0 fails it with the text `describe`
+     * makes of the record. */
+    int64_t *record;
+    opencl_describe_fn describe;
 } opencl_command_t;
 
 typedef struct opencl_commands {
@@ -118,6 +128,11 @@ bool opencl_stream_queued(opencl_stream_t *stream, const char *what, const char 
  * recorded after it or the stream's synchronize. */
 void opencl_stream_check_flag(opencl_stream_t *stream, cl_mem flag_mem, const char *what,
                               const char *failure, tp_plugin_status_t *status);
+/* As opencl_stream_check_flag, for a record of OPENCL_RECORD_SIZE int64 values at `record_mem`
+ * that a kernel of `what` filled: record[0] other than 0 fails that work with the text
+ * `describe` makes of the record. */
+void opencl_stream_check_record(opencl_stream_t *stream, cl_mem record_mem, const char *what,
+                                opencl_describe_fn describe, tp_plugin_status_t *status);
 
 /* ---- Programs and launches (opencl_program.c) ----------------------------------------------- */
 
@@ -208,6 +223,18 @@ void opencl_register_random_kernels(tp_registrar_t *registrar, bool fp64,
 void opencl_register_matmul_kernels(tp_registrar_t *registrar, bool fp64,
                                     tp_plugin_status_t *status);
 void opencl_register_layout_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status);
+void opencl_register_conv_kernels(tp_registrar_t *registrar, bool fp64,
+                                  tp_plugin_status_t *status);
+void opencl_register_compare_kernels(tp_registrar_t *registrar, bool fp64,
+                                     tp_plugin_status_t *status);
+void opencl_register_loss_kernels(tp_registrar_t *registrar, bool fp64,
+                                  tp_plugin_status_t *status);
+void opencl_register_array_kernels(tp_registrar_t *registrar, bool fp64,
+                                   tp_plugin_status_t *status);
+void opencl_register_index_kernels(tp_registrar_t *registrar, bool fp64,
+                                   tp_plugin_status_t *status);
+void opencl_register_batch_norm_kernels(tp_registrar_t *registrar, bool fp64,
+                                        tp_plugin_status_t *status);
 
 /* ---- Fusion (opencl_fusion.c, opencl_fusion_pass.c) ----------------------------------------- */
 

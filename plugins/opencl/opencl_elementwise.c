@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The element-wise ops on the GPU, from kernels/elementwise.cl: unary math, broadcasting
- * binary arithmetic, AddN, BiasAdd, the activation gradients, Fill, ZerosLike and OnesLike,
- * Cast, and the copies (Identity, Reshape, Const). compute only queues work; it never waits
- * for the device. */
+/* The element-wise ops on the GPU, from kernels/elementwise.cl: unary math (Rsqrt and Sign
+ * among it), broadcasting binary arithmetic, AddN, BiasAdd, the activation gradients, Fill,
+ * ZerosLike and OnesLike, Cast, and the copies (Identity, Reshape, Const). compute only queues
+ * work; it never waits for the device. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -309,7 +309,8 @@ static gpu_op_t ops[] = {
     {"Fill", "fill", {0}},         {"ZerosLike", NULL, {0}},
     {"OnesLike", NULL, {0}},       {"Identity", NULL, {0}},
     {"Reshape", NULL, {0}},        {"Const", NULL, {0}},
-    {"Cast", NULL, {0}},
+    {"Cast", NULL, {0}},           {"Rsqrt", "rsqrt", {0}},
+    {"Sign", "sign", {0}},
 };
 
 static gpu_op_t *find_op(const char *name) {
@@ -377,8 +378,8 @@ static void register_fill_and_cast(tp_registrar_t *registrar, bool fp64,
 
 void opencl_register_elementwise_kernels(tp_registrar_t *registrar, bool fp64,
                                          tp_plugin_status_t *status) {
-    static const char *const number_unary[] = {"Relu", "Neg", "Abs", "Square"};
-    static const char *const float_unary[] = {"Sigmoid", "Tanh", "Exp", "Log", "Sqrt"};
+    static const char *const number_unary[] = {"Relu", "Neg", "Abs", "Square", "Sign"};
+    static const char *const float_unary[] = {"Sigmoid", "Tanh", "Exp", "Log", "Sqrt", "Rsqrt"};
     static const char *const number_binary[] = {"Add", "Sub", "Mul", "Div"};
     for (size_t i = 0; i < COUNT(number_unary); i++)
         register_op(registrar, number_unary[i], "T", numbers, COUNT(numbers), unary, fp64,

@@ -266,6 +266,12 @@ static void init(const tp_host_api_t *host, tp_registrar_t *registrar,
     opencl_register_random_kernels(registrar, any_fp64, status);
     opencl_register_matmul_kernels(registrar, any_fp64, status);
     opencl_register_layout_kernels(registrar, status);
+    opencl_register_conv_kernels(registrar, any_fp64, status);
+    opencl_register_compare_kernels(registrar, any_fp64, status);
+    opencl_register_loss_kernels(registrar, any_fp64, status);
+    opencl_register_array_kernels(registrar, any_fp64, status);
+    opencl_register_index_kernels(registrar, any_fp64, status);
+    opencl_register_batch_norm_kernels(registrar, any_fp64, status);
     opencl_register_fused_kernel(registrar, any_fp64, status);
     opencl_register_fusion_pass(registrar, status);
 }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The reductions on the GPU, from kernels/reduction.cl: Sum, Mean and Max over any set of
+/* The reductions on the GPU, from kernels/reduction.cl: Sum, Mean, Max and Min over any set of
  * axes, and Softmax over the last dimension. compute only queues work; it never waits for the
  * device.
  *
@@ -26,7 +26,7 @@
 
 /* Kernel ids by dtype, -1 where there is none: reduce_sum_T (Sum, and Mean with its division),
  * reduce_max_T, and Softmax's softmax_T, softmax_sum_T and softmax_scale_T. */
-static int32_t sum_ids[OPENCL_NUM_DTYPES], max_ids[OPENCL_NUM_DTYPES],
+static int32_t sum_ids[OPENCL_NUM_DTYPES], max_ids[OPENCL_NUM_DTYPES], min_ids[OPENCL_NUM_DTYPES],
     softmax_ids[OPENCL_NUM_DTYPES], softmax_sum_ids[OPENCL_NUM_DTYPES],
     softmax_scale_ids[OPENCL_NUM_DTYPES];
 
@@ -41,6 +41,7 @@ static reduction_op_t ops[] = {
     {"Mean", sum_ids, true},
     {"Max", max_ids, false},
     {"Softmax", softmax_ids, false},
+    {"Min", min_ids, false},
 };
 
 /* ---- Planning -------------------------------------------------------------------------------- */
@@ -337,7 +338,8 @@ static void take_id(int32_t *ids, const char *family, tp_dtype_t dtype,
 void opencl_register_reduction_kernels(tp_registrar_t *registrar, bool fp64,
                                        tp_plugin_status_t *status) {
     for (int d = 0; d < OPENCL_NUM_DTYPES; d++)
-        sum_ids[d] = max_ids[d] = softmax_ids[d] = softmax_sum_ids[d] = softmax_scale_ids[d] = -1;
+        sum_ids[d] = max_ids[d] = min_ids[d] = softmax_ids[d] = softmax_sum_ids[d] =
+            softmax_scale_ids[d] = -1;
     /* float64 kernels only where some device has cl_khr_fp64. */
     tp_dtype_t numbers[4], floats[2];
     size_t num_numbers = 0, num_floats = 0;
@@ -348,6 +350,7 @@ void opencl_register_reduction_kernels(tp_registrar_t *registrar, bool fp64,
     for (size_t i = 0; i < num_numbers; i++) {
         take_id(sum_ids, "reduce_sum", numbers[i], status);
         take_id(max_ids, "reduce_max", numbers[i], status);
+        take_id(min_ids, "reduce_min", numbers[i], status);
     }
     for (size_t i = 0; i < num_floats; i++) {
         take_id(softmax_ids, "softmax", floats[i], status);
@@ -357,4 +360,5 @@ void opencl_register_reduction_kernels(tp_registrar_t *registrar, bool fp64,
     for (size_t i = 0; i < 3; i++)
         opencl_register(registrar, ops[i].op, "T", numbers, num_numbers, &ops[i], reduce, status);
     opencl_register(registrar, ops[3].op, "T", floats, num_floats, &ops[3], softmax, status);
+    opencl_register(registrar, ops[4].op, "T", numbers, num_numbers, &ops[4], reduce, status);
 }

@@ -17,6 +17,7 @@ static void release_commands(opencl_commands_t *commands) {
     for (size_t i = 0; i < commands->count; i++) {
         clReleaseEvent(commands->items[i].event);
         free(commands->items[i].flag);
+        free(commands->items[i].record);
     }
     free(commands->items);
     *commands = (opencl_commands_t){0};
@@ -30,8 +31,10 @@ static const opencl_command_t *first_failure(const opencl_commands_t *commands, 
                                       CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof state, &state,
                                       NULL);
         if (error != CL_SUCCESS) state = error;
-        if (state == CL_COMPLETE && commands->items[i].flag != NULL &&
-            *commands->items[i].flag != 0)
+        if (state == CL_COMPLETE && ((commands->items[i].flag != NULL &&
+                                      *commands->items[i].flag != 0) ||
+                                     (commands->items[i].record != NULL &&
+                                      commands->items[i].record[0] != 0)))
             state = CL_INVALID_VALUE; /* the device's check failed: the failure text tells */
         if (state < 0) {
             *code = state;
@@ -50,6 +53,13 @@ static tp_code_t describe_failure(const opencl_device_t *device,
     if (command->failure != NULL && command->flag != NULL && *command->flag != 0) {
         snprintf(message, capacity, "%s on GPU:%d (%s): %s", command->what,
                  (int)device->ordinal, device->name, command->failure);
+        return TP_INVALID_ARGUMENT;
+    }
+    if (command->describe != NULL && command->record != NULL && command->record[0] != 0) {
+        int used = snprintf(message, capacity, "%s on GPU:%d (%s): ", command->what,
+                            (int)device->ordinal, device->name);
+        if (used >= 0 && (size_t)used < capacity)
+            command->describe(command->record, message + used, capacity - (size_t)used);
         return TP_INVALID_ARGUMENT;
     }
     snprintf(message, capacity, "%s on GPU:%d (%s) failed on the device: %s", command->what,
@@ -125,6 +135,38 @@ void opencl_stream_check_flag(opencl_stream_t *stream, cl_mem flag_mem, const ch
         opencl_host->status_set(status, TP_INVALID_ARGUMENT, "%s on GPU:%d (%s): %s", what,
                                 (int)stream->device->ordinal, stream->device->name, failure);
     free(flag);
+}
+
+void opencl_stream_check_record(opencl_stream_t *stream, cl_mem record_mem, const char *what,
+                                opencl_describe_fn describe, tp_plugin_status_t *status) {
+    int64_t *record = calloc(OPENCL_RECORD_SIZE, sizeof *record);
+    if (record == NULL) {
+        opencl_host->status_set(status, TP_RESOURCE_EXHAUSTED,
+                                "%s on GPU:%d: out of host memory to check the result", what,
+                                (int)stream->device->ordinal);
+        return;
+    }
+    cl_event event;
+    cl_int error = clEnqueueReadBuffer(stream->queue, record_mem, CL_FALSE, 0,
+                                       OPENCL_RECORD_SIZE * sizeof *record, record, 0, NULL,
+                                       &event);
+    if (error != CL_SUCCESS) {
+        free(record);
+        opencl_fail(status, stream->device, what, "clEnqueueReadBuffer", error);
+        return;
+    }
+    opencl_command_t command = {.event = event, .what = what, .record = record,
+                                .describe = describe};
+    if (keep_command(stream, command)) return;
+    /* Nowhere to keep it: learn the outcome now rather than lose it. */
+    clWaitForEvents(1, &event);
+    clReleaseEvent(event);
+    if (record[0] != 0) {
+        char message[640];
+        describe_failure(stream->device, &command, CL_INVALID_VALUE, message, sizeof message);
+        opencl_host->status_set(status, TP_INVALID_ARGUMENT, "%s", message);
+    }
+    free(record);
 }
 
 /* ---- Streams --------------------------------------------------------------------------------- */

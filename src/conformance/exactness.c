@@ -34,6 +34,16 @@ static const op_class_t op_classes[] = {
     {"Sum", TP_ACCUMULATED},
     {"Min", TP_EXACT_VALUES},        {"Sign", TP_EXACT_VALUES},
     {"Rsqrt", TP_ELEMENTARY},
+    /* Sums of a row, a window or a batch, in the device's order; a loss also takes exp and log
+     * of them. MaxPool selects one tap; its gradient sums the taps' shares. */
+    {"LogSoftmax", TP_ACCUMULATED},  {"SoftmaxCrossEntropyWithLogits", TP_ACCUMULATED},
+    {"SparseSoftmaxCrossEntropyWithLogits", TP_ACCUMULATED},
+    {"Conv2D", TP_ACCUMULATED},      {"Conv2DBackpropInput", TP_ACCUMULATED},
+    {"Conv2DBackpropFilter", TP_ACCUMULATED}, {"AvgPool", TP_ACCUMULATED},
+    {"AvgPoolGrad", TP_ACCUMULATED}, {"MaxPoolGrad", TP_ACCUMULATED},
+    {"MaxPool", TP_EXACT_VALUES},
+    {"FusedBatchNorm", TP_ACCUMULATED}, {"FusedBatchNormGrad", TP_ACCUMULATED},
+    {"UnsortedSegmentSum", TP_ACCUMULATED},
 };
 
 tp_exactness_t tp_exactness_of(const char *op, tp_dtype_t dtype) {

@@ -19,7 +19,7 @@ tp_status_t *tp_conv2d(tp_context_t *c, tp_tensor_t *input, tp_tensor_t *filter,
                        const tp_conv2d_options_t *options, tp_tensor_t **out) {
     const tp_conv2d_options_t defaults = {0};
     if (options == NULL) options = &defaults;
-    const char *padding;
+    const char *padding = NULL;
     TP_RETURN_IF_ERROR(padding_name("Conv2D", options->padding, &padding));
     const int64_t strides[4] = {1, or_default(options->stride_height, 1),
                                 or_default(options->stride_width, 1), 1};
@@ -37,7 +37,7 @@ static tp_status_t *pool(tp_context_t *c, const char *op, tp_tensor_t *input,
     if (options == NULL)
         return tp_status_make(TP_INVALID_ARGUMENT, "%s: the options (the window's size) are "
                               "NULL", op);
-    const char *padding;
+    const char *padding = NULL;
     TP_RETURN_IF_ERROR(padding_name(op, options->padding, &padding));
     const int64_t ksize[4] = {1, options->window_height, options->window_width, 1};
     const int64_t strides[4] = {1, or_default(options->stride_height, options->window_height),

@@ -147,7 +147,7 @@ static tp_status_t *shape_arg_reduce(tp_kernel_context_t *call) {
     if (x->rank == 0)
         return tp_status_make(TP_INVALID_ARGUMENT, "%s: the input is a scalar; it needs a "
                               "dimension to search along", op_name(call));
-    int32_t axis;
+    int32_t axis = 0;
     TP_RETURN_IF_ERROR(resolve_axis(call, "axis", x->rank, &axis));
     if (x->dims[axis] == 0)
         return tp_status_make(TP_INVALID_ARGUMENT, "%s: axis %d of the input %s is empty",
@@ -169,7 +169,7 @@ static tp_status_t *shape_concat(tp_kernel_context_t *call) {
     if (first->rank == 0)
         return tp_status_make(TP_INVALID_ARGUMENT, "Concat: input 0 is a scalar; only tensors "
                               "of rank 1 or more can be joined");
-    int32_t axis;
+    int32_t axis = 0;
     TP_RETURN_IF_ERROR(resolve_axis(call, "axis", first->rank, &axis));
     tp_shape_t out = *first;
     for (int32_t i = 1; i < call->num_inputs; i++) {
@@ -287,7 +287,7 @@ static tp_status_t *shape_gather(tp_kernel_context_t *call) {
     if (params->rank == 0)
         return tp_status_make(TP_INVALID_ARGUMENT, "Gather: params is a scalar; it needs a "
                               "dimension to gather from");
-    int32_t axis;
+    int32_t axis = 0;
     TP_RETURN_IF_ERROR(resolve_axis(call, "axis", params->rank, &axis));
     if (params->rank - 1 + indices->rank > TP_MAX_RANK)
         return tp_status_make(TP_INVALID_ARGUMENT, "Gather: params %s with indices %s would give "

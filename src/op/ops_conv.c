@@ -155,7 +155,7 @@ static tp_status_t *conv_output(const tp_kernel_context_t *call, const tp_shape_
                                 const tp_shape_t *filter, tp_shape_t *out) {
     TP_RETURN_IF_ERROR(check_format(call));
     int64_t strides[4], dilations[4];
-    bool same;
+    bool same = false;
     TP_RETURN_IF_ERROR(read_four(call, "strides", false, strides));
     TP_RETURN_IF_ERROR(read_four(call, "dilations", true, dilations));
     TP_RETURN_IF_ERROR(read_padding(call, &same));
@@ -184,7 +184,7 @@ static tp_status_t *pool_output(const tp_kernel_context_t *call, const tp_shape_
                                 tp_shape_t *out) {
     TP_RETURN_IF_ERROR(check_format(call));
     int64_t ksize[4], strides[4];
-    bool same;
+    bool same = false;
     TP_RETURN_IF_ERROR(read_four(call, "ksize", false, ksize));
     TP_RETURN_IF_ERROR(read_four(call, "strides", false, strides));
     TP_RETURN_IF_ERROR(read_padding(call, &same));

@@ -288,7 +288,7 @@ by_path = {p["path"]: p for p in d["plugins"]}
 apu = by_path[os.environ["APU"]]
 assert apu["loaded"] and apu["name"] == "apu" and apu["reason"] == "", apu
 assert apu["version"] == os.environ["VERSION"].split(" ")[0], apu
-assert apu["device_types"] == ["APU"] and apu["num_kernels"] == 3 and apu["has_graph_pass"], apu
+assert apu["device_types"] == ["APU"] and apu["num_kernels"] == 4 and apu["has_graph_pass"], apu
 good = by_path[os.environ["PLUGINS"] + "/libtp_test_good.so"]
 assert (good["name"], good["version"], good["device_types"], good["num_ops"]) == ("good", "2.3.4", ["XPU"], 1), good
 wrong = by_path[os.environ["PLUGINS"] + "/libtp_test_wrong_major.so"]

@@ -36,7 +36,7 @@ for name in load registrations "APU:0 allocate" "APU:0 empty tensor" "APU:0 allo
     check "the APU passes '$name'" $?
 done
 expect_text "the APU's registrations are described" "$out" \
-    "pass  registrations: device type APU (2 devices: Awesome Processing Unit (simulated) by tensorplug, 256 MiB); 0 ops, 3 kernels, graph pass apu_relu_idempotence"
+    "pass  registrations: device type APU (2 devices: Awesome Processing Unit (simulated) by tensorplug, 256 MiB); 0 ops, 4 kernels, graph pass apu_relu_idempotence"
 expect_text "allocating more than the APU has is refused with its reason" "$out" \
     "its memory + 1 B refused (RESOURCE_EXHAUSTED: APU:0: cannot allocate 268435457 bytes of 268435456)"
 expect_text "the kernel error names the op and the device" "$out" \
@@ -72,7 +72,7 @@ assert counts == [sum(c["result"] == r for c in d["checks"]) for r in marks], d'
 }
 json=$("$tensorplug" plugin-check --json "$apu_plugin"); rc=$?
 check "plugin-check --json: one APU passes (exit $rc)" $rc
-same_as_lines "plugin-check --json says what the lines say, n/a included" "$json" "$out" 27 0 1
+same_as_lines "plugin-check --json says what the lines say, n/a included" "$json" "$out" 27 0 4
 PLUGIN=$apu_plugin expect_json "plugin-check --json: the plug-in, and the check that does not apply" \
     "$json" '
 assert d["plugin"] == os.environ["PLUGIN"], d["plugin"]

@@ -2,9 +2,9 @@
 /*
  * The gradient check: every op that has a gradient function (tp_gradient_entries) has cases
  * (cases_*.c), and for each case, drawn several times with fixed seeds, the tape's gradient of
- * sum over the op's floating-point outputs of sum(output * W), W fixed random weights, equals
- * central finite differences of the same sum computed on the host, element by element, in
- * float64. An op with a gradient and no case fails, and so does a case whose op has no
+ * sum over the op's floating-point outputs of sum(output * W), W fixed random weights (the
+ * upstream gradients of tp_tape_gradients), equals central finite differences of the same sum
+ * computed on the host, element by element, in float64. An op with a gradient and no case fails, and so does a case whose op has no
  * gradient (a misspelt name would otherwise check nothing).
  */
 #include <math.h>
@@ -235,7 +235,8 @@ static tp_status_t *run_op(tp_context_t *c, const drawing_t *d, tp_tensor_t *con
                       (size_t)d->test->num_attrs, outputs, (size_t)d->num_outputs);
 }
 
-/* Draws the weights, once the outputs' shapes are known. */
+/* Draws the weights, once the outputs' shapes are known, rounded to each output's dtype: they
+ * are the upstream gradients the tape is seeded with. */
 static void draw_weights(drawing_t *d, tp_tensor_t *const *outputs) {
     rng_t rng = {seed_of(d->test, d->repetition) ^ UINT64_C(0x5bd1e995)};
     for (int o = 0; o < d->num_outputs; o++) {
@@ -244,47 +245,26 @@ static void draw_weights(drawing_t *d, tp_tensor_t *const *outputs) {
         if (!is_float(d->output_dtypes[o])) continue;
         d->weights[o] = malloc((size_t)d->output_counts[o] * sizeof(double) + 1);
         assert_non_null(d->weights[o]);
-        for (int64_t k = 0; k < d->output_counts[o]; k++)
-            d->weights[o][k] = (next_u64(&rng) & 1 ? -1 : 1) * uniform(&rng, 0.5, 1.5);
+        for (int64_t k = 0; k < d->output_counts[o]; k++) {
+            double w = (next_u64(&rng) & 1 ? -1 : 1) * uniform(&rng, 0.5, 1.5);
+            d->weights[o][k] = d->output_dtypes[o] == TP_FLOAT32 ? (double)(float)w : w;
+        }
     }
 }
 
-/* sum over float outputs of sum(output * W), built from ops so that the tape sees it. */
-static tp_status_t *taped_objective(tp_context_t *c, const drawing_t *d,
-                                    tp_tensor_t *const *outputs, tp_tensor_t **out) {
-    tp_tensor_t *total = NULL;
-    tp_status_t *error = NULL;
-    for (int o = 0; o < d->num_outputs && error == NULL; o++) {
-        if (d->weights[o] == NULL) continue;
-        tp_tensor_t *y = NULL, *w = NULL, *product = NULL, *term = NULL, *sum = NULL;
-        if (d->output_dtypes[o] == TP_FLOAT64)
-            y = tp_tensor_retain(outputs[o]);
-        else
-            error = tp_cast(c, outputs[o], TP_FLOAT64, &y);
-        if (error == NULL)
-            error = tp_tensor_create(c, TP_FLOAT64, tp_tensor_shape(outputs[o]), d->weights[o],
-                                     (size_t)d->output_counts[o] * sizeof(double), &w);
-        if (error == NULL) error = tp_mul(c, y, w, &product);
-        if (error == NULL) error = tp_sum(c, product, NULL, 0, false, &term);
-        if (error == NULL && total != NULL) {
-            error = tp_add(c, total, term, &sum);
-            tp_tensor_release(total);
-            total = sum;
-        } else if (error == NULL) {
-            total = tp_tensor_retain(term);
-        }
-        tp_tensor_release(y);
-        tp_tensor_release(w);
-        tp_tensor_release(product);
-        tp_tensor_release(term);
+/* Output o's weights as a tensor of its dtype and shape: its upstream gradient. */
+static tp_status_t *weights_tensor(tp_context_t *c, const drawing_t *d, int o,
+                                   tp_tensor_t *const *outputs, tp_tensor_t **out) {
+    tp_tensor_t *f64 = NULL;
+    tp_status_t *error =
+        tp_tensor_create(c, TP_FLOAT64, tp_tensor_shape(outputs[o]), d->weights[o],
+                         (size_t)d->output_counts[o] * sizeof(double), &f64);
+    if (error != NULL || d->output_dtypes[o] == TP_FLOAT64) {
+        *out = f64;
+        return error;
     }
-    if (error == NULL && total == NULL)
-        error = tp_status_make(TP_INVALID_ARGUMENT, "the op has no floating-point output");
-    if (error != NULL) {
-        tp_tensor_release(total);
-        total = NULL;
-    }
-    *out = total;
+    error = tp_cast(c, f64, d->output_dtypes[o], out);
+    tp_tensor_release(f64);
     return error;
 }
 
@@ -325,15 +305,19 @@ typedef struct {
     double tape, numeric;
 } worst_t;
 
-/* The tape's gradients of the drawing's inputs, in analytic[i] (for float64 inputs). */
+/* The tape's gradients of the drawing's inputs, in analytic[i] (for float64 inputs): the
+ * floating-point outputs are the targets, seeded with their weights, so that the tape computes
+ * the gradient of sum over outputs of sum(output * W) with no op of the check's own. "No
+ * gradient" (NULL) is zero. */
 static tp_status_t *tape_gradients(tp_context_t *c, drawing_t *d, tp_tensor_t *const *inputs,
                                    double **analytic) {
     tp_tensor_t *sources[GRADCHECK_MAX_INPUTS], *grads[GRADCHECK_MAX_INPUTS] = {NULL};
+    tp_tensor_t *targets[MAX_OUTPUTS], *upstream[MAX_OUTPUTS] = {NULL};
     int which[GRADCHECK_MAX_INPUTS];
-    size_t num_sources = 0;
+    size_t num_sources = 0, num_targets = 0;
     tp_tape_t *tape = NULL;
-    tp_tensor_t *outputs[MAX_OUTPUTS] = {NULL}, *target = NULL;
-    tp_status_t *error = tp_tape_begin(c, &tape);
+    tp_tensor_t *outputs[MAX_OUTPUTS] = {NULL};
+    tp_status_t *error = tp_tape_begin_with(c, NULL, &tape);
     for (int i = 0; i < d->test->num_inputs && error == NULL; i++) {
         if (d->test->inputs[i].dtype != TP_FLOAT64) continue;
         which[num_sources] = i;
@@ -341,14 +325,21 @@ static tp_status_t *tape_gradients(tp_context_t *c, drawing_t *d, tp_tensor_t *c
         error = tp_tape_watch(tape, inputs[i]);
     }
     if (error == NULL) error = run_op(c, d, inputs, outputs);
-    if (error == NULL) {
-        draw_weights(d, outputs);
-        error = taped_objective(c, d, outputs, &target);
+    if (error == NULL) draw_weights(d, outputs);
+    for (int o = 0; o < d->num_outputs && error == NULL; o++) {
+        if (d->weights[o] == NULL) continue;
+        targets[num_targets] = outputs[o];
+        error = weights_tensor(c, d, o, outputs, &upstream[num_targets++]);
     }
-    if (error == NULL) error = tp_tape_gradient(tape, target, sources, num_sources, grads);
+    if (error == NULL && num_targets == 0)
+        error = tp_status_make(TP_INVALID_ARGUMENT, "the op has no floating-point output");
+    if (error == NULL)
+        error = tp_tape_gradients(tape, targets, upstream, num_targets, sources, num_sources,
+                                  grads);
     tp_tape_destroy(tape);
     for (size_t s = 0; s < num_sources && error == NULL; s++) {
         int i = which[s];
+        if (grads[s] == NULL) continue; /* no gradient: zeros, as calloc left them */
         tp_shape_t got = tp_tensor_shape(grads[s]);
         char got_text[128], want_text[128];
         tp_shape_format(&got, got_text, sizeof got_text);
@@ -361,8 +352,10 @@ static tp_status_t *tape_gradients(tp_context_t *c, drawing_t *d, tp_tensor_t *c
             error = tp_tensor_read(grads[s], analytic[i], (size_t)d->counts[i] * sizeof(double));
     }
     for (size_t s = 0; s < num_sources; s++) tp_tensor_release(grads[s]);
-    for (int o = 0; o < MAX_OUTPUTS; o++) tp_tensor_release(outputs[o]);
-    tp_tensor_release(target);
+    for (int o = 0; o < MAX_OUTPUTS; o++) {
+        tp_tensor_release(outputs[o]);
+        tp_tensor_release(upstream[o]);
+    }
     return error;
 }
 

@@ -804,6 +804,77 @@ static void comparisons_refuse_bad_calls(void **state) {
     release_all((tp_tensor_t *[]){flags, two, three, ints}, 4);
 }
 
+/* ---- Every dtype ----------------------------------------------------------------------------- */
+
+/* The result of an op that only moves elements, against `from`: element k of the result is
+ * element from[k] of x, or all zero bytes where from[k] is -1. Releases the result. */
+static void expect_moved(tp_tensor_t *y, tp_dtype_t dtype, tp_shape_t shape,
+                         const unsigned char *x, const int64_t *from) {
+    size_t size = tp_dtype_size(dtype);
+    int64_t count = element_count(shape);
+    unsigned char *want = calloc((size_t)count * size + 1, 1);
+    assert_non_null(want);
+    for (int64_t k = 0; k < count; k++)
+        if (from[k] >= 0) memcpy(want + (size_t)k * size, x + (size_t)from[k] * size, size);
+    expect_tensor(y, dtype, shape, want, (size_t)count * size);
+    free(want);
+}
+
+/* Concat, Slice, StridedSlice, Tile, Gather, Pad and Select copy elements by their size alone:
+ * on every dtype the runtime has (1, 2, 4 and 8 bytes), each result holds exactly the bytes of
+ * the input elements it should, whatever they mean (NaN payloads included). */
+static void layout_ops_copy_every_dtype_bytewise(void **state) {
+    tp_context_t *c = *state;
+    for (int d = 1; tp_dtype_name((tp_dtype_t)d) != NULL; d++) {
+        tp_dtype_t dtype = (tp_dtype_t)d;
+        size_t size = tp_dtype_size(dtype);
+        /* x is (3, 4); its bytes a pattern with no zero element (bool: 0 and 1). */
+        unsigned char bytes[12 * 8];
+        for (size_t b = 0; b < 12 * size; b++)
+            bytes[b] = dtype == TP_BOOL ? (unsigned char)(b % 3 != 1)
+                                        : (unsigned char)(b * 37 + 11);
+        tp_tensor_t *x = make(c, dtype, TP_SHAPE(3, 4), bytes, 12 * size), *y;
+        int64_t from[24];
+        /* concat([x, x], axis 1) */
+        for (int64_t k = 0; k < 24; k++) from[k] = (k / 8) * 4 + (k % 8) % 4;
+        assert_ok(tp_concat(c, (tp_tensor_t *[]){x, x}, 2, 1, &y));
+        expect_moved(y, dtype, TP_SHAPE(3, 8), bytes, from);
+        /* x[1:3, 1:3] */
+        for (int64_t k = 0; k < 4; k++) from[k] = (k / 2 + 1) * 4 + k % 2 + 1;
+        assert_ok(tp_slice(c, x, LIST(1, 1), LIST(2, 2), 2, &y));
+        expect_moved(y, dtype, TP_SHAPE(2, 2), bytes, from);
+        /* x[::-1, 1::2] */
+        for (int64_t k = 0; k < 6; k++) from[k] = (2 - k / 2) * 4 + 1 + 2 * (k % 2);
+        tp_strided_slice_masks_t masks = {.begin_mask = 1, .end_mask = 3};
+        assert_ok(tp_strided_slice(c, x, LIST(0, 1), LIST(0, 0), LIST(-1, 2), 2, &masks, &y));
+        expect_moved(y, dtype, TP_SHAPE(3, 2), bytes, from);
+        /* tile(x, (2, 1)) */
+        for (int64_t k = 0; k < 24; k++) from[k] = k % 12;
+        assert_ok(tp_tile(c, x, LIST(2, 1), 2, &y));
+        expect_moved(y, dtype, TP_SHAPE(6, 4), bytes, from);
+        /* gather(x, [3, 0], axis 1) */
+        tp_tensor_t *indices = I32(c, TP_SHAPE(2), 3, 0);
+        for (int64_t k = 0; k < 6; k++) from[k] = (k / 2) * 4 + (k % 2 == 0 ? 3 : 0);
+        assert_ok(tp_gather(c, x, indices, 1, &y));
+        expect_moved(y, dtype, TP_SHAPE(3, 2), bytes, from);
+        tp_tensor_release(indices);
+        /* pad(x, ((1, 0), (0, 1))) with 0: zero bytes in every dtype */
+        for (int64_t k = 0; k < 20; k++)
+            from[k] = k / 5 == 0 || k % 5 == 4 ? -1 : (k / 5 - 1) * 4 + k % 5;
+        assert_ok(tp_pad(c, x, LIST(1, 0, 0, 1), 2, 0, &y));
+        expect_moved(y, dtype, TP_SHAPE(4, 5), bytes, from);
+        /* select([t, f, f, t], x, x[::-1]) */
+        tp_tensor_t *flags = BOOLS(c, TP_SHAPE(4), true, false, false, true), *reversed;
+        masks = (tp_strided_slice_masks_t){.begin_mask = 1, .end_mask = 1};
+        assert_ok(tp_strided_slice(c, x, LIST(0), LIST(0), LIST(-1), 1, &masks, &reversed));
+        for (int64_t k = 0; k < 12; k++)
+            from[k] = k % 4 == 0 || k % 4 == 3 ? k : (2 - k / 4) * 4 + k % 4;
+        assert_ok(tp_select(c, flags, x, reversed, &y));
+        expect_moved(y, dtype, TP_SHAPE(3, 4), bytes, from);
+        release_all((tp_tensor_t *[]){flags, reversed, x}, 3);
+    }
+}
+
 /* ---- Large tensors: the multi-threaded paths against plain loops ----------------------------- */
 
 enum { ROWS = 300, COLUMNS = 257 };
@@ -972,6 +1043,7 @@ int main(void) {
         TEST(comparisons_broadcast_and_treat_nan_as_unordered),
         TEST(comparisons_of_integers_and_bools_are_exact),
         TEST(comparisons_refuse_bad_calls),
+        TEST(layout_ops_copy_every_dtype_bytewise),
         TEST(large_copies_match_plain_loops),
         TEST(large_index_ops_match_plain_loops),
         TEST(large_searches_and_sums_match_plain_loops),

@@ -392,7 +392,7 @@ static const geometry_t conv_cases[] = {
     /* n  h  w  c  kh kw o  sh sw dh dw same */
     {1, 5, 5, 1, 3, 3, 1, 1, 1, 1, 1, false},
     {2, 7, 6, 3, 3, 3, 4, 1, 1, 1, 1, true},
-    {2, 7, 6, 3, 3, 2, 5, 2, 2, 1, 1, true},  /* odd padding: the extra row goes after */
+    {2, 7, 6, 3, 2, 3, 5, 2, 2, 1, 1, true},  /* odd padding: the extra row goes after */
     {2, 8, 9, 2, 3, 3, 3, 2, 1, 1, 1, false}, /* VALID with a remainder */
     {1, 9, 9, 2, 3, 3, 2, 1, 1, 2, 2, true},  /* dilation 2 */
     {1, 9, 8, 2, 2, 3, 3, 1, 2, 2, 1, false}, /* dilation and stride on different axes */
@@ -870,7 +870,7 @@ static void refusals_name_the_op_and_the_value(void **state) {
 /* The public functions' own refusals, and the dtypes the ops do not take. */
 static void wrapper_refusals(void **state) {
     tp_context_t *c = *state;
-    double zeros[32] = {0};
+    double zeros[64] = {0};
     tp_tensor_t *x = make(c, TP_FLOAT32, IMAGE, zeros), *f = make(c, TP_FLOAT32, FILTER, zeros);
     tp_tensor_t *out = NULL;
     assert_error(tp_conv2d(c, x, f, &(tp_conv2d_options_t){.padding = (tp_padding_t)7}, &out),

@@ -34,6 +34,8 @@
     UNARY_FUNCTION(exp, T, suffix, (T)exp((M)x))                                                   \
     UNARY_FUNCTION(log, T, suffix, (T)log((M)x))                                                   \
     UNARY_FUNCTION(sqrt, T, suffix, (T)sqrt((M)x))                                                 \
+    UNARY_FUNCTION(rsqrt, T, suffix, (T)((M)1 / sqrt((M)x)))                                       \
+    UNARY_FUNCTION(sign, T, suffix, x > (T)0 ? (T)1 : x < (T)0 ? (T)-1 : x)                        \
     BINARY_FUNCTION(add, T, suffix, a + b)                                                         \
     BINARY_FUNCTION(sub, T, suffix, a - b)                                                         \
     BINARY_FUNCTION(mul, T, suffix, a * b)                                                         \
@@ -49,6 +51,7 @@
     UNARY_FUNCTION(neg, T, suffix, (T)((U)0 - (U)x))                                               \
     UNARY_FUNCTION(abs, T, suffix, x < (T)0 ? (T)((U)0 - (U)x) : x)                                \
     UNARY_FUNCTION(square, T, suffix, (T)((U)x * (U)x))                                            \
+    UNARY_FUNCTION(sign, T, suffix, x > (T)0 ? (T)1 : x < (T)0 ? (T)-1 : (T)0)                     \
     BINARY_FUNCTION(add, T, suffix, (T)((U)a + (U)b))                                              \
     BINARY_FUNCTION(sub, T, suffix, (T)((U)a - (U)b))                                              \
     BINARY_FUNCTION(mul, T, suffix, (T)((U)a * (U)b))                                              \
@@ -76,10 +79,11 @@ INTEGER_FUNCTIONS(long, ulong, int64)
 #define FLOAT_UNARY(T, suffix)                                                                     \
     UNARY(relu, T, suffix) UNARY(neg, T, suffix) UNARY(abs, T, suffix) UNARY(square, T, suffix)    \
     UNARY(sigmoid, T, suffix) UNARY(tanh, T, suffix) UNARY(exp, T, suffix) UNARY(log, T, suffix)   \
-    UNARY(sqrt, T, suffix)
+    UNARY(sqrt, T, suffix) UNARY(rsqrt, T, suffix) UNARY(sign, T, suffix)
 
 #define INTEGER_UNARY(T, suffix)                                                                   \
-    UNARY(relu, T, suffix) UNARY(neg, T, suffix) UNARY(abs, T, suffix) UNARY(square, T, suffix)
+    UNARY(relu, T, suffix) UNARY(neg, T, suffix) UNARY(abs, T, suffix) UNARY(square, T, suffix)    \
+    UNARY(sign, T, suffix)
 
 FLOAT_UNARY(float, float32)
 #ifdef TP_FP64

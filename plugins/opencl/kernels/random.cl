@@ -114,3 +114,31 @@ __kernel void normal_float32(ulong seed, __global char *y_base, ulong y_offset, 
 }
 
 #endif
+
+/* ---- Dropout --------------------------------------------------------------------------------- */
+
+/* Dropout keeps element i exactly where RandomUniform float32 with the same seed draws a value
+ * >= rate: word i % 4 of block i / 4, its top 24 bits compared with `threshold`, the smallest
+ * t with t * 2^-24 >= rate (the host computes it exactly), so no rounding of the rate enters.
+ * mask = scale where kept, 0 where dropped; y = x * mask, as on the CPU. */
+#define DROPOUT(T, suffix)                                                                         \
+    __kernel void dropout_##suffix(ulong seed, __global const char *x_base, ulong x_offset,        \
+                                   __global char *y_base, ulong y_offset, __global char *m_base,   \
+                                   ulong m_offset, ulong n, uint threshold, T scale) {             \
+        ulong block = get_global_id(0), first = 4 * block;                                         \
+        if (first >= n) return;                                                                    \
+        uint words[4];                                                                             \
+        vstore4(philox_block(seed, block), 0, words);                                              \
+        __global const T *x = CONST_AT(T, x_base, x_offset);                                       \
+        __global T *y = AT(T, y_base, y_offset), *mask = AT(T, m_base, m_offset);                  \
+        for (ulong k = 0; k < 4 && first + k < n; k++) {                                           \
+            T m = (words[k] >> 8) >= threshold ? scale : (T)0;                                     \
+            mask[first + k] = m;                                                                   \
+            y[first + k] = x[first + k] * m;                                                       \
+        }                                                                                          \
+    }
+
+DROPOUT(float, float32)
+#ifdef TP_FP64
+DROPOUT(double, float64)
+#endif

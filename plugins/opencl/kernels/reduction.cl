@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Reduction kernels of tensorplug's OpenCL plug-in: Sum, Mean and Max over any set of axes, and
- * Softmax over the last dimension.
+/* Reduction kernels of tensorplug's OpenCL plug-in: Sum, Mean, Max and Min over any set of
+ * axes, and Softmax over the last dimension.
  *
  * The host views a reduction as outputs times a reduced extent: an output's first element is
  * found through the kept dimensions' dims and strides, and the k-th element it reduces through
@@ -26,6 +26,8 @@
 /* NaN wins from either side, so the result is NaN when any element is. */
 #define MAX_FLOAT(a, b) (isnan(a) || (a) >= (b) ? (a) : (b))
 #define MAX_INTEGER(a, b) ((a) >= (b) ? (a) : (b))
+#define MIN_FLOAT(a, b) (isnan(a) || (a) <= (b) ? (a) : (b))
+#define MIN_INTEGER(a, b) ((a) <= (b) ? (a) : (b))
 
 /* Combines `value` of every lane of the work-group's columns; afterwards each work-item's
  * `value` holds its column's result. Uses lid, lanes, lane, column, tile_x and scratch. */
@@ -92,15 +94,18 @@
 #define MEAN_int(total) MEAN_INTEGER(int, total)
 #define MEAN_long(total) MEAN_INTEGER(long, total)
 
-#define SUM_AND_MAX(T, suffix, SUM, MAX, LOWEST)                                                   \
+/* Min starts from the largest value, as Max from the smallest. */
+#define SUM_AND_MAX(T, suffix, SUM, MAX, LOWEST, MIN, HIGHEST)                                     \
     REDUCE(reduce_sum_##suffix, T, T, (T)0, READ_AS, SUM, MEAN_##T, , )                            \
-    REDUCE(reduce_max_##suffix, T, T, LOWEST, READ_AS, MAX, WHOLE, , )
+    REDUCE(reduce_max_##suffix, T, T, LOWEST, READ_AS, MAX, WHOLE, , )                             \
+    REDUCE(reduce_min_##suffix, T, T, HIGHEST, READ_AS, MIN, WHOLE, , )
 
-SUM_AND_MAX(float, float32, SUM_FLOAT, MAX_FLOAT, -INFINITY)
-SUM_AND_MAX(int, int32, SUM_INT32, MAX_INTEGER, INT_MIN)
-SUM_AND_MAX(long, int64, SUM_INT64, MAX_INTEGER, LONG_MIN)
+SUM_AND_MAX(float, float32, SUM_FLOAT, MAX_FLOAT, -INFINITY, MIN_FLOAT, INFINITY)
+SUM_AND_MAX(int, int32, SUM_INT32, MAX_INTEGER, INT_MIN, MIN_INTEGER, INT_MAX)
+SUM_AND_MAX(long, int64, SUM_INT64, MAX_INTEGER, LONG_MIN, MIN_INTEGER, LONG_MAX)
 #ifdef TP_FP64
-SUM_AND_MAX(double, float64, SUM_FLOAT, MAX_FLOAT, -(double)INFINITY)
+SUM_AND_MAX(double, float64, SUM_FLOAT, MAX_FLOAT, -(double)INFINITY, MIN_FLOAT,
+            (double)INFINITY)
 #endif
 
 /* ---- Softmax --------------------------------------------------------------------------------- */
