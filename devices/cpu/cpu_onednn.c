@@ -4,8 +4,8 @@
  *
  * Layouts: tensors stay NHWC and filters HWIO, as the ops define them; oneDNN reads and writes
  * them in place. Only the filter is handed to the convolution in the blocked layout oneDNN
- * chooses for the shape (format "any"), through a reorder: with HWIO itself oneDNN falls back
- * to its gemm convolution, 3 to 7 times slower here (bench/bench_conv2d.c).
+ * chooses for the shape (format "any"), through a reorder: handed HWIO itself, oneDNN ran the
+ * digits CNN's 32-channel layer about 2 times slower (bench/bench_conv2d.c).
  *
  * Plans: making a primitive descriptor and its primitives costs about 5 us even when oneDNN's
  * own cache holds the compiled kernel, as much as a small convolution takes, so the primitives
@@ -13,13 +13,20 @@
  * threads at once (oneDNN's primitives are stateless when, as here, the caller hands each
  * execution its own scratchpad); one not in use is dropped when the cache needs its slot.
  *
- * Threads: Debian's oneDNN runs its parallel loops on OpenMP (libgomp). Each execution is
- * given TP_CPU_THREADS threads (every core by default), as OpenBLAS is, so that logical CPU
- * devices running replicas side by side share the cores instead of each taking all of them.
- * oneDNN is never called from inside cpu_parallel_for, so the two pools never nest. */
+ * Threads: Debian's oneDNN runs its parallel loops on OpenMP (libgomp), whose team waits for
+ * its threads by spinning. On 2 cores shared with other work, oneDNN called directly with its
+ * team ran the digits CNN's second layer 3 to 14 times slower than the slices below
+ * (bench_conv2d), and ThreadSanitizer cannot see the team's synchronization. So oneDNN runs on
+ * one thread per call, and a call is cut into slices of whole images that cpu_parallel_for runs
+ * on TP_CPU_THREADS threads, as every CPU kernel is: each slice runs the plan for its own batch
+ * size, and a filter gradient adds the slices' partial sums in a fixed order. The price is on
+ * an idle machine's small layers, where a thread started per call costs more than OpenMP's
+ * waiting team: 34 us against oneDNN's own 17 us for 32 images of 8x8x1 into 32 channels. */
 #include <dnnl.h>
 #include <dnnl_debug.h>
 #include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,8 +35,10 @@
 
 /* libgomp's, declared here because omp.h is the compiler's (clang has none for libgomp). */
 void omp_set_num_threads(int threads);
+int omp_get_max_threads(void);
 
-enum { CACHE_SLOTS = 64, ALIGNMENT = 64 };
+/* MAX_SLICES: cpu_parallel_for runs a call in at most 16 slices. */
+enum { CACHE_SLOTS = 64, ALIGNMENT = 64, MAX_SLICES = 16 };
 
 typedef struct {
     cpu_onednn_op_t op;
@@ -92,6 +101,28 @@ typedef struct {
     dnnl_status_t status;
     const char *step;
 } steps_t;
+
+/* A failure found on any thread of a call, reported on the call's status by the thread that
+ * made the call: the host's status is not to be set from several threads at once. The first
+ * failure is kept. */
+typedef struct {
+    pthread_mutex_t mutex;
+    tp_code_t code;
+    char message[512];
+} failure_t;
+
+TP_PRINTF_LIKE(3, 4)
+static void fail(failure_t *failure, tp_code_t code, const char *format, ...) {
+    pthread_mutex_lock(&failure->mutex);
+    if (failure->code == TP_OK) {
+        failure->code = code;
+        va_list args;
+        va_start(args, format);
+        vsnprintf(failure->message, sizeof failure->message, format, args);
+        va_end(args);
+    }
+    pthread_mutex_unlock(&failure->mutex);
+}
 
 static bool step(steps_t *m, dnnl_status_t status, const char *what) {
     if (m->status != dnnl_success) return false;
@@ -254,11 +285,10 @@ static void make_pool(steps_t *m, plan_t *p, const cpu_window_t *w, size_t *scra
 static size_t aligned(size_t bytes) { return (bytes + ALIGNMENT - 1) / ALIGNMENT * ALIGNMENT; }
 
 static plan_t *make_plan(const plan_key_t *key, const cpu_window_t *w, const char *op_name,
-                         tp_plugin_status_t *status) {
+                         failure_t *failure) {
     plan_t *p = calloc(1, sizeof *p);
     if (p == NULL) {
-        tp_cpu_host->status_set(status, TP_RESOURCE_EXHAUSTED, "%s: out of host memory",
-                                op_name);
+        fail(failure, TP_RESOURCE_EXHAUSTED, "%s: out of host memory", op_name);
         return NULL;
     }
     p->key = *key;
@@ -271,8 +301,8 @@ static plan_t *make_plan(const plan_key_t *key, const cpu_window_t *w, const cha
     if (m.status != dnnl_success) {
         char text[128];
         cpu_window_describe(w, text, sizeof text);
-        tp_cpu_host->status_set(status, TP_INTERNAL, "%s: oneDNN could not make %s for %s: %s",
-                                op_name, m.step, text, dnnl_status2str(m.status));
+        fail(failure, TP_INTERNAL, "%s: oneDNN could not make %s for %s: %s", op_name, m.step,
+             text, dnnl_status2str(m.status));
         destroy_plan(p);
         return NULL;
     }
@@ -295,7 +325,7 @@ static plan_t *make_plan(const plan_key_t *key, const cpu_window_t *w, const cha
 
 /* The plan for `key`, in use by the caller until release_plan. */
 static plan_t *acquire_plan(const plan_key_t *key, const cpu_window_t *w, const char *op_name,
-                            tp_plugin_status_t *status) {
+                            failure_t *failure) {
     pthread_mutex_lock(&cache_mutex);
     for (int i = 0; i < CACHE_SLOTS; i++) {
         if (cache[i] != NULL && memcmp(&cache[i]->key, key, sizeof *key) == 0) {
@@ -308,7 +338,7 @@ static plan_t *acquire_plan(const plan_key_t *key, const cpu_window_t *w, const 
     pthread_mutex_unlock(&cache_mutex);
     /* Made outside the lock: oneDNN compiles kernels for a new shape, which takes milliseconds,
      * and other shapes need not wait for it. */
-    plan_t *made = make_plan(key, w, op_name, status);
+    plan_t *made = make_plan(key, w, op_name, failure);
     if (made == NULL) return NULL;
     made->users = 1;
     pthread_mutex_lock(&cache_mutex);
@@ -450,6 +480,108 @@ static void run_plan(steps_t *m, const plan_t *p, const float *a, const float *b
     dnnl_stream_destroy(stream);
 }
 
+/* One call, cut into slices of whole images that cpu_parallel_for runs on its threads. */
+typedef struct {
+    cpu_onednn_op_t op;
+    const cpu_window_t *w;
+    const float *a, *b;
+    float *out;
+    const char *op_name;
+    failure_t failure;
+    /* CPU_ONEDNN_CONV_FILTER: the filter gradient of each slice but the first (which writes
+     * `out`), by its first image, added to `out` in that order once all are done, so that the
+     * sum is the same at every run. */
+    struct {
+        int64_t first;
+        float *sum;
+    } partials[MAX_SLICES];
+    int num_partials;
+} call_t;
+
+/* The slice's images of a tensor that holds one image (or one image's output) after another;
+ * NULL stays NULL. */
+static const float *images(const float *tensor, int64_t first, int64_t per_image) {
+    return tensor != NULL ? tensor + first * per_image : NULL;
+}
+
+static void run_slice(void *arg, int64_t first, int64_t end) {
+    call_t *call = arg;
+    cpu_window_t w = *call->w;
+    w.batch = end - first;
+    int64_t image = w.in_h * w.in_w * w.channels, output = w.out_h * w.out_w * w.out_channels;
+    const float *a = call->a, *b = call->b;
+    float *out = call->out;
+    switch (call->op) {
+    case CPU_ONEDNN_CONV: a = images(a, first, image), out += first * output; break;
+    case CPU_ONEDNN_CONV_INPUT: b = images(b, first, output), out += first * image; break;
+    case CPU_ONEDNN_CONV_FILTER: a = images(a, first, image), b = images(b, first, output); break;
+    case CPU_ONEDNN_MAX_POOL:
+    case CPU_ONEDNN_AVG_POOL: a = images(a, first, image), out += first * output; break;
+    default: /* the pooling gradients */
+        a = images(a, first, image), b = images(b, first, output), out += first * image;
+        break;
+    }
+    float *partial = NULL;
+    if (call->op == CPU_ONEDNN_CONV_FILTER && first > 0) {
+        size_t bytes = (size_t)(w.window_h * w.window_w * w.channels * w.out_channels) *
+                       sizeof(float);
+        out = partial = aligned_alloc(ALIGNMENT, aligned(bytes));
+        if (partial == NULL) {
+            fail(&call->failure, TP_RESOURCE_EXHAUSTED,
+                 "%s: no host memory for a partial filter gradient of %zu bytes", call->op_name,
+                 bytes);
+            return;
+        }
+    }
+    /* One thread per slice: oneDNN's own OpenMP team is left unused (see the top). Set before
+     * the plan is made, since oneDNN divides a primitive's work among the threads it sees at
+     * creation and opens a team of that many at every run, whatever the setting then. The
+     * thread's setting is put back, for a program that uses OpenMP itself. */
+    int threads = omp_get_max_threads();
+    omp_set_num_threads(1);
+    plan_key_t key = key_of(call->op, &w);
+    plan_t *plan = acquire_plan(&key, &w, call->op_name, &call->failure);
+    unsigned char *scratch = NULL;
+    if (plan != NULL && plan->scratch_bytes > 0) {
+        scratch = aligned_alloc(ALIGNMENT, plan->scratch_bytes);
+        if (scratch == NULL)
+            fail(&call->failure, TP_RESOURCE_EXHAUSTED,
+                 "%s: no host memory for oneDNN's %zu bytes of scratch space", call->op_name,
+                 plan->scratch_bytes);
+    }
+    if (plan != NULL && (scratch != NULL || plan->scratch_bytes == 0)) {
+        steps_t m = {dnnl_success, ""};
+        run_plan(&m, plan, a, b, out, scratch);
+        if (m.status != dnnl_success) {
+            char text[128];
+            cpu_window_describe(&w, text, sizeof text);
+            fail(&call->failure, TP_INTERNAL, "%s: oneDNN failed at %s for %s: %s",
+                 call->op_name, m.step, text, dnnl_status2str(m.status));
+        }
+    }
+    omp_set_num_threads(threads);
+    free(scratch);
+    if (plan != NULL) release_plan(plan);
+    if (partial == NULL) return;
+    pthread_mutex_lock(&call->failure.mutex);
+    bool kept = call->num_partials < MAX_SLICES;
+    if (kept) {
+        call->partials[call->num_partials].first = first;
+        call->partials[call->num_partials++].sum = partial;
+    }
+    pthread_mutex_unlock(&call->failure.mutex);
+    if (!kept) {
+        free(partial);
+        fail(&call->failure, TP_INTERNAL, "%s: more than %d slices of images", call->op_name,
+             MAX_SLICES);
+    }
+}
+
+static int by_first_image(const void *x, const void *y) {
+    int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+    return (a > b) - (a < b);
+}
+
 bool cpu_onednn_run(cpu_onednn_op_t op, const cpu_window_t *window, const float *a,
                     const float *b, float *out, const char *op_name,
                     tp_plugin_status_t *status) {
@@ -459,28 +591,29 @@ bool cpu_onednn_run(cpu_onednn_op_t op, const cpu_window_t *window, const float 
                                 op_name, dnnl_status2str(engine_status));
         return false;
     }
-    plan_key_t key = key_of(op, window);
-    plan_t *plan = acquire_plan(&key, window, op_name, status);
-    if (plan == NULL) return false;
-    unsigned char *scratch = plan->scratch_bytes > 0 ? aligned_alloc(ALIGNMENT, plan->scratch_bytes)
-                                                     : NULL;
-    if (plan->scratch_bytes > 0 && scratch == NULL) {
-        tp_cpu_host->status_set(status, TP_RESOURCE_EXHAUSTED,
-                                "%s: no host memory for oneDNN's %zu bytes of scratch space",
-                                op_name, plan->scratch_bytes);
-        release_plan(plan);
-        return false;
+    call_t call = {.op = op, .w = window, .a = a, .b = b, .out = out, .op_name = op_name};
+    pthread_mutex_init(&call.failure.mutex, NULL);
+    /* What one image costs, in cpu_parallel_for's units (about an element-wise operation): a
+     * convolution's multiply-adds over 16, so that a call of less than a million (2 MFLOP, some
+     * 20 us on one core) stays on one thread, where a second would cost more to start than it
+     * saves; a pooling's values read. */
+    const cpu_window_t *w = window;
+    int64_t taps = w->window_h * w->window_w;
+    int64_t cost = op <= CPU_ONEDNN_CONV_FILTER
+                       ? w->out_h * w->out_w * taps * w->channels * w->out_channels / 16
+                       : w->out_h * w->out_w * taps * w->channels;
+    cpu_parallel_for(window->batch, cost > 0 ? cost : 1, run_slice, &call);
+    /* The filter gradient's partial sums, added in the order of their images. */
+    qsort(call.partials, (size_t)call.num_partials, sizeof call.partials[0], by_first_image);
+    int64_t filter = w->window_h * w->window_w * w->channels * w->out_channels;
+    for (int p = 0; p < call.num_partials; p++) {
+        if (call.failure.code == TP_OK)
+            for (int64_t i = 0; i < filter; i++) out[i] += call.partials[p].sum[i];
+        free(call.partials[p].sum);
     }
-    omp_set_num_threads(cpu_thread_count());
-    steps_t m = {dnnl_success, ""};
-    run_plan(&m, plan, a, b, out, scratch);
-    free(scratch);
-    release_plan(plan);
-    if (m.status != dnnl_success) {
-        char text[128];
-        cpu_window_describe(window, text, sizeof text);
-        tp_cpu_host->status_set(status, TP_INTERNAL, "%s: oneDNN failed at %s for %s: %s",
-                                op_name, m.step, text, dnnl_status2str(m.status));
+    pthread_mutex_destroy(&call.failure.mutex);
+    if (call.failure.code != TP_OK) {
+        tp_cpu_host->status_set(status, call.failure.code, "%s", call.failure.message);
         return false;
     }
     return true;
