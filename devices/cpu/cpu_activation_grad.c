@@ -30,8 +30,10 @@ static void activation_grad_range(void *arg, int64_t begin, int64_t end) {
     switch (job->dtype) {
     case TP_FLOAT32: ACTIVATION_GRAD_LOOP(float); break;
     case TP_FLOAT64: ACTIVATION_GRAD_LOOP(double); break;
-    case TP_INT32: ACTIVATION_GRAD_LOOP(int32_t); break;
-    case TP_INT64: ACTIVATION_GRAD_LOOP(int64_t); break;
+#define INTEGER_CASE(dt, T, U, is_signed)                                                       \
+    case dt: ACTIVATION_GRAD_LOOP(T); break;
+        CPU_FOR_EACH_INTEGER(INTEGER_CASE)
+#undef INTEGER_CASE
     default: break;
     }
 }
@@ -56,9 +58,7 @@ ACTIVATION_GRAD_KERNEL(tanh_grad, TANH_GRAD)
 
 void cpu_register_activation_grad_kernels(tp_registrar_t *registrar,
                                           tp_plugin_status_t *status) {
-    static const tp_dtype_t floats[] = {TP_FLOAT32, TP_FLOAT64};
-    static const tp_dtype_t numbers[] = {TP_FLOAT32, TP_FLOAT64, TP_INT32, TP_INT64};
-    cpu_register(registrar, "ReluGrad", "T", numbers, 4, relu_grad, status);
-    cpu_register(registrar, "SigmoidGrad", "T", floats, 2, sigmoid_grad, status);
-    cpu_register(registrar, "TanhGrad", "T", floats, 2, tanh_grad, status);
+    cpu_register(registrar, "ReluGrad", "T", CPU_NUMBERS, relu_grad, status);
+    cpu_register(registrar, "SigmoidGrad", "T", CPU_FLOATS, sigmoid_grad, status);
+    cpu_register(registrar, "TanhGrad", "T", CPU_FLOATS, tanh_grad, status);
 }

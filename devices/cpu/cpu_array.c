@@ -149,20 +149,16 @@ void cpu_fill_elements(void *data, int64_t count, const void *value, size_t size
 
 bool cpu_scalar_bytes(tp_dtype_t dtype, double value, void *out, const char *op,
                       tp_plugin_status_t *status) {
-    /* The core's shape function checked that an integer dtype's value is whole and in range. */
-    switch (dtype) {
-    case TP_FLOAT32: *(float *)out = (float)value; return true;
-    case TP_FLOAT64: *(double *)out = value; return true;
-    case TP_INT32: *(int32_t *)out = (int32_t)value; return true;
-    case TP_INT64: *(int64_t *)out = (int64_t)value; return true;
-    case TP_UINT8: *(uint8_t *)out = (uint8_t)value; return true;
-    case TP_BOOL: *(bool *)out = value != 0; return true;
-    default:
+    /* The core's shape function checked that an integer dtype's value is whole and in range;
+     * a 16-bit float's is rounded to nearest even. */
+    if (dtype < TP_FLOAT32 || dtype > TP_UINT64) {
         tp_cpu_host->status_set(status, TP_UNIMPLEMENTED,
                                 "%s: the CPU cannot write a constant of dtype %d", op,
                                 (int)dtype);
         return false;
     }
+    cpu_store_double(out, dtype, 0, value);
+    return true;
 }
 
 /* ---- Concat ---------------------------------------------------------------------------------- */

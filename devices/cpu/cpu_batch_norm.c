@@ -254,7 +254,6 @@ static void fused_batch_norm_grad(void *kernel, tp_kernel_context_t *context,
 }
 
 void cpu_register_batch_norm_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status) {
-    static const tp_dtype_t floats[] = {TP_FLOAT32, TP_FLOAT64};
-    cpu_register(registrar, "FusedBatchNorm", "T", floats, 2, fused_batch_norm, status);
-    cpu_register(registrar, "FusedBatchNormGrad", "T", floats, 2, fused_batch_norm_grad, status);
+    cpu_register(registrar, "FusedBatchNorm", "T", CPU_FLOATS, fused_batch_norm, status);
+    cpu_register(registrar, "FusedBatchNormGrad", "T", CPU_FLOATS, fused_batch_norm_grad, status);
 }

@@ -95,9 +95,10 @@ static void compare_rows(void *arg, int64_t begin, int64_t end) {
         switch (job->dtype) {
         case TP_FLOAT32: COMPARE_ROW(float); break;
         case TP_FLOAT64: COMPARE_ROW(double); break;
-        case TP_INT32: COMPARE_ROW(int32_t); break;
-        case TP_INT64: COMPARE_ROW(int64_t); break;
-        case TP_UINT8: COMPARE_ROW(uint8_t); break;
+#define INTEGER_CASE(dt, T, U, is_signed)                                                       \
+    case dt: COMPARE_ROW(T); break;
+            CPU_FOR_EACH_INTEGER(INTEGER_CASE)
+#undef INTEGER_CASE
         case TP_BOOL: COMPARE_ROW(bool); break;
         default: break;
         }
@@ -222,9 +223,10 @@ static void arg_positions(void *arg, int64_t begin, int64_t end) {
         switch (job->dtype) {
         case TP_FLOAT32: ARG_SEARCH(float, IS_NAN); break;
         case TP_FLOAT64: ARG_SEARCH(double, IS_NAN); break;
-        case TP_INT32: ARG_SEARCH(int32_t, NEVER_NAN); break;
-        case TP_INT64: ARG_SEARCH(int64_t, NEVER_NAN); break;
-        case TP_UINT8: ARG_SEARCH(uint8_t, NEVER_NAN); break;
+#define INTEGER_CASE(dt, T, U, is_signed)                                                       \
+    case dt: ARG_SEARCH(T, NEVER_NAN); break;
+            CPU_FOR_EACH_INTEGER(INTEGER_CASE)
+#undef INTEGER_CASE
         default: break;
         }
         if (job->index_dtype == TP_INT32)
@@ -261,19 +263,15 @@ static void arg_min(void *kernel, tp_kernel_context_t *context, tp_plugin_status
 }
 
 void cpu_register_compare_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status) {
-    static const tp_dtype_t ordered[] = {TP_FLOAT32, TP_FLOAT64, TP_INT32, TP_INT64, TP_UINT8};
-    static const tp_dtype_t valued[] = {TP_FLOAT32, TP_FLOAT64, TP_INT32,
-                                        TP_INT64,   TP_UINT8,   TP_BOOL};
-    const size_t num_ordered = sizeof ordered / sizeof ordered[0];
-    const size_t num_valued = sizeof valued / sizeof valued[0];
-    cpu_register(registrar, "Equal", "T", valued, num_valued, equal, status);
-    cpu_register(registrar, "NotEqual", "T", valued, num_valued, not_equal, status);
-    cpu_register(registrar, "Less", "T", ordered, num_ordered, less, status);
-    cpu_register(registrar, "LessEqual", "T", ordered, num_ordered, less_equal, status);
-    cpu_register(registrar, "Greater", "T", ordered, num_ordered, greater, status);
-    cpu_register(registrar, "GreaterEqual", "T", ordered, num_ordered, greater_equal, status);
-    cpu_register(registrar, "ArgMax", "T", ordered, num_ordered, arg_max, status);
-    cpu_register(registrar, "ArgMin", "T", ordered, num_ordered, arg_min, status);
+    /* float16 and bfloat16 are compared as the float32 values they are (cpu_staging.c). */
+    cpu_register(registrar, "Equal", "T", CPU_ALL, equal, status);
+    cpu_register(registrar, "NotEqual", "T", CPU_ALL, not_equal, status);
+    cpu_register(registrar, "Less", "T", CPU_NUMBERS, less, status);
+    cpu_register(registrar, "LessEqual", "T", CPU_NUMBERS, less_equal, status);
+    cpu_register(registrar, "Greater", "T", CPU_NUMBERS, greater, status);
+    cpu_register(registrar, "GreaterEqual", "T", CPU_NUMBERS, greater_equal, status);
+    cpu_register(registrar, "ArgMax", "T", CPU_NUMBERS, arg_max, status);
+    cpu_register(registrar, "ArgMin", "T", CPU_NUMBERS, arg_min, status);
     /* Select copies by element size: every dtype. */
     cpu_register(registrar, "Select", NULL, NULL, 0, select_kernel, status);
 }

@@ -90,10 +90,8 @@ static void conv2d_backprop_filter(void *kernel, tp_kernel_context_t *context,
 }
 
 void cpu_register_conv_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status) {
-    static const tp_dtype_t floats[] = {TP_FLOAT32, TP_FLOAT64};
-    cpu_register(registrar, "Conv2D", "T", floats, 2, conv2d, status);
-    cpu_register(registrar, "Conv2DBackpropInput", "T", floats, 2, conv2d_backprop_input,
-                 status);
-    cpu_register(registrar, "Conv2DBackpropFilter", "T", floats, 2, conv2d_backprop_filter,
+    cpu_register(registrar, "Conv2D", "T", CPU_FLOATS, conv2d, status);
+    cpu_register(registrar, "Conv2DBackpropInput", "T", CPU_FLOATS, conv2d_backprop_input, status);
+    cpu_register(registrar, "Conv2DBackpropFilter", "T", CPU_FLOATS, conv2d_backprop_filter,
                  status);
 }

@@ -62,6 +62,5 @@ static void dropout(void *kernel, tp_kernel_context_t *context, tp_plugin_status
 }
 
 void cpu_register_dropout_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status) {
-    static const tp_dtype_t floats[] = {TP_FLOAT32, TP_FLOAT64};
-    cpu_register(registrar, "Dropout", "T", floats, 2, dropout, status);
+    cpu_register(registrar, "Dropout", "T", CPU_FLOATS, dropout, status);
 }

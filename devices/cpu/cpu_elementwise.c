@@ -6,11 +6,11 @@
 #include <string.h>
 
 #include "cpu_kernels.h"
+#include "tensorplug/float16.h"
 
-static const tp_dtype_t floats[] = {TP_FLOAT32, TP_FLOAT64};
-static const tp_dtype_t numbers[] = {TP_FLOAT32, TP_FLOAT64, TP_INT32, TP_INT64};
-static const tp_dtype_t all_types[] = {TP_FLOAT32, TP_FLOAT64, TP_INT32,
-                                       TP_INT64,   TP_UINT8,   TP_BOOL};
+static const tp_dtype_t floats[] = {CPU_FLOAT_DTYPES};
+static const tp_dtype_t numbers[] = {CPU_NUMBER_DTYPES};
+static const tp_dtype_t all_types[] = {CPU_ALL_DTYPES};
 #define COUNT(array) (sizeof(array) / sizeof((array)[0]))
 
 /* ---- Unary ----------------------------------------------------------------------------------- */
@@ -41,15 +41,16 @@ static double apply_float(unary_t op, double v) {
     return v;
 }
 
-/* Integer ops wrap like the hardware does, without undefined behaviour. */
-static int64_t apply_integer(unary_t op, int64_t v) {
-    uint64_t u = (uint64_t)v;
+/* Integer ops on the element widened to 64 bits (cpu_dtypes.h), `negative` saying whether a
+ * signed one is below 0. They wrap as the hardware does, without undefined behaviour: the
+ * store keeps the dtype's low bits, so Neg of an unsigned value wraps too, as NumPy's does. */
+static uint64_t apply_integer(unary_t op, uint64_t v, bool negative) {
     switch (op) {
-    case RELU: return v > 0 ? v : 0;
-    case NEG: return (int64_t)(0 - u);
-    case ABS: return v < 0 ? (int64_t)(0 - u) : v;
-    case SQUARE: return (int64_t)(u * u);
-    case SIGN: return v > 0 ? 1 : v < 0 ? -1 : 0;
+    case RELU: return negative ? 0 : v;
+    case NEG: return 0 - v;
+    case ABS: return negative ? 0 - v : v;
+    case SQUARE: return v * v;
+    case SIGN: return negative ? UINT64_MAX : v != 0; /* UINT64_MAX is stored as -1 */
     default: return v;
     }
 }
@@ -73,18 +74,18 @@ static void unary_range(void *arg, int64_t begin, int64_t end) {
         for (int64_t i = begin; i < end; i++) y[i] = apply_float(job->op, x[i]);
         break;
     }
-    case TP_INT32: {
-        const int32_t *x = job->x;
-        int32_t *y = job->y;
-        for (int64_t i = begin; i < end; i++) y[i] = (int32_t)apply_integer(job->op, x[i]);
-        break;
+#define INTEGER_UNARY_CASE(dt, T, U, is_signed)                                                 \
+    case dt: {                                                                                  \
+        const T *x = job->x;                                                                    \
+        T *y = job->y;                                                                          \
+        for (int64_t i = begin; i < end; i++) {                                                 \
+            uint64_t v = CPU_WIDEN(is_signed, x[i]);                                            \
+            y[i] = (T)apply_integer(job->op, v, is_signed && (int64_t)v < 0);                   \
+        }                                                                                       \
+        break;                                                                                  \
     }
-    case TP_INT64: {
-        const int64_t *x = job->x;
-        int64_t *y = job->y;
-        for (int64_t i = begin; i < end; i++) y[i] = apply_integer(job->op, x[i]);
-        break;
-    }
+        CPU_FOR_EACH_INTEGER(INTEGER_UNARY_CASE)
+#undef INTEGER_UNARY_CASE
     default: break;
     }
 }
@@ -126,17 +127,15 @@ static void constant(void *kernel, tp_kernel_context_t *context, tp_plugin_statu
     if (size > 0) memcpy(y.data, bytes, (size_t)size);
 }
 
-/* Writes `value` (a double, converted to the tensor's dtype) to every element of `t`. */
+/* Writes `value`, converted to the tensor's dtype as Cast converts a float64, to every element
+ * of `t`: the first element, then the filled part copied onto the rest, doubling. */
 static void fill_with(cpu_tensor_t *t, double value) {
-    int64_t n = t->view.num_elements;
-    switch (t->view.dtype) {
-    case TP_FLOAT32: for (int64_t i = 0; i < n; i++) ((float *)t->data)[i] = (float)value; break;
-    case TP_FLOAT64: for (int64_t i = 0; i < n; i++) ((double *)t->data)[i] = value; break;
-    case TP_INT32: for (int64_t i = 0; i < n; i++) ((int32_t *)t->data)[i] = (int32_t)value; break;
-    case TP_INT64: for (int64_t i = 0; i < n; i++) ((int64_t *)t->data)[i] = (int64_t)value; break;
-    case TP_UINT8: for (int64_t i = 0; i < n; i++) ((uint8_t *)t->data)[i] = (uint8_t)value; break;
-    case TP_BOOL: for (int64_t i = 0; i < n; i++) ((bool *)t->data)[i] = value != 0; break;
-    default: break;
+    if (t->view.num_elements == 0) return;
+    cpu_store_double(t->data, t->view.dtype, 0, value);
+    size_t filled = (size_t)(t->view.byte_size / (uint64_t)t->view.num_elements);
+    for (size_t total = (size_t)t->view.byte_size; filled < total; filled *= 2) {
+        size_t chunk = filled < total - filled ? filled : total - filled;
+        memcpy((char *)t->data + filled, t->data, chunk);
     }
 }
 
@@ -163,64 +162,113 @@ static void fill(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t 
 
 /* ---- Cast ------------------------------------------------------------------------------------ */
 
-static double load_double(const void *data, tp_dtype_t dtype, int64_t i) {
-    switch (dtype) {
-    case TP_FLOAT32: return ((const float *)data)[i];
-    case TP_FLOAT64: return ((const double *)data)[i];
-    case TP_INT32: return ((const int32_t *)data)[i];
-    case TP_INT64: return (double)((const int64_t *)data)[i];
-    case TP_UINT8: return ((const uint8_t *)data)[i];
-    case TP_BOOL: return ((const bool *)data)[i];
-    default: return 0;
-    }
-}
+/* One element on its way through Cast: a float's value (every float of every dtype is a
+ * double), or an integer's or bool's bits widened (cpu_dtypes.h). */
+typedef struct {
+    bool is_float;
+    double value;
+    uint64_t bits;
+    bool is_signed;
+} element_t;
 
-static int64_t load_integer(const void *data, tp_dtype_t dtype, int64_t i) {
+static element_t load_element(const void *data, tp_dtype_t dtype, int64_t i) {
     switch (dtype) {
-    case TP_INT32: return ((const int32_t *)data)[i];
-    case TP_INT64: return ((const int64_t *)data)[i];
-    case TP_UINT8: return ((const uint8_t *)data)[i];
-    case TP_BOOL: return ((const bool *)data)[i];
-    default: return 0;
+    case TP_FLOAT32: return (element_t){true, ((const float *)data)[i], 0, false};
+    case TP_FLOAT64: return (element_t){true, ((const double *)data)[i], 0, false};
+    case TP_FLOAT16:
+        return (element_t){true, tp_float16_to_float(((const uint16_t *)data)[i]), 0, false};
+    case TP_BFLOAT16:
+        return (element_t){true, tp_bfloat16_to_float(((const uint16_t *)data)[i]), 0, false};
+    default: return (element_t){false, 0, cpu_load_integer(data, dtype, i), cpu_is_signed(dtype)};
     }
 }
 
 /* A float converted to an integer type saturates and maps NaN to 0, instead of the undefined
  * behaviour of a plain C conversion. */
-static int64_t saturate(double v, int64_t low, int64_t high) {
+static uint64_t saturate(double v, tp_dtype_t dtype) {
     if (isnan(v)) return 0;
-    if (v <= (double)low) return low;
-    if (v >= (double)high) return high; /* (double)INT64_MAX is 2^63, itself out of range */
-    return (int64_t)v;
+    int bits = cpu_integer_bits(dtype);
+    if (cpu_is_signed(dtype)) {
+        double bound = ldexp(1.0, bits - 1); /* one past the largest: INT64_MAX is no double */
+        if (v <= -bound) return cpu_integer_min(dtype);
+        if (v >= bound) return cpu_integer_max(dtype);
+        return (uint64_t)(int64_t)v;
+    }
+    if (v <= 0) return 0;
+    if (v >= ldexp(1.0, bits)) return cpu_integer_max(dtype);
+    return (uint64_t)v;
+}
+
+/* An integer as a double that rounds to a 16-bit float as the integer itself would: exact
+ * below 2^53; above, the bits past the 53rd are folded into the last one kept (rounding to
+ * odd), so that the double never lands on a midpoint the integer was not on, which rounding
+ * twice, to a double and then to 11 or 8 bits, could otherwise do. */
+static double integer_for_narrowing(const element_t *e) {
+    bool negative = e->is_signed && (int64_t)e->bits < 0;
+    uint64_t magnitude = negative ? 0 - e->bits : e->bits;
+    int dropped = 0;
+    while ((magnitude >> dropped) >> 53 != 0) dropped++;
+    uint64_t kept = magnitude >> dropped;
+    if (dropped > 0 && (magnitude & (((uint64_t)1 << dropped) - 1)) != 0) kept |= 1;
+    double value = ldexp((double)kept, dropped);
+    return negative ? -value : value;
+}
+
+static void store_element(void *data, tp_dtype_t dtype, int64_t i, const element_t *e) {
+    /* From an integer directly: through double first would round twice. */
+    switch (dtype) {
+    case TP_FLOAT32:
+        ((float *)data)[i] = e->is_float    ? (float)e->value
+                             : e->is_signed ? (float)(int64_t)e->bits
+                                            : (float)e->bits;
+        break;
+    case TP_FLOAT64:
+        ((double *)data)[i] = e->is_float    ? e->value
+                              : e->is_signed ? (double)(int64_t)e->bits
+                                             : (double)e->bits;
+        break;
+    case TP_FLOAT16:
+        ((uint16_t *)data)[i] =
+            tp_float16_from_double(e->is_float ? e->value : integer_for_narrowing(e));
+        break;
+    case TP_BFLOAT16:
+        ((uint16_t *)data)[i] =
+            tp_bfloat16_from_double(e->is_float ? e->value : integer_for_narrowing(e));
+        break;
+    case TP_BOOL: ((bool *)data)[i] = e->is_float ? e->value != 0 : e->bits != 0; break;
+    default:
+        /* Integer to integer keeps the low bits, as C's conversions do. */
+        cpu_store_integer(data, dtype, i, e->is_float ? saturate(e->value, dtype) : e->bits);
+        break;
+    }
+}
+
+void cpu_store_double(void *data, tp_dtype_t dtype, int64_t i, double value) {
+    element_t e = {true, value, 0, false};
+    store_element(data, dtype, i, &e);
+}
+
+typedef struct {
+    const void *x;
+    tp_dtype_t from;
+    void *y;
+    tp_dtype_t to;
+} cast_job_t;
+
+static void cast_range(void *arg, int64_t begin, int64_t end) {
+    const cast_job_t *job = arg;
+    for (int64_t i = begin; i < end; i++) {
+        element_t e = load_element(job->x, job->from, i);
+        store_element(job->y, job->to, i, &e);
+    }
 }
 
 static void cast(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t *status) {
     (void)kernel;
     cpu_tensor_t x, y;
     if (!cpu_input(context, 0, &x, status) || !cpu_output(context, 0, &y, status)) return;
-    tp_dtype_t from = x.view.dtype;
-    bool from_float = from == TP_FLOAT32 || from == TP_FLOAT64;
-    for (int64_t i = 0; i < x.view.num_elements; i++) {
-        double d = load_double(x.data, from, i);
-        int64_t n = from_float ? 0 : load_integer(x.data, from, i);
-        switch (y.view.dtype) {
-        /* From an integer directly: through double first would round twice. */
-        case TP_FLOAT32: ((float *)y.data)[i] = from_float ? (float)d : (float)n; break;
-        case TP_FLOAT64: ((double *)y.data)[i] = from_float ? d : (double)n; break;
-        case TP_INT32:
-            ((int32_t *)y.data)[i] = (int32_t)(from_float ? saturate(d, INT32_MIN, INT32_MAX)
-                                                          : (int64_t)(int32_t)(uint32_t)n);
-            break;
-        case TP_INT64:
-            ((int64_t *)y.data)[i] = from_float ? saturate(d, INT64_MIN, INT64_MAX) : n;
-            break;
-        case TP_UINT8:
-            ((uint8_t *)y.data)[i] = (uint8_t)(from_float ? saturate(d, 0, 255) : (n & 0xff));
-            break;
-        case TP_BOOL: ((bool *)y.data)[i] = from_float ? d != 0 : n != 0; break;
-        default: break;
-        }
-    }
+    cast_job_t job = {x.data, x.view.dtype, y.data, y.view.dtype};
+    cpu_parallel_for(x.view.num_elements, 4, cast_range, &job);
 }
 
 /* ---- Broadcasting binary arithmetic ---------------------------------------------------------- */
@@ -307,8 +355,9 @@ static void offsets_of(const binary_job_t *job, int64_t i, int64_t *x_at, int64_
         }                                                                                       \
     } while (0)
 
-/* Integer arithmetic wraps (through unsigned), and division by zero is reported. */
-#define INTEGER_LOOP(T, U)                                                                      \
+/* Integer arithmetic wraps (through unsigned), and division by zero is reported. Division
+ * truncates, as C's does; the most negative value divided by -1 wraps to itself. */
+#define INTEGER_LOOP(T, U, is_signed)                                                           \
     do {                                                                                        \
         const T *x = job->x, *y = job->y;                                                       \
         T *z = job->z;                                                                          \
@@ -324,10 +373,10 @@ static void offsets_of(const binary_job_t *job, int64_t i, int64_t *x_at, int64_
                 if (y[b] == 0) {                                                                \
                     job->divided_by_zero = true;                                                \
                     z[i] = 0;                                                                   \
-                } else if (y[b] == -1) {                                                        \
+                } else if ((is_signed) && y[b] == (T)-1) {                                      \
                     z[i] = (T)(0 - p);                                                          \
                 } else {                                                                        \
-                    z[i] = x[a] / y[b];                                                         \
+                    z[i] = (T)(x[a] / y[b]);                                                    \
                 }                                                                               \
                 break;                                                                          \
             }                                                                                   \
@@ -339,8 +388,10 @@ static void binary_range(void *arg, int64_t begin, int64_t end) {
     switch (job->dtype) {
     case TP_FLOAT32: FLOAT_LOOP(float); break;
     case TP_FLOAT64: FLOAT_LOOP(double); break;
-    case TP_INT32: INTEGER_LOOP(int32_t, uint32_t); break;
-    case TP_INT64: INTEGER_LOOP(int64_t, uint64_t); break;
+#define INTEGER_CASE(dt, T, U, is_signed)                                                       \
+    case dt: INTEGER_LOOP(T, U, is_signed); break;
+        CPU_FOR_EACH_INTEGER(INTEGER_CASE)
+#undef INTEGER_CASE
     default: break;
     }
 }
@@ -369,7 +420,7 @@ static void run_binary(binary_t op, tp_kernel_context_t *context, tp_plugin_stat
     broadcast_strides(&x.view, z.view.rank, job.x_strides);
     broadcast_strides(&y.view, z.view.rank, job.y_strides);
     /* Division flags zero divisors from every slice; one thread keeps that simple. */
-    if (op == DIV && (job.dtype == TP_INT32 || job.dtype == TP_INT64))
+    if (op == DIV && cpu_is_integer(job.dtype))
         binary_range(&job, 0, z.view.num_elements);
     else
         cpu_parallel_for(z.view.num_elements, job.same_shape ? 1 : 8, binary_range, &job);
@@ -434,13 +485,17 @@ void cpu_register_elementwise_kernels(tp_registrar_t *registrar, tp_plugin_statu
     cpu_register(registrar, "Sqrt", "T", floats, COUNT(floats), sqrt_kernel, status);
     cpu_register(registrar, "Rsqrt", "T", floats, COUNT(floats), rsqrt_kernel, status);
     cpu_register(registrar, "Sign", "T", numbers, COUNT(numbers), sign_kernel, status);
-    cpu_register(registrar, "Const", "dtype", all_types, COUNT(all_types), constant, status);
-    cpu_register(registrar, "Identity", "T", all_types, COUNT(all_types), cpu_copy_kernel,
-                 status);
-    cpu_register(registrar, "ZerosLike", "T", all_types, COUNT(all_types), zeros_like, status);
-    cpu_register(registrar, "OnesLike", "T", all_types, COUNT(all_types), ones_like, status);
-    cpu_register(registrar, "Fill", "T", all_types, COUNT(all_types), fill, status);
-    cpu_register(registrar, "Cast", "SrcT", all_types, COUNT(all_types), cast, status);
+    /* These move bytes, convert or make values: 16-bit floats are theirs to handle. */
+    cpu_register_native(registrar, "Const", "dtype", all_types, COUNT(all_types), constant,
+                        status);
+    cpu_register_native(registrar, "Identity", "T", all_types, COUNT(all_types),
+                        cpu_copy_kernel, status);
+    cpu_register_native(registrar, "ZerosLike", "T", all_types, COUNT(all_types), zeros_like,
+                        status);
+    cpu_register_native(registrar, "OnesLike", "T", all_types, COUNT(all_types), ones_like,
+                        status);
+    cpu_register_native(registrar, "Fill", "T", all_types, COUNT(all_types), fill, status);
+    cpu_register_native(registrar, "Cast", "SrcT", all_types, COUNT(all_types), cast, status);
     cpu_register(registrar, "Add", "T", numbers, COUNT(numbers), add, status);
     cpu_register(registrar, "Sub", "T", numbers, COUNT(numbers), sub, status);
     cpu_register(registrar, "Mul", "T", numbers, COUNT(numbers), mul, status);

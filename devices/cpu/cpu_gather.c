@@ -123,8 +123,10 @@ static void segment_columns(void *arg, int64_t begin, int64_t end) {
     case TP_FLOAT32: SEGMENT_SUM(float, float); break;
     case TP_FLOAT64: SEGMENT_SUM(double, double); break;
     /* Integers wrap, through unsigned arithmetic, as Add's do. */
-    case TP_INT32: SEGMENT_SUM(int32_t, uint32_t); break;
-    case TP_INT64: SEGMENT_SUM(int64_t, uint64_t); break;
+#define INTEGER_CASE(dt, T, U, is_signed)                                                       \
+    case dt: SEGMENT_SUM(T, U); break;
+        CPU_FOR_EACH_INTEGER(INTEGER_CASE)
+#undef INTEGER_CASE
     default: break;
     }
 }
@@ -183,12 +185,8 @@ static void one_hot(void *kernel, tp_kernel_context_t *context, tp_plugin_status
 }
 
 void cpu_register_gather_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status) {
-    static const tp_dtype_t sums[] = {TP_FLOAT32, TP_FLOAT64, TP_INT32, TP_INT64};
-    static const tp_dtype_t values[] = {TP_FLOAT32, TP_FLOAT64, TP_INT32,
-                                        TP_INT64,   TP_UINT8,   TP_BOOL};
     cpu_register(registrar, "Gather", NULL, NULL, 0, gather, status);
-    cpu_register(registrar, "UnsortedSegmentSum", "T", sums, sizeof sums / sizeof sums[0],
-                 unsorted_segment_sum, status);
-    cpu_register(registrar, "OneHot", "T", values, sizeof values / sizeof values[0], one_hot,
-                 status);
+    cpu_register(registrar, "UnsortedSegmentSum", "T", CPU_NUMBERS, unsorted_segment_sum, status);
+    /* OneHot writes its values' bytes, 16-bit floats' included (cpu_scalar_bytes). */
+    cpu_register_native(registrar, "OneHot", "T", CPU_ALL, one_hot, status);
 }

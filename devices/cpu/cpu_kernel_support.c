@@ -11,6 +11,13 @@
 
 const tp_host_api_t *tp_cpu_host;
 
+const tp_dtype_t cpu_float_dtypes[] = {CPU_FLOAT_DTYPES};
+const tp_dtype_t cpu_number_dtypes[] = {CPU_NUMBER_DTYPES};
+const tp_dtype_t cpu_all_dtypes[] = {CPU_ALL_DTYPES};
+const size_t cpu_num_float_dtypes = sizeof cpu_float_dtypes / sizeof *cpu_float_dtypes;
+const size_t cpu_num_number_dtypes = sizeof cpu_number_dtypes / sizeof *cpu_number_dtypes;
+const size_t cpu_num_all_dtypes = sizeof cpu_all_dtypes / sizeof *cpu_all_dtypes;
+
 bool cpu_failed(const tp_plugin_status_t *status) {
     return tp_cpu_host->status_code(status) != TP_OK;
 }
@@ -24,7 +31,7 @@ static bool fill(bool input, tp_kernel_context_t *context, int32_t index, cpu_te
         tp_cpu_host->kernel_output(context, index, &out->view, status);
     if (cpu_failed(status)) return false;
     out->data = out->view.mem == NULL ? NULL : (char *)out->view.mem + out->view.offset;
-    return true;
+    return cpu_stage(input, index, context, out, status);
 }
 
 bool cpu_input(tp_kernel_context_t *context, int32_t index, cpu_tensor_t *out,
@@ -113,10 +120,11 @@ void cpu_parallel_for(int64_t count, int64_t cost_per_item, cpu_range_fn fn, voi
     }
 }
 
-void cpu_register(tp_registrar_t *registrar, const char *op, const char *attr,
-                  const tp_dtype_t *dtypes, size_t num_dtypes,
-                  void (*compute)(void *, tp_kernel_context_t *, tp_plugin_status_t *),
-                  tp_plugin_status_t *status) {
+void cpu_register_kernel(tp_registrar_t *registrar, const char *op, const char *attr,
+                         const tp_dtype_t *dtypes, size_t num_dtypes, void *kernel_state,
+                         void *(*create)(void *, tp_kernel_context_t *, tp_plugin_status_t *),
+                         void (*compute)(void *, tp_kernel_context_t *, tp_plugin_status_t *),
+                         tp_plugin_status_t *status) {
     if (cpu_failed(status)) return;
     tp_type_constraint_t constraint = {sizeof constraint, attr, dtypes, num_dtypes};
     tp_kernel_def_t kernel = {.struct_size = sizeof kernel,
@@ -124,6 +132,15 @@ void cpu_register(tp_registrar_t *registrar, const char *op, const char *attr,
                               .device_type = "CPU",
                               .constraints = attr != NULL ? &constraint : NULL,
                               .num_constraints = attr != NULL ? 1 : 0,
+                              .kernel_state = kernel_state,
+                              .create = create,
                               .compute = compute};
     tp_cpu_host->register_kernel(registrar, &kernel, status);
+}
+
+void cpu_register_native(tp_registrar_t *registrar, const char *op, const char *attr,
+                         const tp_dtype_t *dtypes, size_t num_dtypes,
+                         void (*compute)(void *, tp_kernel_context_t *, tp_plugin_status_t *),
+                         tp_plugin_status_t *status) {
+    cpu_register_kernel(registrar, op, attr, dtypes, num_dtypes, NULL, NULL, compute, status);
 }

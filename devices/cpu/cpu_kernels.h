@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 
+#include "cpu_dtypes.h"
 #include "tensorplug/plugin.h"
 
 extern const tp_host_api_t *tp_cpu_host;
@@ -30,11 +31,32 @@ typedef void (*cpu_range_fn)(void *arg, int64_t begin, int64_t end);
 void cpu_parallel_for(int64_t count, int64_t cost_per_item, cpu_range_fn fn, void *arg);
 
 /* Registers one kernel for `op` on the CPU for the dtypes listed for attribute `attr` (NULL:
- * no constraint). */
+ * no constraint). float16 and bfloat16 among them run compute's float32 code on float32
+ * copies, rounded back once when it returns (cpu_staging.c): compute never sees them. */
 void cpu_register(tp_registrar_t *registrar, const char *op, const char *attr,
                   const tp_dtype_t *dtypes, size_t num_dtypes,
                   void (*compute)(void *, tp_kernel_context_t *, tp_plugin_status_t *),
                   tp_plugin_status_t *status);
+/* The same for a kernel that handles every listed dtype itself, 16-bit floats included: one
+ * that moves bytes, converts (Cast) or makes values (Fill, random). */
+void cpu_register_native(tp_registrar_t *registrar, const char *op, const char *attr,
+                         const tp_dtype_t *dtypes, size_t num_dtypes,
+                         void (*compute)(void *, tp_kernel_context_t *, tp_plugin_status_t *),
+                         tp_plugin_status_t *status);
+/* Both of the above: one kernel with its state and create (NULL for a plain one). */
+void cpu_register_kernel(tp_registrar_t *registrar, const char *op, const char *attr,
+                         const tp_dtype_t *dtypes, size_t num_dtypes, void *kernel_state,
+                         void *(*create)(void *, tp_kernel_context_t *, tp_plugin_status_t *),
+                         void (*compute)(void *, tp_kernel_context_t *, tp_plugin_status_t *),
+                         tp_plugin_status_t *status);
+/* Called by cpu_input and cpu_output: while a staged kernel runs on 16-bit floats, replaces a
+ * 16-bit tensor by its float32 stand-in; false with `status` set when out of memory. */
+bool cpu_stage(bool input, int32_t index, tp_kernel_context_t *context, cpu_tensor_t *tensor,
+               tp_plugin_status_t *status);
+
+/* Writes `value` into element i as Cast converts a float64 to `dtype`, any dtype: a 16-bit
+ * float rounded to nearest even, an integer saturated (cpu_elementwise.c). */
+void cpu_store_double(void *data, tp_dtype_t dtype, int64_t i, double value);
 
 /* Copies input 0 to output 0 byte for byte: Identity, and Reshape. */
 void cpu_copy_kernel(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t *status);

@@ -44,8 +44,6 @@ static void transpose(void *kernel, tp_kernel_context_t *context, tp_plugin_stat
 }
 
 void cpu_register_layout_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status) {
-    static const tp_dtype_t all_types[] = {TP_FLOAT32, TP_FLOAT64, TP_INT32,
-                                           TP_INT64,   TP_UINT8,   TP_BOOL};
-    cpu_register(registrar, "Reshape", "T", all_types, 6, cpu_copy_kernel, status);
-    cpu_register(registrar, "Transpose", "T", all_types, 6, transpose, status);
+    cpu_register_native(registrar, "Reshape", "T", CPU_ALL, cpu_copy_kernel, status);
+    cpu_register_native(registrar, "Transpose", "T", CPU_ALL, transpose, status);
 }

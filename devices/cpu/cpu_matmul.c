@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* MatMul through OpenBLAS's cblas_sgemm and cblas_dgemm: a real BLAS, threaded by OpenBLAS. */
+/* MatMul through OpenBLAS's cblas_sgemm and cblas_dgemm: a real BLAS, threaded by OpenBLAS.
+ * float16 and bfloat16 reach sgemm as float32 (cpu_staging.c): their products accumulate in
+ * float32 and each result is rounded to nearest even once. */
 #include <cblas.h>
 
 #include "cpu_kernels.h"
@@ -35,6 +37,5 @@ static void matmul(void *kernel, tp_kernel_context_t *context, tp_plugin_status_
 }
 
 void cpu_register_matmul_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status) {
-    static const tp_dtype_t floats[] = {TP_FLOAT32, TP_FLOAT64};
-    cpu_register(registrar, "MatMul", "T", floats, 2, matmul, status);
+    cpu_register(registrar, "MatMul", "T", CPU_FLOATS, matmul, status);
 }

@@ -115,9 +115,8 @@ POOL_KERNEL(max_pool_grad, MAX_POOL_GRAD)
 POOL_KERNEL(avg_pool_grad, AVG_POOL_GRAD)
 
 void cpu_register_pool_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status) {
-    static const tp_dtype_t floats[] = {TP_FLOAT32, TP_FLOAT64};
-    cpu_register(registrar, "MaxPool", "T", floats, 2, max_pool, status);
-    cpu_register(registrar, "AvgPool", "T", floats, 2, avg_pool, status);
-    cpu_register(registrar, "MaxPoolGrad", "T", floats, 2, max_pool_grad, status);
-    cpu_register(registrar, "AvgPoolGrad", "T", floats, 2, avg_pool_grad, status);
+    cpu_register(registrar, "MaxPool", "T", CPU_FLOATS, max_pool, status);
+    cpu_register(registrar, "AvgPool", "T", CPU_FLOATS, avg_pool, status);
+    cpu_register(registrar, "MaxPoolGrad", "T", CPU_FLOATS, max_pool_grad, status);
+    cpu_register(registrar, "AvgPoolGrad", "T", CPU_FLOATS, avg_pool_grad, status);
 }

@@ -2,11 +2,13 @@
 /* Seeded random tensors from Philox-4x32-10 (cpu_philox.h says how values are read from its
  * stream). Element i's value depends only on the seed and i, so results are reproducible and
  * the same however the work is split between threads; the work is split by Philox block, each
- * block giving up to four float32 or two float64 elements. */
+ * block giving up to four float32 or two float64 elements. float16 and bfloat16 take float32's
+ * draws, each rounded once to nearest even. */
 #include <math.h>
 
 #include "cpu_kernels.h"
 #include "cpu_philox.h"
+#include "tensorplug/float16.h"
 
 typedef struct {
     bool normal;
@@ -25,11 +27,10 @@ static void box_muller(double u1, double u2, double *first, double *second) {
     *second = radius * sin(angle);
 }
 
-/* Elements [4 block, 4 block + 4) of a float32 tensor. */
-static void float32_block(const random_job_t *job, int64_t block) {
+/* The float32 draws of elements [4 block, 4 block + 4). */
+static void float32_draws(const random_job_t *job, int64_t block, float values[4]) {
     uint32_t words[4];
     cpu_philox_block(job->seed, (uint64_t)block, words);
-    float values[4];
     if (job->normal) {
         for (int pair = 0; pair < 2; pair++) {
             double a, b;
@@ -41,8 +42,25 @@ static void float32_block(const random_job_t *job, int64_t block) {
     } else {
         for (int k = 0; k < 4; k++) values[k] = cpu_philox_uniform24(words[k]);
     }
-    float *y = job->data;
-    for (int64_t k = 0, i = 4 * block; k < 4 && i < job->count; k++, i++) y[i] = values[k];
+}
+
+/* Stores a float32 draw into element i of a float32, float16 or bfloat16 tensor. A uniform
+ * draw just below 1 may round up to 1 in 16 bits: it becomes the largest value below 1, since
+ * uniform values stay below 1 (positive, so their bits order as their values). */
+static void store_draw(const random_job_t *job, int64_t i, float value) {
+    uint16_t bits, below_one;
+    switch (job->dtype) {
+    case TP_FLOAT16:
+        bits = tp_float16_from_float(value);
+        below_one = 0x3bff;
+        break;
+    case TP_BFLOAT16:
+        bits = tp_bfloat16_from_float(value);
+        below_one = 0x3f7f;
+        break;
+    default: ((float *)job->data)[i] = value; return;
+    }
+    ((uint16_t *)job->data)[i] = !job->normal && bits > below_one ? below_one : bits;
 }
 
 /* Elements [2 block, 2 block + 2) of a float64 tensor. */
@@ -65,10 +83,14 @@ static void float64_block(const random_job_t *job, int64_t block) {
 static void random_range(void *arg, int64_t begin, int64_t end) {
     const random_job_t *job = arg;
     for (int64_t block = begin; block < end; block++) {
-        if (job->dtype == TP_FLOAT32)
-            float32_block(job, block);
-        else
+        if (job->dtype == TP_FLOAT64) {
             float64_block(job, block);
+            continue;
+        }
+        float values[4];
+        float32_draws(job, block, values);
+        for (int64_t k = 0, i = 4 * block; k < 4 && i < job->count; k++, i++)
+            store_draw(job, i, values[k]);
     }
 }
 
@@ -78,7 +100,7 @@ static void run_random(bool normal, tp_kernel_context_t *context, tp_plugin_stat
     int64_t seed = 0;
     tp_cpu_host->kernel_attr_int(context, "seed", &seed, status);
     if (cpu_failed(status)) return;
-    int64_t per_block = y.view.dtype == TP_FLOAT32 ? 4 : 2;
+    int64_t per_block = y.view.dtype == TP_FLOAT64 ? 2 : 4;
     random_job_t job = {normal, y.view.dtype, (uint64_t)seed, y.view.num_elements, y.data};
     cpu_parallel_for((y.view.num_elements + per_block - 1) / per_block, 64, random_range, &job);
 }
@@ -95,7 +117,6 @@ static void uniform_kernel(void *kernel, tp_kernel_context_t *context,
 }
 
 void cpu_register_random_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status) {
-    static const tp_dtype_t floats[] = {TP_FLOAT32, TP_FLOAT64};
-    cpu_register(registrar, "RandomStandardNormal", "dtype", floats, 2, normal, status);
-    cpu_register(registrar, "RandomUniform", "dtype", floats, 2, uniform_kernel, status);
+    cpu_register_native(registrar, "RandomStandardNormal", "dtype", CPU_FLOATS, normal, status);
+    cpu_register_native(registrar, "RandomUniform", "dtype", CPU_FLOATS, uniform_kernel, status);
 }

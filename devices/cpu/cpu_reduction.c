@@ -2,34 +2,24 @@
 /* Reductions over axes (Sum, Mean, Max, Min) and Softmax over the last dimension. */
 #include <math.h>
 #include <stdbool.h>
+#include <stdlib.h>
 
 #include "cpu_kernels.h"
 
 typedef enum { SUM, MEAN, MAX, MIN } reduction_t;
 
-/* Element i of a numeric tensor as a double; int64 values beyond 2^53 lose precision, so
- * integer sums are done in int64 below instead. */
+/* Element i of a float tensor (float32 or float64: 16-bit floats arrive as float32,
+ * cpu_staging.c) as a double; integers are reduced in 64-bit integers below instead. */
 static double load(const cpu_tensor_t *t, int64_t i) {
-    switch (t->view.dtype) {
-    case TP_FLOAT32: return ((const float *)t->data)[i];
-    case TP_FLOAT64: return ((const double *)t->data)[i];
-    case TP_INT32: return ((const int32_t *)t->data)[i];
-    default: return (double)((const int64_t *)t->data)[i];
-    }
+    return t->view.dtype == TP_FLOAT32 ? ((const float *)t->data)[i]
+                                       : ((const double *)t->data)[i];
 }
 
-static int64_t load_integer(const cpu_tensor_t *t, int64_t i) {
-    return t->view.dtype == TP_INT32 ? ((const int32_t *)t->data)[i]
-                                     : ((const int64_t *)t->data)[i];
-}
-
-static void store(cpu_tensor_t *t, int64_t i, double value, int64_t integer) {
-    switch (t->view.dtype) {
-    case TP_FLOAT32: ((float *)t->data)[i] = (float)value; break;
-    case TP_FLOAT64: ((double *)t->data)[i] = value; break;
-    case TP_INT32: ((int32_t *)t->data)[i] = (int32_t)integer; break;
-    default: ((int64_t *)t->data)[i] = integer; break;
-    }
+static void store(cpu_tensor_t *t, int64_t i, double value) {
+    if (t->view.dtype == TP_FLOAT32)
+        ((float *)t->data)[i] = (float)value;
+    else
+        ((double *)t->data)[i] = value;
 }
 
 /* A float sum walked by rows of the innermost dimension, the output offset found once per row:
@@ -64,6 +54,52 @@ static void float_row_sum(const cpu_tensor_t *x, cpu_tensor_t *y, const int64_t 
         FLOAT_ROW_SUM(double);
 }
 
+/* An integer reduction, in 64-bit integers whatever the dtype (cpu_dtypes.h): a sum wraps
+ * modulo 2^64 and is stored modulo the dtype's range, as a sum in the dtype itself would wrap;
+ * a mean divides the 64-bit sum, so that it is exact where the sum fits in 64 bits, however
+ * narrow the dtype. */
+static void integer_reduction(reduction_t op, const cpu_tensor_t *x, cpu_tensor_t *y,
+                              const int64_t *out_strides, int64_t group,
+                              tp_kernel_context_t *context, tp_plugin_status_t *status) {
+    tp_dtype_t dtype = x->view.dtype;
+    bool is_signed = cpu_is_signed(dtype);
+    int64_t outputs = y->view.num_elements;
+    uint64_t *totals = outputs > 0 ? malloc((size_t)outputs * sizeof *totals) : NULL;
+    if (outputs > 0 && totals == NULL) {
+        tp_cpu_host->status_set(status, TP_RESOURCE_EXHAUSTED,
+                                "%s: no host memory for %lld partial results",
+                                tp_cpu_host->kernel_op_name(context), (long long)outputs);
+        return;
+    }
+    for (int64_t o = 0; o < outputs; o++)
+        totals[o] = op == MAX ? cpu_integer_min(dtype) : op == MIN ? cpu_integer_max(dtype) : 0;
+    int32_t rank = x->view.rank;
+    for (int64_t i = 0; i < x->view.num_elements; i++) {
+        int64_t rest = i, o = 0;
+        for (int32_t d = rank - 1; d >= 0; d--) {
+            o += (rest % x->view.dims[d]) * out_strides[d];
+            rest /= x->view.dims[d];
+        }
+        uint64_t v = cpu_load_integer(x->data, dtype, i);
+        bool above = is_signed ? (int64_t)v > (int64_t)totals[o] : v > totals[o];
+        bool below = is_signed ? (int64_t)v < (int64_t)totals[o] : v < totals[o];
+        if (op == SUM || op == MEAN)
+            totals[o] += v;
+        else if (op == MAX ? above : below)
+            totals[o] = v;
+    }
+    /* The mean of nothing is 0 for integers, which have no NaN. */
+    for (int64_t o = 0; o < outputs; o++) {
+        uint64_t value = totals[o];
+        if (op == MEAN)
+            value = group == 0 ? 0
+                    : is_signed ? (uint64_t)((int64_t)value / group)
+                                : value / (uint64_t)group;
+        cpu_store_integer(y->data, dtype, o, value);
+    }
+    free(totals);
+}
+
 static void run_reduction(reduction_t op, tp_kernel_context_t *context,
                           tp_plugin_status_t *status) {
     cpu_tensor_t x, y;
@@ -85,18 +121,16 @@ static void run_reduction(reduction_t op, tp_kernel_context_t *context,
         else
             stride *= x.view.dims[d];
     }
-    bool integer = x.view.dtype == TP_INT32 || x.view.dtype == TP_INT64;
+    if (cpu_is_integer(x.view.dtype)) {
+        integer_reduction(op, &x, &y, out_strides, group, context, status);
+        return;
+    }
     int64_t outputs = y.view.num_elements;
     /* Max starts from the smallest value and Min from the largest, not from 0. */
     bool extreme = op == MAX || op == MIN;
-    for (int64_t o = 0; o < outputs; o++) {
-        store(&y, o, op == MAX ? -INFINITY : op == MIN ? INFINITY : 0.0, 0);
-        if (op == MAX && integer)
-            store(&y, o, 0, x.view.dtype == TP_INT32 ? INT32_MIN : INT64_MIN);
-        if (op == MIN && integer)
-            store(&y, o, 0, x.view.dtype == TP_INT32 ? INT32_MAX : INT64_MAX);
-    }
-    bool row_sum = !extreme && !integer && rank > 0;
+    for (int64_t o = 0; o < outputs; o++)
+        store(&y, o, op == MAX ? -INFINITY : op == MIN ? INFINITY : 0.0);
+    bool row_sum = !extreme && rank > 0;
     if (row_sum) float_row_sum(&x, &y, out_strides);
     for (int64_t i = 0; i < x.view.num_elements && !row_sum; i++) {
         int64_t rest = i, o = 0;
@@ -104,31 +138,16 @@ static void run_reduction(reduction_t op, tp_kernel_context_t *context,
             o += (rest % x.view.dims[d]) * out_strides[d];
             rest /= x.view.dims[d];
         }
-        if (integer) {
-            int64_t current = load_integer(&y, o), v = load_integer(&x, i);
-            int64_t next = op == MAX   ? (v > current ? v : current)
-                           : op == MIN ? (v < current ? v : current)
-                                       : (int64_t)((uint64_t)current + (uint64_t)v);
-            store(&y, o, 0, next);
-        } else {
-            double current = load(&y, o), v = load(&x, i);
-            /* A NaN wins, and stays: no comparison with it is true. */
-            double next = op == MAX   ? (v > current || isnan(v) ? v : current)
-                          : op == MIN ? (v < current || isnan(v) ? v : current)
-                                      : current + v;
-            store(&y, o, next, 0);
-        }
+        double current = load(&y, o), v = load(&x, i);
+        /* A NaN wins, and stays: no comparison with it is true. */
+        double next = op == MAX   ? (v > current || isnan(v) ? v : current)
+                      : op == MIN ? (v < current || isnan(v) ? v : current)
+                                  : current + v;
+        store(&y, o, next);
     }
-    /* The mean of nothing is NaN for floats (0 / 0), as in NumPy; integers have no NaN and
-     * give 0. */
-    if (op == MEAN) {
-        for (int64_t o = 0; o < outputs; o++) {
-            if (integer)
-                store(&y, o, 0, group > 0 ? load_integer(&y, o) / group : 0);
-            else
-                store(&y, o, load(&y, o) / (double)group, 0);
-        }
-    }
+    /* The mean of nothing is NaN for floats (0 / 0), as in NumPy. */
+    if (op == MEAN)
+        for (int64_t o = 0; o < outputs; o++) store(&y, o, load(&y, o) / (double)group);
 }
 
 #define REDUCTION_KERNEL(name, op)                                                             \
@@ -156,16 +175,14 @@ static void softmax(void *kernel, tp_kernel_context_t *context, tp_plugin_status
             if (load(&x, base + j) > largest) largest = load(&x, base + j);
         for (int64_t j = 0; j < width; j++) total += exp(load(&x, base + j) - largest);
         for (int64_t j = 0; j < width; j++)
-            store(&y, base + j, exp(load(&x, base + j) - largest) / total, 0);
+            store(&y, base + j, exp(load(&x, base + j) - largest) / total);
     }
 }
 
 void cpu_register_reduction_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status) {
-    static const tp_dtype_t numbers[] = {TP_FLOAT32, TP_FLOAT64, TP_INT32, TP_INT64};
-    static const tp_dtype_t floats[] = {TP_FLOAT32, TP_FLOAT64};
-    cpu_register(registrar, "Sum", "T", numbers, 4, sum, status);
-    cpu_register(registrar, "Mean", "T", numbers, 4, mean, status);
-    cpu_register(registrar, "Max", "T", numbers, 4, max, status);
-    cpu_register(registrar, "Min", "T", numbers, 4, min, status);
-    cpu_register(registrar, "Softmax", "T", floats, 2, softmax, status);
+    cpu_register(registrar, "Sum", "T", CPU_NUMBERS, sum, status);
+    cpu_register(registrar, "Mean", "T", CPU_NUMBERS, mean, status);
+    cpu_register(registrar, "Max", "T", CPU_NUMBERS, max, status);
+    cpu_register(registrar, "Min", "T", CPU_NUMBERS, min, status);
+    cpu_register(registrar, "Softmax", "T", CPU_FLOATS, softmax, status);
 }

@@ -140,9 +140,8 @@ SOFTMAX_KERNEL(dense_loss, DENSE_LOSS)
 SOFTMAX_KERNEL(sparse_loss, SPARSE_LOSS)
 
 void cpu_register_softmax_loss_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status) {
-    static const tp_dtype_t floats[] = {TP_FLOAT32, TP_FLOAT64};
-    cpu_register(registrar, "LogSoftmax", "T", floats, 2, log_softmax, status);
-    cpu_register(registrar, "SoftmaxCrossEntropyWithLogits", "T", floats, 2, dense_loss, status);
-    cpu_register(registrar, "SparseSoftmaxCrossEntropyWithLogits", "T", floats, 2, sparse_loss,
+    cpu_register(registrar, "LogSoftmax", "T", CPU_FLOATS, log_softmax, status);
+    cpu_register(registrar, "SoftmaxCrossEntropyWithLogits", "T", CPU_FLOATS, dense_loss, status);
+    cpu_register(registrar, "SparseSoftmaxCrossEntropyWithLogits", "T", CPU_FLOATS, sparse_loss,
                  status);
 }

@@ -32,7 +32,8 @@ extern "C" {
 #endif
 
 #define TP_ABI_MAJOR 1
-#define TP_ABI_MINOR 6
+/* 1.7 added the dtypes TP_FLOAT16 to TP_UINT64 (7..13). */
+#define TP_ABI_MINOR 7
 
 #if defined(__GNUC__)
 #define TP_PRINTF_LIKE(fmt_index, first_arg) __attribute__((format(printf, fmt_index, first_arg)))
@@ -64,7 +65,11 @@ typedef enum tp_code {
     TP_DATA_LOSS = 15
 } tp_code_t;
 
-/* Element types. The numbers are part of the ABI and never change. */
+/* Element types. The numbers are part of the ABI and never change; new ones are appended.
+ * Elements are in the host's byte order. A plug-in built against a minor version that did not
+ * have a dtype yet is never handed it: the host runs none of its kernels on a call that has
+ * such a dtype (a kernel registered without a constraint on a dtype attribute included), and
+ * refuses its registrations that name one. */
 typedef enum tp_dtype {
     TP_DTYPE_INVALID = 0,
     TP_FLOAT32 = 1,
@@ -72,7 +77,16 @@ typedef enum tp_dtype {
     TP_INT32 = 3,
     TP_INT64 = 4,
     TP_UINT8 = 5,
-    TP_BOOL = 6
+    TP_BOOL = 6,
+    /* Added in 1.7. The 16-bit floats are stored as their bits; tensorplug/float16.h
+     * converts them to and from float, rounding to nearest even. */
+    TP_FLOAT16 = 7,  /* IEEE 754 binary16 */
+    TP_BFLOAT16 = 8, /* the upper 16 bits of a float32: float32's range, 8 bits of precision */
+    TP_INT8 = 9,
+    TP_INT16 = 10,
+    TP_UINT16 = 11,
+    TP_UINT32 = 12,
+    TP_UINT64 = 13
 } tp_dtype_t;
 
 /* The largest rank a tensor can have. */

@@ -84,7 +84,8 @@ TP_API void tp_log_set_level(tp_log_level_t min_level);
 
 /* ---- Element types --------------------------------------------------------------------------- */
 
-/* "float32", "float64", "int32", "int64", "uint8", "bool"; NULL for an invalid dtype. */
+/* "float32", "float64", "int32", "int64", "uint8", "bool", "float16", "bfloat16", "int8",
+ * "int16", "uint16", "uint32", "uint64"; NULL for an invalid dtype. */
 TP_API const char *tp_dtype_name(tp_dtype_t dtype);
 /* Bytes per element; 0 for an invalid dtype. */
 TP_API size_t tp_dtype_size(tp_dtype_t dtype);
@@ -443,13 +444,16 @@ TP_API TP_MUST_USE tp_status_t *tp_tensor_print(tp_tensor_t *tensor, FILE *out);
  *
  * The format of numpy.save and numpy.load (numpy.lib.format), version 1.0, C order, in the
  * host's byte order: numpy.load(path) gives an array of the tensor's dtype ('<f4', '<f8',
- * '<i4', '<i8', '|u1', '|b1') and shape. Loading reads versions 1.0, 2.0 and 3.0, either byte
+ * '<f2', '|i1', '<i2', '<i4', '<i8', '|u1', '<u2', '<u4', '<u8', '|b1') and shape. NumPy has no
+ * bfloat16: its tensors are the record [('bfloat16', '<u2')] of their bits, which numpy.load
+ * reads as it is (a['bfloat16'].astype('<u4') << 16, viewed as '<f4', gives the values) and
+ * tensorplug reads back as bfloat16. Loading reads versions 1.0, 2.0 and 3.0, either byte
  * order and Fortran order (which numpy.save writes for a transposed array): the tensor is the
  * array in C order. Anything else is refused with INVALID_ARGUMENT and a message naming the
  * file and what is wrong: not a .npy file, an unknown version, a header that is not NumPy's
- * dict, a dtype tensorplug does not hold (objects, strings, structured, float16, ...), a
- * negative or overflowing dimension, a rank over TP_MAX_RANK, a file shorter (truncated) or
- * longer than its header says. */
+ * dict, a dtype tensorplug does not hold (objects, strings, other records, raw bytes, complex
+ * numbers, ...), a negative or overflowing dimension, a rank over TP_MAX_RANK, a file shorter
+ * (truncated) or longer than its header says. */
 
 /* Writes the tensor's values (waiting for them, from any device) to `path`, replacing the file
  * atomically: the bytes go to a new file in the same folder, flushed to disk, then renamed, so
@@ -713,7 +717,8 @@ typedef struct tp_conv2d_options {
 } tp_conv2d_options_t;
 
 /* Conv2D: `input` [N,H,W,C] convolved (as a cross-correlation, like every framework) with
- * `filter` [KH,KW,C,O], giving [N,OH,OW,O]. float32 and float64; options NULL: all defaults. */
+ * `filter` [KH,KW,C,O], giving [N,OH,OW,O]. float32 and float64, and float16 and bfloat16
+ * computed in float32; options NULL: all defaults. */
 TP_API TP_MUST_USE tp_status_t *tp_conv2d(tp_context_t *c, tp_tensor_t *input,
                                          tp_tensor_t *filter, const tp_conv2d_options_t *options,
                                          tp_tensor_t **out);

@@ -32,6 +32,8 @@ const char *apu_fault_variable(void);
 
 /* Registers Conv2D's float32 kernel (apu_conv.c). */
 void apu_register_conv(tp_registrar_t *registrar, tp_plugin_status_t *status);
+/* Registers the kernels for the dtypes of ABI 1.7 (apu_dtypes.c). */
+void apu_register_dtype_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status);
 
 /* Registers the APU's graph pass (apu_graph_pass.c) where the runtime can run it. */
 void apu_register_graph_pass(tp_registrar_t *registrar, tp_plugin_status_t *status);

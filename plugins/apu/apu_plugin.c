@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The APU plug-in: device type "APU", its memory, streams, events and copies, and the Relu
- * kernel for float32 (Conv2D's is in apu_conv.c), run on the stream's queue thread. It includes tensorplug/plugin.h alone
- * and links nothing of the core: the reference for device vendors. */
+ * kernel for float32 (Conv2D's is in apu_conv.c, those for the dtypes of ABI 1.7 in
+ * apu_dtypes.c), run on the stream's queue thread. It includes tensorplug's public headers
+ * alone and links nothing of the core: the reference for device vendors. */
 #define _GNU_SOURCE /* secure_getenv */
 #include <errno.h>
 #include <stddef.h>
@@ -486,6 +487,7 @@ static void apu_init(const tp_host_api_t *host, tp_registrar_t *registrar,
                                   .compute = relu_compute};
     host->register_kernel(registrar, &relu, status);
     apu_register_conv(registrar, status);
+    apu_register_dtype_kernels(registrar, status);
     apu_register_graph_pass(registrar, status);
 }
 

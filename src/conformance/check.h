@@ -125,8 +125,9 @@ bool tp_check_kernel_argument(tp_check_t *check, const char *argument, const cha
 /* The kernels the plug-in registered for its own device types, in registration order: the
  * index-th one, or NULL. */
 const tp_kernel_entry_t *tp_check_kernel_entry(const tp_check_t *check, size_t index);
-/* The dtypes a kernel claims (at most 6): its constraint on the op's first type attribute, or
- * what the op allows there. */
+/* The dtypes a kernel claims (at most TP_CHECK_MAX_DTYPES): its constraint on the op's first
+ * type attribute, or what the op allows there, less those its plug-in's ABI version lacks. */
+enum { TP_CHECK_MAX_DTYPES = 16 };
 size_t tp_check_claimed_dtypes(const tp_kernel_entry_t *entry, tp_dtype_t *out);
 
 /* One call of a kernel, for the checks that run it again: the first of the kernel check's input

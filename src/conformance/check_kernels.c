@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/dtype.h"
 #include "base/shape.h"
 #include "base/status.h"
 #include "conformance/check.h"
@@ -65,15 +66,20 @@ static shape_set_t shape_set(int index) {
     }
 }
 
-static bool is_float(tp_dtype_t dtype) { return dtype == TP_FLOAT32 || dtype == TP_FLOAT64; }
+static bool is_float(tp_dtype_t dtype) { return tp_dtype_is_float(dtype); }
 
 /* The values that kernels get wrong: NaN, the infinities, both zeros, the smallest and the
  * largest denormal, and ordinary numbers to meet them. */
 enum { NUM_SPECIALS = 10 };
 
 static double special_value(tp_dtype_t dtype, int index) {
-    double smallest = dtype == TP_FLOAT64 ? DBL_TRUE_MIN : FLT_TRUE_MIN;
-    double normal = dtype == TP_FLOAT64 ? DBL_MIN : FLT_MIN;
+    double smallest = FLT_TRUE_MIN, normal = FLT_MIN;
+    switch (dtype) {
+    case TP_FLOAT64: smallest = DBL_TRUE_MIN, normal = DBL_MIN; break;
+    case TP_FLOAT16: smallest = 0x1p-24, normal = 0x1p-14; break;
+    case TP_BFLOAT16: smallest = 0x1p-133, normal = 0x1p-126; break;
+    default: break;
+    }
     const double values[NUM_SPECIALS] = {NAN,      INFINITY, -INFINITY, 0.0,  -0.0,
                                          smallest, -(normal - smallest), 1.5, -0.75, 2.0};
     return values[index];
@@ -103,20 +109,15 @@ static void random_values(tp_check_t *check, tp_dtype_t dtype, const shape_set_t
     for (int64_t i = 0; i < count; i++) {
         double value = (double)tp_check_random(check, 1u << 20) / (double)(1u << 18) - 2.0;
         int64_t integer = 1 + (int64_t)tp_check_random(check, 9);
-        if (dtype != TP_UINT8 && tp_check_random(check, 2) == 0) integer = -integer;
+        if (tp_dtype_kind(dtype) != TP_DTYPE_KIND_UNSIGNED && tp_check_random(check, 2) == 0)
+            integer = -integer;
         if (set->values == SPECIAL_PAIRS && input < 2)
             value = special_value(dtype, (int)((input == 0 ? i : i / NUM_SPECIALS) % NUM_SPECIALS));
         else if (set->values == SPECIAL_MIXED &&
                  tp_check_random(check, (uint64_t)set->special_every) == 0)
             value = special_value(dtype, (int)tp_check_random(check, NUM_SPECIALS));
-        switch (dtype) {
-        case TP_FLOAT32: ((float *)data)[i] = (float)value; break;
-        case TP_FLOAT64: ((double *)data)[i] = value; break;
-        case TP_INT32: ((int32_t *)data)[i] = (int32_t)integer; break;
-        case TP_INT64: ((int64_t *)data)[i] = integer; break;
-        case TP_UINT8: ((uint8_t *)data)[i] = (uint8_t)integer; break;
-        default: ((uint8_t *)data)[i] = (uint8_t)(integer & 1); break;
-        }
+        if (dtype == TP_BOOL) integer &= 1;
+        tp_dtype_store_double(data, dtype, i, is_float(dtype) ? value : (double)integer);
     }
 }
 
@@ -251,7 +252,7 @@ static void describe_value(double value, uint64_t bits, tp_dtype_t dtype, bool w
         snprintf(out, capacity, "%.9g", value);
         return;
     }
-    snprintf(out, capacity, "%.9g (bits 0x%0*llx)", value, dtype == TP_FLOAT64 ? 16 : 8,
+    snprintf(out, capacity, "%.9g (bits 0x%0*llx)", value, 2 * (int)tp_dtype_size(dtype),
              (unsigned long long)bits);
 }
 

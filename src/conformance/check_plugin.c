@@ -39,34 +39,39 @@ static bool type_selected(const tp_check_t *check, const char *type) {
            strcasecmp(check->options->device_type, type) == 0;
 }
 
+/* The dtypes of `list` that the kernel's plug-in knows (plugin.h: an older plug-in is never
+ * handed a later dtype), at most TP_CHECK_MAX_DTYPES. */
+static size_t known_dtypes(const tp_kernel_entry_t *entry, const tp_dtype_t *list, size_t count,
+                           tp_dtype_t *out) {
+    size_t kept = 0;
+    for (size_t i = 0; i < count && kept < TP_CHECK_MAX_DTYPES; i++)
+        if (list[i] <= entry->newest_dtype) out[kept++] = list[i];
+    return kept;
+}
+
 size_t tp_check_claimed_dtypes(const tp_kernel_entry_t *entry, tp_dtype_t *out) {
     const tp_op_def_t *op = entry->op;
     for (size_t a = 0; a < op->num_attrs; a++) {
         if (op->attrs[a].type != TP_ATTR_DTYPE) continue;
         const tp_kernel_def_t *kernel = entry->kernel;
         for (size_t c = 0; c < kernel->num_constraints; c++)
-            if (strcmp(kernel->constraints[c].attr, op->attrs[a].name) == 0) {
-                size_t count = kernel->constraints[c].num_dtypes;
-                if (count > 6) count = 6;
-                memcpy(out, kernel->constraints[c].dtypes, count * sizeof *out);
-                return count;
-            }
-        if (op->attrs[a].allowed_dtypes != NULL) {
-            size_t count = op->attrs[a].num_allowed_dtypes;
-            if (count > 6) count = 6;
-            memcpy(out, op->attrs[a].allowed_dtypes, count * sizeof *out);
-            return count;
-        }
+            if (strcmp(kernel->constraints[c].attr, op->attrs[a].name) == 0)
+                return known_dtypes(entry, kernel->constraints[c].dtypes,
+                                    kernel->constraints[c].num_dtypes, out);
+        if (op->attrs[a].allowed_dtypes != NULL)
+            return known_dtypes(entry, op->attrs[a].allowed_dtypes,
+                                op->attrs[a].num_allowed_dtypes, out);
         break;
     }
-    const tp_dtype_t every[] = {TP_FLOAT32, TP_FLOAT64, TP_INT32, TP_INT64, TP_UINT8, TP_BOOL};
     /* An op without type attributes runs its fixed dtypes: one run, named after the first. */
     if (op->num_inputs > 0 && op->inputs[0].type_attr == NULL) {
         out[0] = op->inputs[0].dtype;
         return 1;
     }
-    memcpy(out, every, sizeof every);
-    return 6;
+    static const tp_dtype_t every[] = {TP_FLOAT32, TP_FLOAT64, TP_INT32,   TP_INT64, TP_UINT8,
+                                       TP_BOOL,    TP_FLOAT16, TP_BFLOAT16, TP_INT8, TP_INT16,
+                                       TP_UINT16,  TP_UINT32,  TP_UINT64};
+    return known_dtypes(entry, every, sizeof every / sizeof *every, out);
 }
 
 static void plan_device_checks(tp_check_t *check, const char *type) {
@@ -78,7 +83,7 @@ static void plan_device_checks(tp_check_t *check, const char *type) {
 
 static void plan_kernel_checks(tp_check_t *check, size_t index,
                                const tp_kernel_entry_t *entry) {
-    tp_dtype_t dtypes[6];
+    tp_dtype_t dtypes[TP_CHECK_MAX_DTYPES];
     size_t count = tp_check_claimed_dtypes(entry, dtypes);
     char argument[64];
     for (size_t d = 0; d < count; d++) {

@@ -71,7 +71,7 @@ static tp_status_t *take_samples(tp_check_t *check, tp_device_t *device,
     for (size_t k = 0; (entry = tp_check_kernel_entry(check, k)) != NULL; k++) {
         if (entry->device_type != check->def || entry->op->is_stateful) continue;
         if (*count == MAX_SAMPLES) break;
-        tp_dtype_t dtypes[6];
+        tp_dtype_t dtypes[TP_CHECK_MAX_DTYPES];
         if (tp_check_claimed_dtypes(entry, dtypes) == 0) continue;
         TP_RETURN_IF_ERROR(
             tp_check_sample_create(check, entry, device, dtypes[0], &samples[*count]));

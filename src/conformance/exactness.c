@@ -8,6 +8,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "base/dtype.h"
+
 typedef struct op_class {
     const char *op;
     tp_exactness_t exactness;
@@ -45,7 +47,7 @@ static const op_class_t op_classes[] = {
 };
 
 tp_exactness_t tp_exactness_of(const char *op, tp_dtype_t dtype) {
-    if (dtype != TP_FLOAT32 && dtype != TP_FLOAT64) return TP_EXACT_BITS;
+    if (!tp_dtype_is_float(dtype)) return TP_EXACT_BITS;
     for (size_t i = 0; i < sizeof op_classes / sizeof *op_classes; i++)
         if (strcmp(op_classes[i].op, op) == 0) return op_classes[i].exactness;
     return TP_EXACT_BITS;
@@ -71,8 +73,12 @@ typedef struct float_format {
 } float_format_t;
 
 static float_format_t format_of(tp_dtype_t dtype) {
-    if (dtype == TP_FLOAT64) return (float_format_t){DBL_EPSILON, DBL_MIN, DBL_TRUE_MIN, 52};
-    return (float_format_t){FLT_EPSILON, FLT_MIN, FLT_TRUE_MIN, 23};
+    switch (dtype) {
+    case TP_FLOAT64: return (float_format_t){DBL_EPSILON, DBL_MIN, DBL_TRUE_MIN, 52};
+    case TP_FLOAT16: return (float_format_t){0x1p-10, 0x1p-14, 0x1p-24, 10};
+    case TP_BFLOAT16: return (float_format_t){0x1p-7, 0x1p-126, 0x1p-133, 7};
+    default: return (float_format_t){FLT_EPSILON, FLT_MIN, FLT_TRUE_MIN, 23};
+    }
 }
 
 /* The spacing of the dtype's numbers at |value|. */
@@ -81,25 +87,6 @@ static double ulp(const float_format_t *format, double value) {
     return ldexp(1.0, ilogb(value) - format->mantissa_bits);
 }
 
-static size_t element_size(tp_dtype_t dtype) {
-    switch (dtype) {
-    case TP_FLOAT64:
-    case TP_INT64: return 8;
-    case TP_FLOAT32:
-    case TP_INT32: return 4;
-    default: return 1;
-    }
-}
-
-static double element(const void *data, tp_dtype_t dtype, int64_t i) {
-    switch (dtype) {
-    case TP_FLOAT32: return ((const float *)data)[i];
-    case TP_FLOAT64: return ((const double *)data)[i];
-    case TP_INT32: return ((const int32_t *)data)[i];
-    case TP_INT64: return (double)((const int64_t *)data)[i];
-    default: return ((const uint8_t *)data)[i];
-    }
-}
 
 static uint64_t bits(const void *data, size_t size, int64_t i) {
     uint64_t value = 0;
@@ -123,7 +110,7 @@ static double accumulated_scale(const float_format_t *format, tp_dtype_t dtype,
                                 const void *want, int64_t count, int64_t terms) {
     double largest = 0;
     for (int64_t i = 0; i < count; i++) {
-        double value = fabs(element(want, dtype, i));
+        double value = fabs(tp_dtype_load_double(want, dtype, i));
         if (isfinite(value) && value > largest) largest = value;
     }
     return 2.0 * (double)(terms > 0 ? terms : 1) * format->epsilon * largest;
@@ -150,14 +137,15 @@ tp_value_comparison_t tp_compare_values(tp_exactness_t exactness, tp_dtype_t dty
                                         const void *got, const void *want, int64_t count,
                                         int64_t terms) {
     tp_value_comparison_t result = {false, -1, 0, 0, 0, 0, 0};
-    size_t size = element_size(dtype);
-    if (dtype != TP_FLOAT32 && dtype != TP_FLOAT64) exactness = TP_EXACT_BITS;
+    size_t size = tp_dtype_size(dtype);
+    if (!tp_dtype_is_float(dtype)) exactness = TP_EXACT_BITS;
     float_format_t format = format_of(dtype);
     double scale = exactness == TP_ACCUMULATED
                        ? accumulated_scale(&format, dtype, want, count, terms)
                        : 0;
     for (int64_t i = 0; i < count; i++) {
-        double g = element(got, dtype, i), w = element(want, dtype, i), ratio;
+        double g = tp_dtype_load_double(got, dtype, i), ratio;
+        double w = tp_dtype_load_double(want, dtype, i);
         uint64_t g_bits = bits(got, size, i), w_bits = bits(want, size, i);
         if (!element_matches(exactness, &format, g, w, g_bits, w_bits, scale, &ratio)) {
             result = (tp_value_comparison_t){true, i, g, w, g_bits, w_bits, result.worst};

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/dtype.h"
 #include "base/env.h"
 #include "base/status.h"
 #include "base/strbuf.h"
@@ -322,7 +323,8 @@ static tp_status_t *index_kernels(tp_device_registry_t *registry) {
             const tp_plugin_record_t *owner;
             tp_kernel_entry_t indexed = {find_known_op(registry, entry->record, kernel->op, &owner),
                                          find_type(registry, kernel->device_type), kernel,
-                                         registry->num_kernels};
+                                         registry->num_kernels,
+                                         tp_dtype_newest_of_abi(entry->record->abi_minor)};
             if (indexed.op != NULL && indexed.device_type != NULL)
                 registry->kernels[registry->num_kernels++] = indexed;
         }

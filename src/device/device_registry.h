@@ -25,6 +25,9 @@ typedef struct tp_kernel_entry {
     /* Its place in registration order (the built-ins, then the plug-ins in discovery order,
      * each in the order of its register_kernel calls), which breaks ties of priority. */
     size_t sequence;
+    /* The last dtype its plug-in's ABI version has: the kernel runs no call with a later one
+     * (plugin.h), whatever its constraints leave open. */
+    tp_dtype_t newest_dtype;
 } tp_kernel_entry_t;
 
 typedef struct tp_device_registry {

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "autodiff/tape.h"
+#include "base/dtype.h"
 #include "base/shape.h"
 #include "base/status.h"
 #include "distribute/strategy.h"
@@ -64,7 +65,7 @@ static tp_status_t *reduce_one(tp_context_t *context, tp_device_t *device,
         return error;
     }
     tp_tensor_t *divisor;
-    error = sum->dtype == TP_FLOAT32 || sum->dtype == TP_FLOAT64
+    error = tp_dtype_is_float(sum->dtype)
                 ? tp_tensor_float_scalar(context, sum->dtype, (double)n, &divisor)
                 : tp_status_make(TP_INVALID_ARGUMENT, "a mean of %s tensors is not defined; "
                                  "use TP_REDUCE_SUM", tp_dtype_name(sum->dtype));

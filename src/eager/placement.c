@@ -110,11 +110,26 @@ static tp_status_t *fall_back(tp_context_t *context, const tp_kernel_context_t *
     return NULL;
 }
 
+/* " with T=float32", " with SrcT=float32, DstT=uint16": every dtype attribute of the call,
+ * which decide whether a kernel exists; "" for an op without one. */
+static void describe_dtypes(const tp_kernel_context_t *call, char *out, size_t capacity) {
+    const tp_op_def_t *def = call->op->def;
+    size_t used = 0;
+    out[0] = '\0';
+    for (size_t a = 0; a < def->num_attrs && used < capacity; a++) {
+        if (def->attrs[a].type != TP_ATTR_DTYPE) continue;
+        const char *name = tp_dtype_name((tp_dtype_t)call->attrs[a].i);
+        int n = snprintf(out + used, capacity - used, "%s%s=%s", used == 0 ? " with " : ", ",
+                         def->attrs[a].name, name != NULL ? name : "?");
+        used += n > 0 ? (size_t)n : 0;
+    }
+}
+
 static tp_status_t *no_kernel_anywhere(const tp_kernel_context_t *call) {
-    const tp_attr_t *type = tp_kernel_context_attr(call, "T");
-    return tp_status_make(TP_NOT_FOUND, "no device has a kernel for op %s%s%s",
-                          call->op->def->name, type != NULL ? " with T=" : "",
-                          type != NULL ? tp_dtype_name((tp_dtype_t)type->i) : "");
+    char dtypes[128];
+    describe_dtypes(call, dtypes, sizeof dtypes);
+    return tp_status_make(TP_NOT_FOUND, "no device has a kernel for op %s%s",
+                          call->op->def->name, dtypes);
 }
 
 bool tp_placement_any_device_matches(const tp_device_registry_t *registry,
@@ -170,14 +185,13 @@ tp_status_t *tp_place_op_in_scope(tp_context_t *context, const tp_kernel_context
                               "device.", requested, requested);
     tp_strbuf_t types = TP_STRBUF_INIT;
     tp_kernel_registry_describe_types(registry, call, &types);
-    const tp_attr_t *type = tp_kernel_context_attr(call, "T");
+    char dtypes[128];
+    describe_dtypes(call, dtypes, sizeof dtypes);
     tp_status_t *error = tp_status_make(
         TP_INVALID_ARGUMENT,
-        "Could not satisfy device specification '%s' for op %s: no kernel for %s%s%s on %s "
+        "Could not satisfy device specification '%s' for op %s: no kernel for %s%s on %s "
         "devices; device types with a kernel: %s",
-        scope->name, op, op, type != NULL ? " with T=" : "",
-        type != NULL ? tp_dtype_name((tp_dtype_t)type->i) : "", matched->def->type,
-        tp_strbuf_text(&types));
+        scope->name, op, op, dtypes, matched->def->type, tp_strbuf_text(&types));
     tp_strbuf_free(&types);
     return error;
 }

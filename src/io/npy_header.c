@@ -2,7 +2,16 @@
 /* The .npy header: its preamble, and the Python dict literal that says the dtype, the order and
  * the shape. The dict is read by a small parser of the literal syntax NumPy's loader accepts
  * (keys in any order, either quote, spaces and newlines anywhere, an optional trailing comma),
- * since files come from every writer of the format, not only numpy.save. */
+ * since files come from every writer of the format, not only numpy.save.
+ *
+ * bfloat16 has no NumPy dtype. Its tensors are written as a record of one field named
+ * 'bfloat16' holding the bits as a 2-byte unsigned integer, descr [('bfloat16', '<u2')]:
+ * numpy.load reads the file as it is, without a package of extra dtypes, the field's name says
+ * what the bits are (a['bfloat16'].astype('<u4') << 16, viewed as '<f4', gives the values),
+ * and tensorplug reads exactly that record back as bfloat16. The alternatives lose something:
+ * '<u2' writes the bits as numbers NumPy would compute with as integers, and '<V2' (raw bytes,
+ * as some writers of ml_dtypes' bfloat16 leave) says nothing of what they are, so tensorplug
+ * could only guess when reading one back; it refuses those, naming the record it reads. */
 #include "io/npy.h"
 
 #include <string.h>
@@ -11,12 +20,17 @@
 
 static const unsigned char magic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
 
-/* The dtypes tensorplug holds, as NumPy's descr writes them without the byte order. */
+/* The dtypes tensorplug holds, as NumPy's descr writes them without the byte order; bfloat16
+ * is the record above, whose one field is "u2". */
 static const struct {
     tp_dtype_t dtype;
     const char *code;
-} descrs[] = {{TP_FLOAT32, "f4"}, {TP_FLOAT64, "f8"}, {TP_INT32, "i4"},
-              {TP_INT64, "i8"},   {TP_UINT8, "u1"},   {TP_BOOL, "b1"}};
+} descrs[] = {{TP_FLOAT32, "f4"}, {TP_FLOAT64, "f8"}, {TP_INT32, "i4"},  {TP_INT64, "i8"},
+              {TP_UINT8, "u1"},   {TP_BOOL, "b1"},    {TP_FLOAT16, "f2"}, {TP_INT8, "i1"},
+              {TP_INT16, "i2"},   {TP_UINT16, "u2"},  {TP_UINT32, "u4"}, {TP_UINT64, "u8"}};
+
+/* The name of bfloat16's one field. */
+static const char bfloat16_field[] = "bfloat16";
 
 bool tp_npy_host_little_endian(void) {
     const uint16_t probe = 1;
@@ -136,24 +150,61 @@ static bool take_word(cursor_t *c, const char *word) {
     return true;
 }
 
+/* Splits a descr string into its byte order ('=' when it gives none) and its code. */
+static char split_order(const char *text, size_t length, const char **code, size_t *code_length) {
+    *code = text;
+    *code_length = length;
+    if (length == 0 || strchr("<>=|", text[0]) == NULL) return '=';
+    (*code)++;
+    (*code_length)--;
+    return text[0];
+}
+
+/* Whether the cursor, at '[', holds bfloat16's record, [('bfloat16', '<u2')] (either byte
+ * order, optional trailing commas); if so, reads it. Any other list leaves the cursor. */
+static bool parse_bfloat16_record(cursor_t *c, tp_npy_header_t *out) {
+    size_t start = c->at;
+    const char *name, *text, *code;
+    size_t name_length, length, code_length;
+    bool ok = take(c, '[') && take(c, '(');
+    tp_status_t *error = ok ? parse_string(c, "a field name", &name, &name_length) : NULL;
+    ok = ok && error == NULL && name_length == strlen(bfloat16_field) &&
+         memcmp(name, bfloat16_field, name_length) == 0 && take(c, ',');
+    tp_status_free(error);
+    error = ok ? parse_string(c, "a field's dtype", &text, &length) : NULL;
+    ok = ok && error == NULL;
+    tp_status_free(error);
+    char order = ok ? split_order(text, length, &code, &code_length) : '=';
+    ok = ok && order != '|' && code_length == 2 && memcmp(code, "u2", 2) == 0;
+    if (ok) take(c, ',');
+    ok = ok && take(c, ')');
+    if (ok) take(c, ',');
+    ok = ok && take(c, ']');
+    if (!ok) {
+        c->at = start;
+        return false;
+    }
+    out->dtype = TP_BFLOAT16;
+    out->big_endian = order == '>' || (order == '=' && !tp_npy_host_little_endian());
+    return true;
+}
+
 static tp_status_t *parse_descr(cursor_t *c, tp_npy_header_t *out) {
-    if (looking_at(c, '['))
+    if (looking_at(c, '[')) {
+        if (parse_bfloat16_record(c, out)) return NULL;
         return tp_status_make(TP_INVALID_ARGUMENT,
                               "its dtype is structured (a list of fields as 'descr'), which "
-                              "tensorplug does not hold");
+                              "tensorplug does not hold (the one record it reads is "
+                              "bfloat16's, [('bfloat16', '<u2')])");
+    }
     const char *text;
     size_t length;
     TP_RETURN_IF_ERROR(parse_string(c, "a string as 'descr'", &text, &length));
     char quoted[200];
     quote(quoted, sizeof quoted, text, length);
-    char order = '=';
-    const char *code = text;
-    size_t code_length = length;
-    if (length > 0 && strchr("<>=|", text[0]) != NULL) {
-        order = text[0];
-        code++;
-        code_length--;
-    }
+    const char *code;
+    size_t code_length;
+    char order = split_order(text, length, &code, &code_length);
     for (size_t i = 0; i < sizeof descrs / sizeof descrs[0]; i++) {
         if (code_length != 2 || memcmp(code, descrs[i].code, 2) != 0) continue;
         bool one_byte = tp_dtype_size(descrs[i].dtype) == 1;
@@ -172,9 +223,17 @@ static tp_status_t *parse_descr(cursor_t *c, tp_npy_header_t *out) {
                               "its dtype '%s' holds pickled Python objects, which tensorplug "
                               "does not read",
                               quoted);
+    if (code_length > 0 && code[0] == 'V')
+        return tp_status_make(TP_INVALID_ARGUMENT,
+                              "its dtype '%s' is raw bytes, which say nothing of what they hold "
+                              "(tensorplug writes bfloat16 as [('bfloat16', '<u2')] and reads "
+                              "that back)",
+                              quoted);
     return tp_status_make(TP_INVALID_ARGUMENT,
-                          "its dtype '%s' is not one tensorplug holds (it reads '<f4', '<f8', "
-                          "'<i4', '<i8', '|u1' and '|b1', and '>' for big-endian)",
+                          "its dtype '%s' is not one tensorplug holds (it reads '<f2', '<f4', "
+                          "'<f8', '|i1', '<i2', '<i4', '<i8', '|u1', '<u2', '<u4', '<u8', "
+                          "'|b1' and bfloat16's [('bfloat16', '<u2')], and '>' for "
+                          "big-endian)",
                           quoted);
 }
 
@@ -372,7 +431,12 @@ void tp_npy_format_header(tp_strbuf_t *out, tp_dtype_t dtype, const tp_shape_t *
     const unsigned char version_and_length[4] = {1, 0, 0, 0};
     tp_strbuf_append(out, (const char *)magic, sizeof magic);
     tp_strbuf_append(out, (const char *)version_and_length, sizeof version_and_length);
-    tp_strbuf_printf(out, "{'descr': '%c%s', 'fortran_order': False, 'shape': (", order, code);
+    if (dtype == TP_BFLOAT16)
+        tp_strbuf_printf(out, "{'descr': [('%s', '%cu2')], 'fortran_order': False, 'shape': (",
+                         bfloat16_field, order);
+    else
+        tp_strbuf_printf(out, "{'descr': '%c%s', 'fortran_order': False, 'shape': (", order,
+                         code);
     for (int32_t d = 0; d < shape->rank; d++)
         tp_strbuf_printf(out, d == 0 ? "%lld" : ", %lld", (long long)shape->dims[d]);
     tp_strbuf_puts(out, shape->rank == 1 ? ",), }" : "), }");

@@ -25,7 +25,23 @@ bool tp_kernel_registry_find_op(const tp_device_registry_t *registry, const char
     return false;
 }
 
-static bool satisfies(const tp_kernel_def_t *kernel, const tp_kernel_context_t *call) {
+/* Whether every dtype of the call is one the kernel's plug-in knows: its dtype attributes,
+ * constrained or not, and the op's fixed dtypes. */
+static bool knows_dtypes(const tp_kernel_entry_t *entry, const tp_kernel_context_t *call) {
+    const tp_op_def_t *op = call->op->def;
+    for (size_t a = 0; a < op->num_attrs; a++)
+        if (op->attrs[a].type == TP_ATTR_DTYPE && call->attrs[a].i > entry->newest_dtype)
+            return false;
+    for (size_t i = 0; i < op->num_inputs; i++)
+        if (op->inputs[i].dtype > entry->newest_dtype) return false;
+    for (size_t o = 0; o < op->num_outputs; o++)
+        if (op->outputs[o].dtype > entry->newest_dtype) return false;
+    return true;
+}
+
+static bool satisfies(const tp_kernel_entry_t *entry, const tp_kernel_context_t *call) {
+    const tp_kernel_def_t *kernel = entry->kernel;
+    if (!knows_dtypes(entry, call)) return false;
     for (size_t c = 0; c < kernel->num_constraints; c++) {
         const tp_type_constraint_t *constraint = &kernel->constraints[c];
         const tp_attr_t *attr = tp_kernel_context_attr(call, constraint->attr);
@@ -56,7 +72,7 @@ const tp_kernel_def_t *tp_kernel_registry_find(const tp_device_registry_t *regis
          i++) {
         const tp_kernel_entry_t *entry = &registry->kernels[i];
         if (entry->device_type != device_type) continue;
-        if (!satisfies(entry->kernel, call)) continue;
+        if (!satisfies(entry, call)) continue;
         /* Strictly greater: of equal priorities the first registered, met first, stays. */
         if (best == NULL || entry->kernel->priority > best->priority) best = entry->kernel;
     }

@@ -27,8 +27,10 @@ extern const tp_op_family_t tp_ops_conv;
 
 /* The dtype lists ops accept, in one place, so that a dtype added to the runtime reaches every
  * op that takes its kind. Use as `static const tp_dtype_t floats[] = {TP_OP_FLOAT_DTYPES};`. */
-#define TP_OP_FLOAT_DTYPES TP_FLOAT32, TP_FLOAT64
-#define TP_OP_NUMBER_DTYPES TP_FLOAT32, TP_FLOAT64, TP_INT32, TP_INT64
+#define TP_OP_FLOAT_DTYPES TP_FLOAT32, TP_FLOAT64, TP_FLOAT16, TP_BFLOAT16
+#define TP_OP_NUMBER_DTYPES                                                                     \
+    TP_OP_FLOAT_DTYPES, TP_INT32, TP_INT64, TP_INT8, TP_INT16, TP_UINT8, TP_UINT16, TP_UINT32,  \
+        TP_UINT64
 
 #define TP_OP_COUNT(array) (sizeof(array) / sizeof((array)[0]))
 

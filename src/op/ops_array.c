@@ -21,9 +21,9 @@
 #define TYPE_ATTR TP_OP_TYPE_ATTR
 
 /* Comparable by order: the numbers, and uint8. */
-static const tp_dtype_t ordered[] = {TP_OP_NUMBER_DTYPES, TP_UINT8};
+static const tp_dtype_t ordered[] = {TP_OP_NUMBER_DTYPES};
 /* Comparable for equality, and what OneHot can write: those and bool. */
-static const tp_dtype_t valued[] = {TP_OP_NUMBER_DTYPES, TP_UINT8, TP_BOOL};
+static const tp_dtype_t valued[] = {TP_OP_NUMBER_DTYPES, TP_BOOL};
 static const tp_dtype_t numbers[] = {TP_OP_NUMBER_DTYPES};
 static const tp_dtype_t index_types[] = {TP_INT32, TP_INT64};
 static const tp_dtype_t one_hot_index_types[] = {TP_UINT8, TP_INT32, TP_INT64};
@@ -332,9 +332,14 @@ static tp_status_t *check_value_fits(const tp_kernel_context_t *call, const char
                                      tp_dtype_t dtype) {
     double value = attr(call, name)->f, low, high_excluded;
     switch (dtype) {
+    case TP_INT8: low = -0x1p7, high_excluded = 0x1p7; break;
+    case TP_INT16: low = -0x1p15, high_excluded = 0x1p15; break;
     case TP_INT32: low = INT32_MIN, high_excluded = 0x1p31; break;
     case TP_INT64: low = -0x1p63, high_excluded = 0x1p63; break;
     case TP_UINT8: low = 0, high_excluded = 256; break;
+    case TP_UINT16: low = 0, high_excluded = 0x1p16; break;
+    case TP_UINT32: low = 0, high_excluded = 0x1p32; break;
+    case TP_UINT64: low = 0, high_excluded = 0x1p64; break;
     case TP_BOOL: low = 0, high_excluded = 2; break;
     default: return NULL; /* a float dtype rounds to nearest, as a cast does */
     }

@@ -9,6 +9,7 @@
 
 #include <pthread.h>
 
+#include "base/dtype.h"
 #include "base/log.h"
 #include "graph/passes.h"
 #include "kernel/kernel_context.h"
@@ -46,7 +47,17 @@ static bool is_valid_identifier(const char *name) {
     return length <= 63;
 }
 
-static bool is_valid_dtype(tp_dtype_t dtype) { return tp_dtype_size(dtype) != 0; }
+/* A dtype the plug-in may name: one of the runtime's that its ABI version has, since the
+ * number of a later dtype meant nothing when the plug-in was built (plugin.h). */
+static bool is_valid_dtype(const tp_registrar_t *registrar, tp_dtype_t dtype) {
+    return tp_dtype_size(dtype) != 0 &&
+           dtype <= tp_dtype_newest_of_abi(registrar->record->abi_minor);
+}
+
+/* The dtypes of ABI 1.6 and before, which a dtype attribute of an op from a plug-in of that
+ * age allows when it says "any": the plug-in's shape function and kernels cannot know more. */
+static const tp_dtype_t dtypes_before_1_7[] = {TP_FLOAT32, TP_FLOAT64, TP_INT32,
+                                               TP_INT64,   TP_UINT8,   TP_BOOL};
 
 /* ---- Refusals -------------------------------------------------------------------------------- */
 
@@ -302,7 +313,8 @@ static bool copy_op_attrs(tp_registrar_t *registrar, tp_plugin_status_t *status,
                                 attr->num_allowed_dtypes))
             return false;
         for (size_t j = 0; j < attr->num_allowed_dtypes; j++) {
-            if (attr->allowed_dtypes == NULL || !is_valid_dtype(attr->allowed_dtypes[j])) {
+            if (attr->allowed_dtypes == NULL ||
+                !is_valid_dtype(registrar, attr->allowed_dtypes[j])) {
                 refuse_registration(registrar, status, TP_INVALID_ARGUMENT,
                                     "op %s: attribute '%s' allows an invalid dtype", op->name,
                                     attr->name);
@@ -310,7 +322,7 @@ static bool copy_op_attrs(tp_registrar_t *registrar, tp_plugin_status_t *status,
             }
         }
         if (attr->type == TP_ATTR_DTYPE && attr->has_default &&
-            !is_valid_dtype((tp_dtype_t)attr->default_int)) {
+            !is_valid_dtype(registrar, (tp_dtype_t)attr->default_int)) {
             refuse_registration(registrar, status, TP_INVALID_ARGUMENT,
                                 "op %s: attribute '%s' has an invalid default dtype %lld",
                                 op->name, attr->name, (long long)attr->default_int);
@@ -320,6 +332,11 @@ static bool copy_op_attrs(tp_registrar_t *registrar, tp_plugin_status_t *status,
         attr->allowed_dtypes = tp_arena_memdup(arena, attr->allowed_dtypes,
                                                attr->num_allowed_dtypes * sizeof(tp_dtype_t));
         if (attr->num_allowed_dtypes == 0) attr->allowed_dtypes = NULL;
+        if (attr->type == TP_ATTR_DTYPE && attr->num_allowed_dtypes == 0 &&
+            tp_dtype_newest_of_abi(registrar->record->abi_minor) == TP_BOOL) {
+            attr->allowed_dtypes = dtypes_before_1_7;
+            attr->num_allowed_dtypes = sizeof dtypes_before_1_7 / sizeof *dtypes_before_1_7;
+        }
         attr->default_string = tp_arena_strdup(arena, attr->default_string);
         if (attr->name == NULL || (given->default_string != NULL &&
                                    attr->default_string == NULL) ||
@@ -362,7 +379,7 @@ static bool copy_op_args(tp_registrar_t *registrar, tp_plugin_status_t *status,
                                 op->name, kind, arg->name);
             return false;
         }
-        if (fixed && !is_valid_dtype(arg->dtype)) {
+        if (fixed && !is_valid_dtype(registrar, arg->dtype)) {
             refuse_registration(registrar, status, TP_INVALID_ARGUMENT,
                                 "op %s: %s '%s' has invalid dtype %d", op->name, kind, arg->name,
                                 (int)arg->dtype);
@@ -500,12 +517,18 @@ static void register_kernel(tp_registrar_t *registrar, const tp_kernel_def_t *de
             return;
         }
         for (size_t j = 0; j < constraint->num_dtypes; j++) {
-            if (!is_valid_dtype(constraint->dtypes[j])) {
+            tp_dtype_t dtype = constraint->dtypes[j];
+            if (!is_valid_dtype(registrar, dtype)) {
+                /* A later dtype's number from an older plug-in is a mistake of its own. */
+                char why[64] = "";
+                if (tp_dtype_size(dtype) != 0)
+                    snprintf(why, sizeof why, " (plug-in ABI 1.%u has no such dtype)",
+                             (unsigned)registrar->record->abi_minor);
                 refuse_registration(registrar, status, TP_INVALID_ARGUMENT,
                                     "kernel for op %s on %s: constraint on '%s' lists invalid "
-                                    "dtype %d",
-                                    kernel.op, kernel.device_type, constraint->attr,
-                                    (int)constraint->dtypes[j]);
+                                    "dtype %d%s",
+                                    kernel.op, kernel.device_type, constraint->attr, (int)dtype,
+                                    why);
                 return;
             }
         }

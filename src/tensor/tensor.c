@@ -107,13 +107,13 @@ tp_status_t *tp_tensor_to_device(tp_tensor_t *source, tp_device_t *device, tp_te
 
 tp_status_t *tp_tensor_float_scalar(tp_context_t *context, tp_dtype_t dtype, double value,
                                     tp_tensor_t **out) {
-    float value32 = (float)value;
-    if (dtype == TP_FLOAT32)
-        return tp_tensor_create(context, dtype, TP_SCALAR_SHAPE, &value32, sizeof value32, out);
-    if (dtype == TP_FLOAT64)
-        return tp_tensor_create(context, dtype, TP_SCALAR_SHAPE, &value, sizeof value, out);
-    return tp_status_make(TP_INVALID_ARGUMENT, "a float32 or float64 scalar was asked for, not "
-                          "%s", tp_dtype_name(dtype));
+    if (!tp_dtype_is_float(dtype))
+        return tp_status_make(TP_INVALID_ARGUMENT, "a floating-point scalar was asked for, not "
+                              "%s", tp_dtype_name(dtype));
+    double element; /* room for the widest */
+    tp_dtype_store_double(&element, dtype, 0, value);
+    return tp_tensor_create(context, dtype, TP_SCALAR_SHAPE, &element, tp_dtype_size(dtype),
+                            out);
 }
 
 tp_status_t *tp_tensor_create(tp_context_t *context, tp_dtype_t dtype, tp_shape_t shape,

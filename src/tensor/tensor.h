@@ -51,8 +51,8 @@ tp_status_t *tp_tensor_copy_to_device(tp_tensor_t *source, tp_device_t *device,
  * immutable), else a copy. */
 tp_status_t *tp_tensor_to_device(tp_tensor_t *source, tp_device_t *device, tp_tensor_t **out);
 
-/* A float32 or float64 scalar holding `value`, on the host's CPU:0 and made without an op, so
- * that no device scope of the caller's can misplace it. */
+/* A scalar of a floating-point dtype holding `value` (rounded to it), on the host's CPU:0 and
+ * made without an op, so that no device scope of the caller's can misplace it. */
 tp_status_t *tp_tensor_float_scalar(tp_context_t *context, tp_dtype_t dtype, double value,
                                     tp_tensor_t **out);
 

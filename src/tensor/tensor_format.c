@@ -1,15 +1,21 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* NumPy's array printing, as numpy >= 1.14 does it by default (floatmode "maxprec",
  * precision 8, threshold 1000, edgeitems 3, linewidth 75), since that is what TensorFlow users
- * read. Digits are the shortest that read back to the same value, found by printing with
- * increasing precision until strtod/strtof returns the value. */
+ * read. Digits are the shortest that read back to the same value in the element's own dtype,
+ * found by printing with increasing precision until the text, read and rounded to the dtype,
+ * is the value: float16 65504 prints as 65500, as NumPy prints it. bfloat16, which NumPy does
+ * not have, prints by the same rule at its own precision. */
 #include "tensor/tensor_format.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "base/dtype.h"
+#include "tensorplug/float16.h"
 
 enum {
     PRECISION = 8,   /* at most this many fractional digits in an array */
@@ -27,40 +33,61 @@ typedef struct {
 } elements_t;
 
 static double float_at(const elements_t *e, int64_t i) {
-    return e->dtype == TP_FLOAT32 ? (double)((const float *)e->values)[i]
-                                  : ((const double *)e->values)[i];
-}
-
-static int64_t integer_at(const elements_t *e, int64_t i) {
     switch (e->dtype) {
-    case TP_INT32: return ((const int32_t *)e->values)[i];
-    case TP_INT64: return ((const int64_t *)e->values)[i];
-    case TP_UINT8: return ((const uint8_t *)e->values)[i];
-    /* A bool tensor holds the bytes its maker gave; reading one other than 0 or 1 as a bool
-     * is undefined, so any nonzero byte is read as true. */
-    default: return ((const uint8_t *)e->values)[i] != 0;
+    case TP_FLOAT32: return ((const float *)e->values)[i];
+    case TP_FLOAT16: return tp_float16_to_float(((const uint16_t *)e->values)[i]);
+    case TP_BFLOAT16: return tp_bfloat16_to_float(((const uint16_t *)e->values)[i]);
+    default: return ((const double *)e->values)[i];
     }
 }
 
-static bool is_floating(tp_dtype_t dtype) { return dtype == TP_FLOAT32 || dtype == TP_FLOAT64; }
-
-/* Whether `text` reads back as `x` in the element's own precision. */
-static bool reads_back(const char *text, double x, bool single) {
-    return single ? strtof(text, NULL) == (float)x : strtod(text, NULL) == x;
+/* A bool tensor holds the bytes its maker gave; reading one other than 0 or 1 as a bool is
+ * undefined, so any nonzero byte is read as true. */
+static bool bool_at(const elements_t *e, int64_t i) {
+    return ((const uint8_t *)e->values)[i] != 0;
 }
 
-static void shortest_scientific(double x, bool single, int max_digits, char *integer,
+/* Element i of an integer tensor in decimal; returns its length. */
+static int integer_text(const elements_t *e, int64_t i, char *text, size_t capacity) {
+    const void *v = e->values;
+    switch (e->dtype) {
+    case TP_INT8: return snprintf(text, capacity, "%d", ((const int8_t *)v)[i]);
+    case TP_INT16: return snprintf(text, capacity, "%d", ((const int16_t *)v)[i]);
+    case TP_INT32: return snprintf(text, capacity, "%" PRId32, ((const int32_t *)v)[i]);
+    case TP_INT64: return snprintf(text, capacity, "%" PRId64, ((const int64_t *)v)[i]);
+    case TP_UINT8: return snprintf(text, capacity, "%u", ((const uint8_t *)v)[i]);
+    case TP_UINT16: return snprintf(text, capacity, "%u", ((const uint16_t *)v)[i]);
+    case TP_UINT32: return snprintf(text, capacity, "%" PRIu32, ((const uint32_t *)v)[i]);
+    default: return snprintf(text, capacity, "%" PRIu64, ((const uint64_t *)v)[i]);
+    }
+}
+
+static bool is_floating(tp_dtype_t dtype) { return tp_dtype_is_float(dtype); }
+
+/* Whether `text` reads back as `x` in the element's own precision. */
+static bool reads_back(const char *text, double x, tp_dtype_t dtype) {
+    switch (dtype) {
+    case TP_FLOAT32: return strtof(text, NULL) == (float)x;
+    case TP_FLOAT16:
+        return tp_float16_from_double(strtod(text, NULL)) == tp_float16_from_double(x);
+    case TP_BFLOAT16:
+        return tp_bfloat16_from_double(strtod(text, NULL)) == tp_bfloat16_from_double(x);
+    default: return strtod(text, NULL) == x;
+    }
+}
+
+static void shortest_scientific(double x, tp_dtype_t dtype, int max_digits, char *integer,
                                 char *fraction, int *exponent);
 
 /* The fewest fractional digits (up to max_digits) that read back as x, as "%.Nf" prints them;
  * with max_digits reached, the value rounded there with trailing zeros dropped. A large value
  * whose shortest digits end before the point gets zeros, not its exact binary digits, as
  * NumPy prints it: float32 67012472 is "67012470". */
-static void shortest_positional(double x, bool single, int max_digits, char *text) {
+static void shortest_positional(double x, tp_dtype_t dtype, int max_digits, char *text) {
     if (fabs(x) >= 1) {
         char integer[TEXT_CAPACITY], fraction[TEXT_CAPACITY];
         int exponent;
-        shortest_scientific(x, single, 17, integer, fraction, &exponent);
+        shortest_scientific(x, dtype, 17, integer, fraction, &exponent);
         int significant = (int)strlen(fraction) + 1;
         /* A value too wide for the buffer (it cannot be: doubles have 309 digits at most,
          * arrays switch to scientific at 1e8 and scalars at 1e16) would take the path below. */
@@ -71,7 +98,7 @@ static void shortest_positional(double x, bool single, int max_digits, char *tex
     }
     for (int digits = 0; digits <= max_digits; digits++) {
         snprintf(text, TEXT_CAPACITY, "%.*f", digits, x);
-        if (reads_back(text, x, single)) return;
+        if (reads_back(text, x, dtype)) return;
     }
     size_t length = strlen(text);
     while (length > 0 && text[length - 1] == '0') text[--length] = '\0';
@@ -80,12 +107,12 @@ static void shortest_positional(double x, bool single, int max_digits, char *tex
 
 /* The fewest mantissa digits (up to max_digits after the point) that read back as x, split
  * into "-1", "5" and the exponent -5 for -1.5e-05. */
-static void shortest_scientific(double x, bool single, int max_digits, char *integer,
+static void shortest_scientific(double x, tp_dtype_t dtype, int max_digits, char *integer,
                                 char *fraction, int *exponent) {
     char text[TEXT_CAPACITY];
     for (int digits = 0; digits <= max_digits; digits++) {
         snprintf(text, sizeof text, "%.*e", digits, x);
-        if (reads_back(text, x, single)) break;
+        if (reads_back(text, x, dtype)) break;
     }
     char *e = strchr(text, 'e');
     *exponent = atoi(e + 1);
@@ -115,14 +142,15 @@ typedef struct {
 typedef struct {
     bool any_finite, any_nonzero, any_negative_infinity, any_non_finite;
     double max_abs, min_abs_nonzero;
-    int64_t min_integer, max_integer;
+    int integer_width; /* of the longest integer shown */
 } survey_t;
 
 static void survey_element(const elements_t *e, int64_t i, survey_t *s) {
+    if (e->dtype == TP_BOOL) return;
     if (!is_floating(e->dtype)) {
-        int64_t v = integer_at(e, i);
-        if (v < s->min_integer) s->min_integer = v;
-        if (v > s->max_integer) s->max_integer = v;
+        char text[32];
+        int width = integer_text(e, i, text, sizeof text);
+        if (width > s->integer_width) s->integer_width = width;
         return;
     }
     double x = float_at(e, i);
@@ -142,18 +170,18 @@ static void survey_element(const elements_t *e, int64_t i, survey_t *s) {
 static void measure_float(const elements_t *e, int64_t i, style_t *style) {
     double x = float_at(e, i);
     if (!isfinite(x)) return;
-    bool single = e->dtype == TP_FLOAT32;
+    tp_dtype_t dtype = e->dtype;
     char integer[TEXT_CAPACITY], fraction[TEXT_CAPACITY];
     if (style->scientific) {
         int exponent;
-        shortest_scientific(x, single, PRECISION, integer, fraction, &exponent);
+        shortest_scientific(x, dtype, PRECISION, integer, fraction, &exponent);
         char digits[16];
         int exponent_length = snprintf(digits, sizeof digits, "%d", abs(exponent));
         if (exponent_length > style->exponent_digits) style->exponent_digits = exponent_length;
         if ((int)strlen(fraction) > style->fraction_digits)
             style->fraction_digits = (int)strlen(fraction);
     } else {
-        shortest_positional(x, single, PRECISION, integer);
+        shortest_positional(x, dtype, PRECISION, integer);
         char *point = strchr(integer, '.');
         const char *fraction_part = point != NULL ? point + 1 : "";
         if (point != NULL) *point = '\0';
@@ -163,15 +191,10 @@ static void measure_float(const elements_t *e, int64_t i, style_t *style) {
     if ((int)strlen(integer) > style->pad_left) style->pad_left = (int)strlen(integer);
 }
 
-static int decimal_length(int64_t v) {
-    char text[32];
-    return snprintf(text, sizeof text, "%lld", (long long)v);
-}
-
 /* ---- Formatting one element ------------------------------------------------------------------ */
 
 static void format_float(const style_t *style, double x, tp_strbuf_t *text) {
-    bool single = style->elements.dtype == TP_FLOAT32;
+    tp_dtype_t dtype = style->elements.dtype;
     if (!isfinite(x)) {
         const char *word = isnan(x) ? "nan" : x < 0 ? "-inf" : "inf";
         int width = style->pad_left + style->pad_right + 1;
@@ -183,13 +206,13 @@ static void format_float(const style_t *style, double x, tp_strbuf_t *text) {
     char integer[TEXT_CAPACITY], fraction[TEXT_CAPACITY];
     if (style->scientific) {
         int exponent;
-        shortest_scientific(x, single, PRECISION, integer, fraction, &exponent);
+        shortest_scientific(x, dtype, PRECISION, integer, fraction, &exponent);
         tp_strbuf_printf(text, "%*s.%s%.*se%c%0*d", style->pad_left, integer, fraction,
                  style->fraction_digits - (int)strlen(fraction), "00000000",
                  exponent < 0 ? '-' : '+', style->exponent_digits, abs(exponent));
         return;
     }
-    shortest_positional(x, single, PRECISION, integer);
+    shortest_positional(x, dtype, PRECISION, integer);
     char *point = strchr(integer, '.');
     const char *fraction_part = point != NULL ? point + 1 : "";
     if (point != NULL) *point = '\0';
@@ -203,9 +226,11 @@ static void format_element(const style_t *style, int64_t i, tp_strbuf_t *text) {
     if (is_floating(e->dtype)) {
         format_float(style, float_at(e, i), text);
     } else if (e->dtype == TP_BOOL) {
-        tp_strbuf_printf(text, "%*s", style->width, integer_at(e, i) ? "True" : "False");
+        tp_strbuf_printf(text, "%*s", style->width, bool_at(e, i) ? "True" : "False");
     } else {
-        tp_strbuf_printf(text, "%*lld", style->width, (long long)integer_at(e, i));
+        char digits[32];
+        integer_text(e, i, digits, sizeof digits);
+        tp_strbuf_printf(text, "%*s", style->width, digits);
     }
 }
 
@@ -249,15 +274,14 @@ static void visit_measure(printer_t *p, int64_t i) {
 /* Chooses NumPy's layout for the shown elements. */
 static void choose_style(printer_t *p) {
     style_t *style = &p->style;
-    p->survey = (survey_t){.min_integer = INT64_MAX, .max_integer = INT64_MIN};
+    p->survey = (survey_t){.integer_width = 0};
     for_each_shown(p, 0, 0, visit_survey);
     const survey_t *s = &p->survey;
     if (!is_floating(style->elements.dtype)) {
         if (style->elements.dtype == TP_BOOL) {
             style->width = 5; /* " True" lines up with "False", as NumPy does */
         } else {
-            int a = decimal_length(s->min_integer), b = decimal_length(s->max_integer);
-            style->width = a > b ? a : b;
+            style->width = s->integer_width;
         }
         return;
     }
@@ -360,7 +384,7 @@ static void append_array(printer_t *p, tp_strbuf_t *out, int axis, int64_t offse
 /* ---- Scalars --------------------------------------------------------------------------------- */
 
 /* A 0-d value, as Python prints a float: every digit needed, "3.0", "1e-05", "1e+16". */
-static void format_scalar_float(double x, bool single, tp_strbuf_t *out) {
+static void format_scalar_float(double x, tp_dtype_t dtype, tp_strbuf_t *out) {
     if (!isfinite(x)) {
         tp_strbuf_puts(out, isnan(x) ? "nan" : x < 0 ? "-inf" : "inf");
         return;
@@ -370,12 +394,12 @@ static void format_scalar_float(double x, bool single, tp_strbuf_t *out) {
     if (a != 0 && (a < 1e-4 || a >= 1e16)) {
         char integer[TEXT_CAPACITY], fraction[TEXT_CAPACITY];
         int exponent;
-        shortest_scientific(x, single, 17, integer, fraction, &exponent);
+        shortest_scientific(x, dtype, 17, integer, fraction, &exponent);
         tp_strbuf_printf(out, "%s%s%se%c%02d", integer, fraction[0] != '\0' ? "." : "", fraction,
                          exponent < 0 ? '-' : '+', abs(exponent));
         return;
     }
-    shortest_positional(x, single, 40, text);
+    shortest_positional(x, dtype, 40, text);
     tp_strbuf_puts(out, text);
     if (strchr(text, '.') == NULL) tp_strbuf_puts(out, ".0");
 }
@@ -386,12 +410,15 @@ void tp_format_values(tp_strbuf_t *out, tp_dtype_t dtype, const tp_shape_t *shap
     int64_t count = 1;
     for (int32_t axis = 0; axis < shape->rank; axis++) count *= shape->dims[axis];
     if (shape->rank == 0) {
-        if (is_floating(dtype))
-            format_scalar_float(float_at(&elements, 0), dtype == TP_FLOAT32, out);
-        else if (dtype == TP_BOOL)
-            tp_strbuf_puts(out, integer_at(&elements, 0) ? "True" : "False");
-        else
-            tp_strbuf_printf(out, "%lld", (long long)integer_at(&elements, 0));
+        char digits[32];
+        if (is_floating(dtype)) {
+            format_scalar_float(float_at(&elements, 0), dtype, out);
+        } else if (dtype == TP_BOOL) {
+            tp_strbuf_puts(out, bool_at(&elements, 0) ? "True" : "False");
+        } else {
+            integer_text(&elements, 0, digits, sizeof digits);
+            tp_strbuf_puts(out, digits);
+        }
         return;
     }
     if (count == 0) {

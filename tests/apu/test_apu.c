@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The APU plug-in through the runtime: its devices, memory, ordering, events and Relu. Run
- * with TP_APU_DEVICES=2, TP_APU_MEMORY=64M and TP_APU_LATENCY_US=200, so that queued work is
- * still queued when the host looks. */
+/* The APU plug-in through the runtime: its devices, memory, ordering, events, Relu and the
+ * kernels for the dtypes of ABI 1.7. Run with TP_APU_DEVICES=2, TP_APU_MEMORY=64M and
+ * TP_APU_LATENCY_US=200, so that queued work is still queued when the host looks. */
 #include "../unit/test_support.h"
 
 #include <math.h>
@@ -101,6 +101,53 @@ static void the_second_apu_is_addressed_by_scope(void **state) {
     float got[4];
     assert_ok(tp_tensor_read(b, got, sizeof got));
     assert_true(got[0] == 0 && got[1] == 2 && got[2] == 0 && got[3] == 4);
+    tp_tensor_release(a);
+    tp_tensor_release(b);
+}
+
+/* Relu of `count` elements of `dtype` on APU:0, where its kernel places it: `want`'s bytes. */
+static void expect_relu_on_apu(tp_context_t *context, tp_dtype_t dtype, const void *values,
+                               size_t size, size_t count, const void *want) {
+    tp_tensor_t *x, *y;
+    assert_ok(tp_tensor_create(context, dtype, TP_SHAPE((int64_t)count), values, size, &x));
+    assert_ok(tp_relu(context, x, &y));
+    assert_string_equal(tp_tensor_device(y), "/job:localhost/replica:0/task:0/device:APU:0");
+    unsigned char got[64];
+    assert_ok(tp_tensor_read(y, got, size));
+    assert_memory_equal(got, want, size);
+    tp_tensor_release(x);
+    tp_tensor_release(y);
+}
+
+/* The dtypes of ABI 1.7 (apu_dtypes.c): Relu of the narrow and unsigned integers runs on the
+ * APU and gives what Relu means for each; Add of float16 broadcasts and gives the CPU's bits,
+ * both rounding float32's sum once; float32's Add, which the APU lacks, stays on the CPU. */
+static void new_dtypes_run_on_the_apu(void **state) {
+    tp_context_t *context = *state;
+    const int8_t bytes[4] = {-128, 5, 0, -1}, relu_bytes[4] = {0, 5, 0, 0};
+    expect_relu_on_apu(context, TP_INT8, bytes, sizeof bytes, 4, relu_bytes);
+    const uint64_t longs[2] = {UINT64_MAX, 3}; /* unsigned: nothing is below 0 */
+    expect_relu_on_apu(context, TP_UINT64, longs, sizeof longs, 2, longs);
+
+    tp_tensor_t *a, *b, *y, *wide, *on_cpu;
+    assert_ok(tp_random_normal(context, TP_FLOAT16, TP_SHAPE(50, 20), 3, &a));
+    assert_ok(tp_random_normal(context, TP_FLOAT16, TP_SHAPE(20), 4, &b));
+    assert_ok(tp_add(context, a, b, &y));
+    assert_string_equal(tp_tensor_device(y), "/job:localhost/replica:0/task:0/device:APU:0");
+    assert_ok(tp_device_push(context, "/CPU:0"));
+    assert_ok(tp_add(context, a, b, &on_cpu));
+    assert_ok(tp_cast(context, a, TP_FLOAT32, &wide));
+    assert_ok(tp_device_pop(context));
+    static uint16_t from_apu[1000], from_cpu[1000];
+    assert_ok(tp_tensor_read(y, from_apu, sizeof from_apu));
+    assert_ok(tp_tensor_read(on_cpu, from_cpu, sizeof from_cpu));
+    assert_memory_equal(from_apu, from_cpu, sizeof from_apu);
+    tp_tensor_release(y);
+    assert_ok(tp_add(context, wide, wide, &y));
+    assert_string_equal(tp_tensor_device(y), "/job:localhost/replica:0/task:0/device:CPU:0");
+    tp_tensor_release(y);
+    tp_tensor_release(wide);
+    tp_tensor_release(on_cpu);
     tp_tensor_release(a);
     tp_tensor_release(b);
 }
@@ -210,6 +257,7 @@ int main(void) {
         TEST(device_memory_is_not_host_memory),
         TEST(relu_on_the_apu_equals_relu_on_the_cpu),
         TEST(the_second_apu_is_addressed_by_scope),
+        TEST(new_dtypes_run_on_the_apu),
         TEST(work_is_asynchronous_and_reads_wait),
         TEST(events_complete_in_stream_order),
         TEST(copies_between_apus_follow_stream_order),

@@ -19,18 +19,24 @@ failed_names() { failures_of "$1" | sed 's/: .*//'; }
 
 out=$(TP_APU_DEVICES=2 TP_APU_MEMORY=256M "$tensorplug" plugin-check "$apu_plugin"); rc=$?
 check "the APU passes (exit $rc)" $rc
-[ "$(tail -n 1 <<<"$out")" = "15 passed, 0 failed" ]
-check "the APU's run ends with '15 passed, 0 failed' (got: $(tail -n 1 <<<"$out"))" $?
+[ "$(tail -n 1 <<<"$out")" = "28 passed, 0 failed" ]
+check "the APU's run ends with '28 passed, 0 failed' (got: $(tail -n 1 <<<"$out"))" $?
 for name in load registrations "APU:0 allocate" "APU:0 empty tensor" "APU:0 allocate too much" \
             "APU:0 round trips" "APU:0 device-to-device copy" "APU:0 to APU:1 peer copy" \
             "APU:0 stream order" "APU:0 events" "APU:0 host waits" \
             "kernel Relu on APU, float32" "kernel Relu on APU, float32, errors" \
-            "kernel Relu on APU, float32, memory" "APU:0 two threads"; do
+            "kernel Relu on APU, float32, memory" "APU:0 two threads" \
+            "kernel Relu on APU, float16" "kernel Relu on APU, bfloat16" \
+            "kernel Relu on APU, int8" "kernel Relu on APU, int16" "kernel Relu on APU, uint16" \
+            "kernel Relu on APU, uint32" "kernel Relu on APU, uint64" \
+            "kernel Relu on APU, float16, errors" "kernel Relu on APU, float16, memory" \
+            "kernel Add on APU, float16" "kernel Add on APU, bfloat16" \
+            "kernel Add on APU, float16, errors" "kernel Add on APU, float16, memory"; do
     grep -q "^pass  $name: " <<<"$out"
     check "the APU passes '$name'" $?
 done
 expect_text "the APU's registrations are described" "$out" \
-    "pass  registrations: device type APU (2 devices: Awesome Processing Unit (simulated) by tensorplug, 256 MiB); 0 ops, 2 kernels, graph pass apu_relu_idempotence"
+    "pass  registrations: device type APU (2 devices: Awesome Processing Unit (simulated) by tensorplug, 256 MiB); 0 ops, 4 kernels, graph pass apu_relu_idempotence"
 # Conv2D's window attributes cannot be made up from its schema: the check says it could not
 # compare the APU's kernel (tests/apu/test_apu_conv.c compares it with the CPU's instead).
 expect_text "the APU's Conv2D is not checked, and says why" "$out" \
@@ -41,12 +47,18 @@ expect_text "the kernel error names the op and the device" "$out" \
     "became the status \"Relu on /job:localhost/replica:0/task:0/device:APU:0: plugin-check refused"
 expect_text "Relu is compared exactly, on a million elements and special values" "$out" \
     "pass  kernel Relu on APU, float32: 12 input shapes against the CPU, up to 1048577 elements, NaN, infinities, signed zeros and denormals among them: matched exactly, NaN only as NaN, +0 and -0 alike; "
+# The dtypes of ABI 1.7: the 16-bit floats with their special values, rounded once as the CPU
+# rounds them; the integers bit for bit.
+expect_text "Add of float16 is compared exactly, special values included" "$out" \
+    "pass  kernel Add on APU, float16: 10 input shapes against the CPU, up to 1048577 elements, NaN, infinities, signed zeros and denormals among them: matched exactly, results below the smallest normal number allowed to flush to zero; "
+expect_text "Relu of uint64 is compared bit for bit" "$out" \
+    "pass  kernel Relu on APU, uint64: 9 input shapes against the CPU, up to 1048577 elements: matched bit for bit"
 
 out=$("$tensorplug" plugin-check "$apu_plugin"); rc=$?
 check "one APU passes too (exit $rc)" $rc
 expect_line "with one APU, peer copies do not apply" "$out" \
     "n/a   APU:0 to APU:1 peer copy: needs two APU devices; one is present"
-expect_line "with one APU, 14 checks pass" "$out" "14 passed, 0 failed"
+expect_line "with one APU, 27 checks pass" "$out" "27 passed, 0 failed"
 
 # --json: the same verdicts for a JSON parser, from which the lines of the run are rebuilt word
 # for word; the exit status is the same as without it.
@@ -64,7 +76,7 @@ assert counts == [sum(c["result"] == r for c in d["checks"]) for r in marks], d'
 }
 json=$("$tensorplug" plugin-check --json "$apu_plugin"); rc=$?
 check "plugin-check --json: one APU passes (exit $rc)" $rc
-same_as_lines "plugin-check --json says what the lines say, n/a included" "$json" "$out" 14 0 4
+same_as_lines "plugin-check --json says what the lines say, n/a included" "$json" "$out" 27 0 4
 PLUGIN=$apu_plugin expect_json "plugin-check --json: the plug-in, and the check that does not apply" \
     "$json" '
 assert d["plugin"] == os.environ["PLUGIN"], d["plugin"]

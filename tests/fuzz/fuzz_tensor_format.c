@@ -45,7 +45,7 @@ static void check_text(const char *text, const tp_shape_t *shape, int64_t count)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     fuzz_input_t in = {data, size};
-    tp_dtype_t dtype = (tp_dtype_t)(TP_FLOAT32 + fuzz_below(&in, 6));
+    tp_dtype_t dtype = (tp_dtype_t)(TP_FLOAT32 + fuzz_below(&in, TP_UINT64)); /* every dtype */
     uint8_t rank_byte = fuzz_byte(&in);
     tp_shape_t shape = {.rank = (int32_t)(rank_byte >= 0xf0 ? rank_byte % 9 : rank_byte % 4)};
     int64_t count = 1;

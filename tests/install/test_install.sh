@@ -21,7 +21,7 @@ for component in runtime dev tools; do
     check "cmake --install --component $component" $?
 done
 for file in include/tensorplug/tensorplug.h include/tensorplug/plugin.h \
-            include/tensorplug/training.h bin/tensorplug; do
+            include/tensorplug/training.h include/tensorplug/float16.h bin/tensorplug; do
     [ -e "$prefix/$file" ]; check "installed $file" $?
 done
 libdir=$(dirname "$(find "$prefix" -name 'libtensorplug.so' | head -n 1)")

@@ -63,6 +63,22 @@ static int write_files(tp_context_t *context, const char *dir) {
     save(context, dir, "int64.npy", TP_INT64, TP_SHAPE(1, 2, 3), i64);
     save(context, dir, "uint8.npy", TP_UINT8, TP_SHAPE(2, 3), u8);
     save(context, dir, "bool.npy", TP_BOOL, TP_SHAPE(2, 3), b);
+    /* The dtypes of ABI 1.7: float16 1.5, -0, NaN, inf, 65504 and its smallest subnormal;
+     * bfloat16 1.5, -0, NaN, -inf, 3.3895314e38 (its largest) and 0.10009765625. */
+    const uint16_t f16[6] = {0x3e00, 0x8000, 0x7e00, 0x7c00, 0x7bff, 0x0001};
+    const uint16_t bf16[6] = {0x3fc0, 0x8000, 0x7fc0, 0xff80, 0x7f7f, 0x3dcd};
+    const int8_t i8[6] = {INT8_MIN, INT8_MAX, 0, -1, 1, 7};
+    const int16_t i16[6] = {INT16_MIN, INT16_MAX, 0, -1, 1, 7};
+    const uint16_t u16[6] = {0, UINT16_MAX, 1, 32767, 32768, 7};
+    const uint32_t u32[6] = {0, UINT32_MAX, 1, 2147483647u, 2147483648u, 7};
+    const uint64_t u64[6] = {0, UINT64_MAX, 1, UINT64_C(1) << 63, (UINT64_C(1) << 63) - 1, 7};
+    save(context, dir, "float16.npy", TP_FLOAT16, TP_SHAPE(2, 3), f16);
+    save(context, dir, "bfloat16.npy", TP_BFLOAT16, TP_SHAPE(3, 2), bf16);
+    save(context, dir, "int8.npy", TP_INT8, TP_SHAPE(6), i8);
+    save(context, dir, "int16.npy", TP_INT16, TP_SHAPE(6), i16);
+    save(context, dir, "uint16.npy", TP_UINT16, TP_SHAPE(6), u16);
+    save(context, dir, "uint32.npy", TP_UINT32, TP_SHAPE(2, 3), u32);
+    save(context, dir, "uint64.npy", TP_UINT64, TP_SHAPE(6), u64);
     save(context, dir, "scalar.npy", TP_FLOAT64, TP_SCALAR_SHAPE, f64);
     save(context, dir, "empty.npy", TP_FLOAT32, TP_SHAPE(0, 3), f32);
     float *large = malloc(300 * 257 * sizeof *large);

@@ -4,6 +4,7 @@
 # dtype (values, dtype, shape, header), a checkpoint's names and values, and numpy.save's,
 # numpy.savez's and numpy.savez_compressed's files (big-endian, Fortran order, versions 2.0 and
 # 3.0), compared value for value; the arrays tensorplug does not hold are refused by name.
+# bfloat16, which NumPy lacks, is the record [('bfloat16', '<u2')] of its bits both ways.
 # Usage: test_numpy_files.sh NUMPY_FILES_PROGRAM
 set -u
 program=$1
@@ -24,8 +25,11 @@ canonical='
 import numpy
 def line(name, a):
     a = numpy.array(a, order="C")
+    dtype_name = a.dtype.name
+    if a.dtype.names == ("bfloat16",):
+        dtype_name, a = "bfloat16", a["bfloat16"]
     little = a.astype(a.dtype.newbyteorder("<"))
-    print(name, a.dtype.name, str(a.shape), little.tobytes().hex())
+    print(name, dtype_name, str(a.shape), little.tobytes().hex())
 '
 
 # ---- tensorplug writes, NumPy reads ----
@@ -49,8 +53,8 @@ rc=$?; check "NumPy loads every file tensorplug wrote ($(cat "$work/python.err")
 sort -o "$work/tp_by_numpy.lines" "$work/tp_by_numpy.lines"
 diff "$work/tp.lines" "$work/tp_by_numpy.lines" >"$work/diff" 
 rc=$?; check "NumPy reads the dtypes, shapes and values tensorplug wrote: $(cat "$work/diff")" $rc
-[ "$(wc -l <"$work/tp.lines")" -eq 12 ]
-rc=$?; check "12 arrays were compared (got $(wc -l <"$work/tp.lines"))" $rc
+[ "$(wc -l <"$work/tp.lines")" -eq 19 ]
+rc=$?; check "19 arrays were compared (got $(wc -l <"$work/tp.lines"))" $rc
 
 # What a NumPy user checks by hand.
 "$python" - "$work/tp" 2>"$work/python.err" <<'PY'
@@ -73,6 +77,23 @@ s = numpy.load(d + "/scalar.npy")
 assert s.shape == () and s == 0.1
 assert numpy.load(d + "/empty.npy").shape == (0, 3)
 assert numpy.load(d + "/large.npy")[299, 256] == (299 * 257 + 256) * 0.5 - 1000
+h = numpy.load(d + "/float16.npy")
+assert h.dtype == numpy.dtype("<f2") and h.shape == (2, 3), (h.dtype, h.shape)
+assert h[0, 0] == 1.5 and numpy.signbit(h[0, 1]) and numpy.isnan(h[0, 2]) and h[1, 0] == numpy.inf
+assert h[1, 1] == 65504 and h[1, 2] == numpy.float16(2.0**-24)
+bf = numpy.load(d + "/bfloat16.npy")
+assert bf.dtype == numpy.dtype([("bfloat16", "<u2")]) and bf.shape == (3, 2), (bf.dtype, bf.shape)
+wide = (bf["bfloat16"].astype("<u4") << 16).view("<f4")
+assert wide[0, 0] == 1.5 and numpy.signbit(wide[0, 1]) and numpy.isnan(wide[1, 0])
+assert wide[1, 1] == -numpy.inf and wide[2, 0] == numpy.float32(3.3895314e38)
+assert wide[2, 1] == numpy.float32(0.10009765625)
+assert numpy.load(d + "/int8.npy").tolist() == [-128, 127, 0, -1, 1, 7]
+assert numpy.load(d + "/int8.npy").dtype == numpy.dtype("|i1")
+assert numpy.load(d + "/int16.npy").tolist() == [-2**15, 2**15 - 1, 0, -1, 1, 7]
+assert numpy.load(d + "/uint16.npy").dtype == numpy.dtype("<u2")
+assert numpy.load(d + "/uint32.npy").tolist() == [[0, 2**32 - 1, 1], [2**31 - 1, 2**31, 7]]
+u = numpy.load(d + "/uint64.npy")
+assert u.dtype == numpy.dtype("<u8") and u.tolist() == [0, 2**64 - 1, 1, 2**63, 2**63 - 1, 7]
 # The header: version 1.0, C order, values at a multiple of 64 bytes.
 with open(d + "/float32.npy", "rb") as f:
     assert numpy.lib.format.read_magic(f) == (1, 0)
@@ -104,6 +125,14 @@ arrays = {
     "np_scalar": numpy.float32(3.5),
     "np_empty": numpy.zeros((0, 4), dtype="<i8"),
     "np_rank8": numpy.arange(2**8, dtype="<f8").reshape((2,) * 8),
+    "np_float16": numpy.array([[0.1, -65504], [nan, 6e-8]], dtype="<f2"),
+    "np_int8": numpy.array([-128, 127, 3], dtype="i1"),
+    "np_int16_big": numpy.array([-32768, 32767, -2], dtype=">i2"),
+    "np_uint16": numpy.array([0, 65535, 258], dtype="<u2"),
+    "np_uint32_big": numpy.array([2**32 - 1, 2**31, 5], dtype=">u4"),
+    "np_uint64": numpy.array([2**64 - 1, 2**63, 0], dtype="<u8"),
+    "np_bfloat16": numpy.array([0x3fc0, 0xff80, 0x0001], dtype="<u2").view([("bfloat16", "<u2")]),
+    "np_bfloat16_big": numpy.array([0x3fc0, 0x7f7f], dtype=">u2").view([("bfloat16", ">u2")]),
 }
 for name, a in arrays.items():
     numpy.save(d + "/" + name + ".npy", a)
@@ -118,10 +147,10 @@ for version in [(2, 0), (3, 0)]:
 refused = {
     "np_object": numpy.array([1, "a"], dtype=object),
     "np_structured": numpy.zeros(3, dtype=[("x", "<f4"), ("y", "<i4")]),
-    "np_float16": numpy.zeros(3, dtype="<f2"),
+    "np_void2": numpy.zeros(3, dtype="V2"),
     "np_complex": numpy.zeros(3, dtype="<c8"),
     "np_strings": numpy.array(["abc", "de"]),
-    "np_int8": numpy.zeros(3, dtype="i1"),
+    "np_float128": numpy.zeros(3, dtype=numpy.longdouble),
 }
 for name, a in refused.items():
     numpy.save(d + "/" + name + ".npy", a, allow_pickle=True)
@@ -149,8 +178,8 @@ done
 sort -o "$work/np_by_tp.lines" "$work/np_by_tp.lines"
 diff "$work/np.lines" "$work/np_by_tp.lines" >"$work/diff"
 rc=$?; check "tensorplug reads the dtypes, shapes and values NumPy wrote: $(cat "$work/diff")" $rc
-[ "$(wc -l <"$work/np.lines")" -eq 17 ]
-rc=$?; check "17 arrays were compared (got $(wc -l <"$work/np.lines"))" $rc
+[ "$(wc -l <"$work/np.lines")" -eq 25 ]
+rc=$?; check "25 arrays were compared (got $(wc -l <"$work/np.lines"))" $rc
 
 refusal() {  # FILE FRAGMENT
     grep -qF "$1 refused: INVALID_ARGUMENT: tp_tensor_load_npy: '$work/np/$1': $2" "$work/np_by_tp.all"
@@ -158,10 +187,10 @@ refusal() {  # FILE FRAGMENT
 }
 refusal np_object.npy "its dtype '|O' holds pickled Python objects"
 refusal np_structured.npy "its dtype is structured"
-refusal np_float16.npy "its dtype '<f2' is not one tensorplug holds"
+refusal np_void2.npy "its dtype '|V2' is raw bytes, which say nothing of what they hold"
 refusal np_complex.npy "its dtype '<c8' is not one tensorplug holds"
 refusal np_strings.npy "its dtype '<U3' is not one tensorplug holds"
-refusal np_int8.npy "its dtype '|i1' is not one tensorplug holds"
+refusal np_float128.npy "its dtype '<f16' is not one tensorplug holds"
 
 out=$("$program" restore "$work/np/np_savez.npz" absent:float32:1 dense_0/bias:float32:3)
 [ "$out" = "np_savez.npz refused: NOT_FOUND: tp_checkpoint_load: '$work/np/np_savez.npz': variable 'absent': the checkpoint has no member 'absent.npy' (it holds 'notes', 'dense_0/kernel', 'dense_0/bias', 'step')" ]

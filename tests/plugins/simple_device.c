@@ -100,3 +100,14 @@ void simple_device_fill(tp_device_type_def_t *def, const char *type, int32_t cou
     def->memcpy_host_to_device = to_device;
     def->memcpy_device_to_host = to_host;
 }
+
+void simple_device_register(const tp_host_api_t *host_api, tp_registrar_t *registrar,
+                            const char *type, int32_t count, int32_t priority,
+                            tp_plugin_status_t *status) {
+    tp_device_type_def_t def;
+    memset(&def, 0, sizeof def);
+    def.struct_size = sizeof def;
+    simple_device_fill(&def, type, count, host_api);
+    def.priority = priority;
+    host_api->register_device_type(registrar, &def, status);
+}

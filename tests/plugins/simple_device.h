@@ -10,4 +10,9 @@
 void simple_device_fill(tp_device_type_def_t *def, const char *type, int32_t count,
                         const tp_host_api_t *host);
 
+/* Registers `count` devices of `type` at `priority`, the struct as this header has it. */
+void simple_device_register(const tp_host_api_t *host, tp_registrar_t *registrar,
+                            const char *type, int32_t count, int32_t priority,
+                            tp_plugin_status_t *status);
+
 #endif

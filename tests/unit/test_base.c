@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "base/arena.h"
+#include "base/dtype.h"
 #include "base/status.h"
 #include "base/strbuf.h"
 
@@ -41,7 +42,14 @@ static void dtypes_have_names_and_sizes(void **state) {
         size_t size;
     } expected[] = {{TP_FLOAT32, "float32", 4}, {TP_FLOAT64, "float64", 8},
                     {TP_INT32, "int32", 4},     {TP_INT64, "int64", 8},
-                    {TP_UINT8, "uint8", 1},     {TP_BOOL, "bool", 1}};
+                    {TP_UINT8, "uint8", 1},     {TP_BOOL, "bool", 1},
+                    {TP_FLOAT16, "float16", 2}, {TP_BFLOAT16, "bfloat16", 2},
+                    {TP_INT8, "int8", 1},       {TP_INT16, "int16", 2},
+                    {TP_UINT16, "uint16", 2},   {TP_UINT32, "uint32", 4},
+                    {TP_UINT64, "uint64", 8}};
+    /* The numbers are the ABI's, appended in this order. */
+    for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++)
+        assert_int_equal(expected[i].dtype, (tp_dtype_t)(i + 1));
     for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++) {
         assert_string_equal(tp_dtype_name(expected[i].dtype), expected[i].name);
         assert_int_equal(tp_dtype_size(expected[i].dtype), expected[i].size);
@@ -53,10 +61,45 @@ static void dtypes_have_names_and_sizes(void **state) {
     assert_null(tp_dtype_name((tp_dtype_t)42));
     assert_int_equal(tp_dtype_size((tp_dtype_t)42), 0);
     tp_dtype_t untouched = TP_INT32;
-    assert_error(tp_dtype_from_name("float16", &untouched), TP_INVALID_ARGUMENT,
-                 "unknown dtype 'float16'");
+    assert_error(tp_dtype_from_name("float8", &untouched), TP_INVALID_ARGUMENT,
+                 "unknown dtype 'float8' (known: float32, float64, int32, int64, uint8, bool, "
+                 "float16, bfloat16, int8, int16, uint16, uint32, uint64)");
+    assert_error(tp_dtype_from_name("Float16", &untouched), TP_INVALID_ARGUMENT,
+                 "unknown dtype 'Float16'");
     assert_int_equal(untouched, TP_INT32);
     assert_error(tp_dtype_from_name(NULL, &untouched), TP_INVALID_ARGUMENT, "'name' is NULL");
+}
+
+/* Elements written from doubles and read back, against their bytes worked out by hand. */
+static void dtype_elements_from_and_to_doubles(void **state) {
+    (void)state;
+    const struct {
+        tp_dtype_t dtype;
+        double value;
+        uint64_t bits; /* the element's bytes, read as a little-endian number */
+    } cases[] = {
+        {TP_FLOAT32, 1.5, 0x3fc00000},        {TP_FLOAT64, -2, 0xc000000000000000},
+        {TP_FLOAT16, 1.5, 0x3e00},            {TP_BFLOAT16, -2, 0xc000},
+        {TP_INT8, -2, 0xfe},                  {TP_INT16, -2, 0xfffe},
+        {TP_INT32, 100000, 0x186a0},          {TP_INT64, -1, UINT64_MAX},
+        {TP_UINT8, 255, 0xff},                {TP_UINT16, 65535, 0xffff},
+        {TP_UINT32, 4294967295.0, 0xffffffff}, {TP_UINT64, 9223372036854775808.0, 1ull << 63},
+        {TP_BOOL, 1, 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        unsigned char bytes[16] = {0};
+        tp_dtype_store_double(bytes, cases[i].dtype, 1, cases[i].value);
+        size_t size = tp_dtype_size(cases[i].dtype);
+        uint64_t bits = 0;
+        for (size_t b = 0; b < size; b++) bits |= (uint64_t)bytes[size + b] << (8 * b);
+        assert_int_equal(bits, cases[i].bits);
+        assert_true(tp_dtype_load_double(bytes, cases[i].dtype, 1) == cases[i].value);
+    }
+    /* No dtype: nothing written, 0 read. */
+    unsigned char untouched[8] = {7};
+    tp_dtype_store_double(untouched, (tp_dtype_t)42, 0, 1.0);
+    assert_int_equal(untouched[0], 7);
+    assert_true(tp_dtype_load_double(untouched, (tp_dtype_t)42, 0) == 0);
 }
 
 static void shape_macro_and_count(void **state) {
@@ -142,6 +185,7 @@ int main(void) {
         cmocka_unit_test(status_carries_code_and_message),
         cmocka_unit_test(code_names),
         cmocka_unit_test(dtypes_have_names_and_sizes),
+        cmocka_unit_test(dtype_elements_from_and_to_doubles),
         cmocka_unit_test(shape_macro_and_count),
         cmocka_unit_test(shape_rejects_bad_input),
         cmocka_unit_test(shape_format),

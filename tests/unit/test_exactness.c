@@ -89,6 +89,54 @@ static void integers_compare_bit_for_bit(void **state) {
     assert_false(tp_compare_values(TP_EXACT_BITS, TP_INT32, want, want, 3, 1).mismatch);
 }
 
+/* The 16-bit floats are judged in their own units: an ulp of float16 at 1 is 2^-10, of
+ * bfloat16 2^-7, and their own smallest normal numbers decide what may flush to zero. */
+static void sixteen_bit_floats_are_judged_in_their_own_ulps(void **state) {
+    (void)state;
+    assert_int_equal(tp_exactness_of("Add", TP_FLOAT16), TP_ROUNDED_ONCE);
+    assert_int_equal(tp_exactness_of("Exp", TP_BFLOAT16), TP_ELEMENTARY);
+    assert_int_equal(tp_exactness_of("Add", TP_INT8), TP_EXACT_BITS);
+    const struct {
+        tp_exactness_t exactness;
+        tp_dtype_t dtype;
+        uint16_t got, want;
+        bool matches;
+    } cases[] = {
+        /* 1 + 2^-10 against 1: one float16 ulp; 1 + 3 * 2^-10: three. */
+        {TP_ROUNDED_ONCE, TP_FLOAT16, 0x3c01, 0x3c00, false},
+        {TP_ROUNDED_APPROXIMATELY, TP_FLOAT16, 0x3c01, 0x3c00, true},
+        {TP_ROUNDED_APPROXIMATELY, TP_FLOAT16, 0x3c03, 0x3c00, false},
+        /* Elementary: 16 ulp + 16 eps is 32 ulp at 1; 33 is too many. */
+        {TP_ELEMENTARY, TP_FLOAT16, 0x3c20, 0x3c00, true},
+        {TP_ELEMENTARY, TP_FLOAT16, 0x3c21, 0x3c00, false},
+        /* float16's subnormal 3 * 2^-24 may flush to zero where rounding decides. */
+        {TP_ROUNDED_ONCE, TP_FLOAT16, 0x0000, 0x0003, true},
+        {TP_EXACT_BITS, TP_FLOAT16, 0x0000, 0x0003, false},
+        {TP_EXACT_BITS, TP_FLOAT16, 0x7e01, 0xfe00, true}, /* NaN is NaN */
+        {TP_ROUNDED_APPROXIMATELY, TP_BFLOAT16, 0x3f81, 0x3f80, true},
+        {TP_ROUNDED_ONCE, TP_BFLOAT16, 0x3f81, 0x3f80, false},
+        /* 1e-30 is a normal bfloat16 number (its range is float's): it may not flush. */
+        {TP_ROUNDED_ONCE, TP_BFLOAT16, 0x0000, 0x0da2, false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tp_value_comparison_t c = tp_compare_values(cases[i].exactness, cases[i].dtype,
+                                                    &cases[i].got, &cases[i].want, 1, 1);
+        if (c.mismatch == cases[i].matches) fail_msg("case %zu", i);
+    }
+}
+
+/* The new integer dtypes compare by their bits: uint64 values that one double rounds to alike
+ * still differ. */
+static void new_integers_compare_bit_for_bit(void **state) {
+    (void)state;
+    const uint64_t got = (UINT64_C(1) << 60) + 1, want = UINT64_C(1) << 60;
+    tp_value_comparison_t c = tp_compare_values(TP_ROUNDED_ONCE, TP_UINT64, &got, &want, 1, 1);
+    assert_true(c.mismatch);
+    const int8_t small[2] = {-1, 5}, same[2] = {-1, 5}, other[2] = {-1, 4};
+    assert_false(tp_compare_values(TP_EXACT_BITS, TP_INT8, small, same, 2, 1).mismatch);
+    assert_int_equal(tp_compare_values(TP_EXACT_BITS, TP_INT8, small, other, 2, 1).at, 1);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(ops_fall_into_their_classes),
@@ -97,6 +145,8 @@ int main(void) {
         cmocka_unit_test(inexact_classes_allow_what_they_say),
         cmocka_unit_test(accumulated_bounds_grow_with_the_terms_and_the_largest_result),
         cmocka_unit_test(integers_compare_bit_for_bit),
+        cmocka_unit_test(sixteen_bit_floats_are_judged_in_their_own_ulps),
+        cmocka_unit_test(new_integers_compare_bit_for_bit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

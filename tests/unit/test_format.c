@@ -128,6 +128,70 @@ static void bool_bytes_other_than_0_and_1_are_true(void **state) {
     check(TP_BOOL, TP_SCALAR_SHAPE, &seven, "True");
 }
 
+/* ---- The dtypes of ABI 1.7 ----------------------------------------------------------------- */
+
+/* float16's digits are the shortest that read back in float16: 65504 is 6.55e+04 and 65500,
+ * 3.140625 (from 3.14159) is 3.14. Expected strings from NumPy as above. */
+static void float16_prints_like_numpy(void **state) {
+    (void)state;
+    const uint16_t mixed[] = {0x2e66 /* 0.1 */, 0x3e00 /* 1.5 */, 0x7bff /* 65504 */,
+                              0xc000 /* -2 */};
+    check(TP_FLOAT16, TP_SHAPE(4), mixed, "[ 1.00e-01  1.50e+00  6.55e+04 -2.00e+00]");
+    const uint16_t fractions[] = {0x2e66, 0x3400 /* 0.25 */, 0x3e00};
+    check(TP_FLOAT16, TP_SHAPE(3), fractions, "[0.1  0.25 1.5 ]");
+    const uint16_t specials[] = {0x6800 /* 2048 */, 0x4248 /* 3.140625 */, 0x7e00 /* NaN */,
+                                 0xfc00 /* -inf */};
+    check(TP_FLOAT16, TP_SHAPE(4), specials, "[2048.      3.14     nan    -inf]");
+    const uint16_t matrix[] = {0x3800, 0x3c00, 0x3e00, 0x4000};
+    check(TP_FLOAT16, TP_SHAPE(2, 2), matrix, "[[0.5 1. ]\n [1.5 2. ]]");
+}
+
+/* 0-d 16-bit floats, as Python prints them: every digit needed, and no more. */
+static void scalar_16_bit_floats(void **state) {
+    (void)state;
+    const struct {
+        tp_dtype_t dtype;
+        uint16_t bits;
+        const char *text;
+    } scalars[] = {
+        {TP_FLOAT16, 0x7bff, "65500.0"}, {TP_FLOAT16, 0x2e66, "0.1"},
+        {TP_FLOAT16, 0x0001, "6e-08"},   {TP_FLOAT16, 0x4248, "3.14"},
+        /* bfloat16: 3.140625, and 1.0078125, which 1.01 reads back as and 1.0 does not. */
+        {TP_BFLOAT16, 0x4049, "3.14"},   {TP_BFLOAT16, 0x3f81, "1.01"},
+        {TP_BFLOAT16, 0xffc0, "nan"},
+    };
+    for (size_t i = 0; i < sizeof scalars / sizeof scalars[0]; i++)
+        check(scalars[i].dtype, TP_SCALAR_SHAPE, &scalars[i].bits, scalars[i].text);
+}
+
+/* NumPy has no bfloat16; it prints by the same rule at its own precision (8 bits): 1.0078125
+ * is 1.01, since 1.01 reads back as it and 1.0 does not. */
+static void bfloat16_prints_its_own_shortest_digits(void **state) {
+    (void)state;
+    const uint16_t fractions[] = {0x3dcd /* 0.10009765625 */, 0x3e80 /* 0.25 */,
+                                  0x3fc0 /* 1.5 */};
+    check(TP_BFLOAT16, TP_SHAPE(3), fractions, "[0.1  0.25 1.5 ]");
+    const uint16_t near_one[] = {0x3f81 /* 1.0078125 */, 0x4000 /* 2 */};
+    check(TP_BFLOAT16, TP_SHAPE(2), near_one, "[1.01 2.  ]");
+}
+
+/* Expected strings from NumPy: every width, uint64 beyond int64's range included. */
+static void narrow_and_unsigned_integers(void **state) {
+    (void)state;
+    const int8_t bytes[] = {-128, 127, 0};
+    check(TP_INT8, TP_SHAPE(3), bytes, "[-128  127    0]");
+    const uint16_t shorts[] = {0, 65535};
+    check(TP_UINT16, TP_SHAPE(2), shorts, "[    0 65535]");
+    const int16_t signed_shorts[] = {-32768, 5};
+    check(TP_INT16, TP_SHAPE(2), signed_shorts, "[-32768      5]");
+    const uint32_t words[] = {4294967295u, 1};
+    check(TP_UINT32, TP_SHAPE(2), words, "[4294967295          1]");
+    const uint64_t longs[] = {UINT64_MAX, 7};
+    check(TP_UINT64, TP_SHAPE(2), longs, "[18446744073709551615                    7]");
+    check(TP_UINT64, TP_SCALAR_SHAPE, &longs[0], "18446744073709551615");
+    check(TP_INT8, TP_SCALAR_SHAPE, &bytes[0], "-128");
+}
+
 /* ---- Scalars ------------------------------------------------------------------------------ */
 
 static void scalar_floats_print_like_python(void **state) {
@@ -317,6 +381,10 @@ int main(void) {
         cmocka_unit_test(integers_right_align),
         cmocka_unit_test(bools_take_five_columns),
         cmocka_unit_test(bool_bytes_other_than_0_and_1_are_true),
+        cmocka_unit_test(float16_prints_like_numpy),
+        cmocka_unit_test(bfloat16_prints_its_own_shortest_digits),
+        cmocka_unit_test(scalar_16_bit_floats),
+        cmocka_unit_test(narrow_and_unsigned_integers),
         cmocka_unit_test(scalar_floats_print_like_python),
         cmocka_unit_test(scalar_integers_and_bools),
         cmocka_unit_test(empty_arrays),

@@ -3,6 +3,7 @@
  * computed by hand; NumPy broadcasting; reductions; the layout ops; the random ops; the
  * multi-threaded paths; and calls that tp_execute must refuse without touching the output. */
 #include "cpu_fixture.h"
+#include "base/dtype.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -75,31 +76,6 @@ static int64_t element_count(tp_shape_t shape) {
     return count;
 }
 
-static void store_double(void *data, tp_dtype_t dtype, int64_t i, double value) {
-    switch (dtype) {
-    case TP_FLOAT32: ((float *)data)[i] = (float)value; break;
-    case TP_FLOAT64: ((double *)data)[i] = value; break;
-    case TP_INT32: ((int32_t *)data)[i] = (int32_t)value; break;
-    case TP_INT64: ((int64_t *)data)[i] = (int64_t)value; break;
-    case TP_UINT8: ((uint8_t *)data)[i] = (uint8_t)value; break;
-    case TP_BOOL: ((bool *)data)[i] = value != 0; break;
-    default: fail_msg("unexpected dtype %d", (int)dtype);
-    }
-}
-
-static double load_double(const void *data, tp_dtype_t dtype, int64_t i) {
-    switch (dtype) {
-    case TP_FLOAT32: return ((const float *)data)[i];
-    case TP_FLOAT64: return ((const double *)data)[i];
-    case TP_INT32: return ((const int32_t *)data)[i];
-    case TP_INT64: return (double)((const int64_t *)data)[i];
-    case TP_UINT8: return ((const uint8_t *)data)[i];
-    case TP_BOOL: return ((const bool *)data)[i];
-    default: fail_msg("unexpected dtype %d", (int)dtype);
-    }
-    return 0;
-}
-
 static int64_t load_integer(const void *data, tp_dtype_t dtype, int64_t i) {
     switch (dtype) {
     case TP_INT32: return ((const int32_t *)data)[i];
@@ -118,7 +94,7 @@ static tp_tensor_t *make_from_doubles(tp_context_t *c, tp_dtype_t dtype, tp_shap
     size_t size = (size_t)count * tp_dtype_size(dtype);
     void *buffer = malloc(size > 0 ? size : 1);
     assert_non_null(buffer);
-    for (int64_t i = 0; i < count; i++) store_double(buffer, dtype, i, values[i]);
+    for (int64_t i = 0; i < count; i++) tp_dtype_store_double(buffer, dtype, i, values[i]);
     tp_tensor_t *tensor = NULL;
     tp_status_t *status = tp_tensor_create(c, dtype, shape, buffer, size, &tensor);
     free(buffer);
@@ -138,7 +114,8 @@ static double *read_doubles(tp_tensor_t *tensor, size_t *out_count) {
     assert_non_null(values);
     tp_status_t *status = tp_tensor_read(tensor, raw, size);
     if (status == NULL)
-        for (size_t i = 0; i < count; i++) values[i] = load_double(raw, dtype, (int64_t)i);
+        for (size_t i = 0; i < count; i++)
+            values[i] = tp_dtype_load_double(raw, dtype, (int64_t)i);
     free(raw);
     if (status != NULL) free(values);
     assert_ok(status);
@@ -173,7 +150,7 @@ static void take_snapshot(tp_tensor_t *tensor, snapshot_t *out) {
     assert_true(out->count <= MAX_SNAPSHOT);
     assert_ok(status);
     for (size_t i = 0; i < out->count; i++) {
-        out->values[i] = load_double(raw, out->dtype, (int64_t)i);
+        out->values[i] = tp_dtype_load_double(raw, out->dtype, (int64_t)i);
         out->integers[i] = is_float(out->dtype) ? 0 : load_integer(raw, out->dtype, (int64_t)i);
     }
 }

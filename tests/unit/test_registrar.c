@@ -127,11 +127,11 @@ static void descriptors_are_checked_before_init(void **state) {
 
     d = descriptor();
     d.abi_minor = TP_ABI_MINOR + 1;
-    assert_refusal(load(&d), "newer than this runtime's 1.6; upgrade tensorplug");
+    assert_refusal(load(&d), "newer than this runtime's 1.7; upgrade tensorplug");
 
     d = descriptor();
     d.abi_major = 0;
-    assert_refusal(load(&d), "built for plug-in ABI 0.6; this runtime speaks ABI 1.6");
+    assert_refusal(load(&d), "built for plug-in ABI 0.7; this runtime speaks ABI 1.7");
 
     d = descriptor();
     d.struct_size = offsetof(tp_plugin_descriptor_t, init);
@@ -359,6 +359,53 @@ static void ops_are_checked_and_copied(void **state) {
     assert_refusal(load_op(def), "2 input declared but the array is NULL");
 }
 
+/* A plug-in built against ABI 1.6 cannot have meant the dtypes 1.7 added: a kernel or an op of
+ * its that names one is refused, and its op's dtype attribute that allows "any" allows the
+ * dtypes of 1.6. The same registrations from a 1.7 plug-in are accepted as they are. */
+static void registrations_of_an_older_abi_name_its_dtypes_only(void **state) {
+    (void)state;
+    static const tp_dtype_t with_float16[] = {TP_FLOAT32, TP_FLOAT16};
+    static const tp_type_constraint_t newer = {sizeof newer, "T", with_float16, 2};
+    tp_kernel_def_t kernel = relu_kernel();
+    kernel.constraints = &newer;
+    kernel_under_test = kernel;
+    current_init = register_kernel_under_test;
+    tp_plugin_descriptor_t d = descriptor();
+    d.abi_minor = 6;
+    assert_refusal(load(&d), "kernel for op Relu on APU: constraint on 'T' lists invalid dtype 7 "
+                             "(plug-in ABI 1.6 has no such dtype)");
+    d.abi_minor = 7;
+    tp_plugin_record_t *record = load(&d);
+    assert_null(record->refusal);
+    assert_int_equal(record->kernels[0].constraints[0].dtypes[1], TP_FLOAT16);
+    unload(record);
+
+    static const tp_op_arg_def_t int8_input = {sizeof int8_input, "x", TP_INT8, NULL, NULL};
+    op_under_test = scale_op();
+    op_under_test.inputs = &int8_input;
+    current_init = register_op_under_test;
+    d.abi_minor = 6;
+    assert_refusal(load(&d), "op Scale: input 'x' has invalid dtype 9");
+
+    static const tp_op_attr_def_t any_type[] = {
+        {.struct_size = sizeof(tp_op_attr_def_t), .name = "T", .type = TP_ATTR_DTYPE}};
+    op_under_test = scale_op();
+    op_under_test.attrs = any_type;
+    op_under_test.num_attrs = 1;
+    record = load(&d);
+    assert_null(record->refusal);
+    const tp_op_attr_def_t *attr = &record->ops[0].attrs[0];
+    assert_int_equal(attr->num_allowed_dtypes, 6);
+    for (size_t i = 0; i < attr->num_allowed_dtypes; i++)
+        assert_true(attr->allowed_dtypes[i] >= TP_FLOAT32 && attr->allowed_dtypes[i] <= TP_BOOL);
+    unload(record);
+    d.abi_minor = 7;
+    record = load(&d);
+    assert_null(record->refusal);
+    assert_null(record->ops[0].attrs[0].allowed_dtypes); /* any, the new dtypes included */
+    unload(record);
+}
+
 /* A registered op whose inputs are several lists: the lengths a call gives them may add up
  * past SIZE_MAX, and a sum that wrapped round to the number of inputs sent resolution reading
  * far past the inputs (found by the fuzz target attributes). */
@@ -548,6 +595,7 @@ int main(void) {
         cmocka_unit_test(a_type_registered_twice_is_refused),
         cmocka_unit_test(kernels_are_checked_and_copied),
         cmocka_unit_test(ops_are_checked_and_copied),
+        cmocka_unit_test(registrations_of_an_older_abi_name_its_dtypes_only),
         cmocka_unit_test(list_lengths_that_overflow_are_refused),
         cmocka_unit_test(claimed_sizes_and_lengths_are_bounded),
         cmocka_unit_test(one_graph_pass_per_plugin),
