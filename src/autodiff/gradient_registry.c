@@ -98,3 +98,11 @@ tp_status_t *tp_gradient_scalar(tp_context_t *context, tp_dtype_t dtype, double 
     tp_tensor_release(f64);
     return error;
 }
+
+TP_GRADIENT_FN(tp_gradient_none) {
+    (void)op;
+    (void)output_grads;
+    (void)needed;
+    (void)input_grads;
+    return NULL;
+}

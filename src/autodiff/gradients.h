@@ -71,6 +71,10 @@ extern const tp_gradient_family_t tp_gradients_loss;
 extern const tp_gradient_family_t tp_gradients_layers;
 extern const tp_gradient_family_t tp_gradients_array;
 
+/* The gradient of an op whose value does not depend on its inputs' values (ZerosLike, OnesLike,
+ * OneHot): nothing flows back, and the tape goes on past it. */
+TP_GRADIENT_FN(tp_gradient_none);
+
 /* Every op with a gradient function, sorted by name: what the gradient check walks. */
 const tp_gradient_entry_t *tp_gradient_entries(size_t *out_count);
 

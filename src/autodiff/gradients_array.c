@@ -207,19 +207,10 @@ static TP_GRADIENT_FN(tp_gradient_select) {
     return error;
 }
 
-/* OneHot: its indices receive nothing. */
-static TP_GRADIENT_FN(tp_gradient_one_hot) {
-    (void)op;
-    (void)output_grads;
-    (void)needed;
-    (void)input_grads;
-    return NULL;
-}
-
 static const tp_gradient_entry_t entries[] = {
     {"Concat", tp_gradient_concat},
     {"Gather", tp_gradient_gather},
-    {"OneHot", tp_gradient_one_hot},
+    {"OneHot", tp_gradient_none},
     {"Pad", tp_gradient_pad},
     {"Select", tp_gradient_select},
     {"Slice", tp_gradient_slice},

@@ -167,16 +167,6 @@ static TP_GRADIENT_FN(tp_gradient_cast) {
     return tp_cast(op->context, output_grads[0], from, &input_grads[0]);
 }
 
-/* Their values do not depend on their input's: nothing flows back (TensorFlow's
- * non-differentiable ops). */
-static TP_GRADIENT_FN(tp_gradient_none) {
-    (void)op;
-    (void)output_grads;
-    (void)needed;
-    (void)input_grads;
-    return NULL;
-}
-
 static const tp_gradient_entry_t entries[] = {
     {"Abs", tp_gradient_abs},
     {"Add", tp_gradient_add},
