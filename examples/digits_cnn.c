@@ -123,15 +123,13 @@ done:
     return error;
 }
 
+/* The CNN as digits_run trains it: Adam's learning rate and the epochs of the Keras model's
+ * compile and fit above. */
+static const digits_model_t cnn = {
+    .program = "digits_cnn", .num_params = NUM_PARAMS, .param_names = param_names,
+    .initial_values = initial_values, .forward = forward,
+    .learning_rate = 0.003, .default_epochs = 15};
+
 int main(int argc, char **argv) {
-    static const digits_model_t cnn = {
-        .program = "digits_cnn",
-        .num_params = NUM_PARAMS,
-        .param_names = param_names,
-        .initial_values = initial_values,
-        .forward = forward,
-        .learning_rate = 0.003,
-        .default_epochs = 15,
-    };
     return digits_run(argc, argv, &cnn);
 }

@@ -155,7 +155,7 @@ done:
     return error;
 }
 
-/* ---- The training driver: errors and the command line --------------------------------------- */
+/* ---- The training driver: errors and the command line ---------------------------------------- */
 
 enum { MAX_REPLICAS = 8 }; /* what --strategy accepts */
 enum { BATCH_SIZE = 32 };
@@ -230,7 +230,7 @@ static options_t parse_options(int argc, char **argv, long default_epochs) {
     return options;
 }
 
-/* ---- The training driver: weights, data, accuracy ------------------------------------------- */
+/* ---- The training driver: weights, data, accuracy -------------------------------------------- */
 
 /* The weights: one copy per replica, each on its replica's device, all starting equal. Replica
  * r's are params[r * n .. (r + 1) * n) for the model's n weights, so that all the copies make
@@ -321,7 +321,7 @@ done:
     return error;
 }
 
-/* ---- The training driver: one step ---------------------------------------------------------- */
+/* ---- The training driver: one step ----------------------------------------------------------- */
 
 /* One training step, shared by the replicas: what they read and what they give back. */
 typedef struct step {
@@ -389,7 +389,7 @@ static double seconds_now(void) {
     return (double)now.tv_sec + 1e-9 * (double)now.tv_nsec;
 }
 
-/* ---- The training driver: the epochs -------------------------------------------------------- */
+/* ---- The training driver: the epochs --------------------------------------------------------- */
 
 int digits_run(int argc, char **argv, const digits_model_t *model) {
     program = model->program;

@@ -12,11 +12,11 @@
 
 #include <tensorplug/training.h>
 
-/* ---- The model a digits example describes ------------------------------------------------- */
+/* ---- The model a digits example describes ---------------------------------------------------- */
 
 enum { DIGITS_MAX_PARAMS = 8 }; /* the most weights (kernels, biases) a model may have */
 
-/* A model maps images [n, 64] (float32, 0 to 16) to logits [n, 10]. Its weights are
+/* A model maps images [n, 64] (float32 pixels in [0, 1]) to logits [n, 10]. Its weights are
  * `num_params` variables, named `param_names`; `initial_values` draws their starting values,
  * in that order, with the device in scope (the driver puts the CPU there); `forward` reads
  * them (`params[0..num_params)`) on the device in scope, under the driver's gradient tape
@@ -58,7 +58,7 @@ typedef struct digits_model {
  * training) and finally the test accuracy, each line naming the split. */
 int digits_run(int argc, char **argv, const digits_model_t *model);
 
-/* ---- Layers for the models ------------------------------------------------------------------ */
+/* ---- Layers for the models ------------------------------------------------------------------- */
 
 /* A model's functions return a status: they jump to their clean-up at the first failure and
  * hand the status back (they declare `tp_status_t *error = NULL;` and a `done:` label). */
@@ -82,7 +82,7 @@ tp_status_t *digits_glorot_uniform(tp_context_t *c, int64_t inputs, int64_t unit
 tp_status_t *digits_dense(tp_context_t *c, tp_tensor_t *x, tp_variable_t *kernel,
                           tp_variable_t *bias, bool relu, tp_tensor_t **out);
 
-/* ---- The data ------------------------------------------------------------------------------- */
+/* ---- The data -------------------------------------------------------------------------------- */
 
 /* The fixed split is the project's (tp_digits_load_split: the file's first 1,437 images train,
  * its last 360 test, and those 360 are other people's handwriting). The shuffled split permutes

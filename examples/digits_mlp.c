@@ -60,15 +60,13 @@ done:
     return error;
 }
 
+/* The MLP as digits_run trains it: Adam's learning rate and the epochs of the Keras model's
+ * compile and fit above. */
+static const digits_model_t mlp = {
+    .program = "digits_mlp", .num_params = NUM_PARAMS, .param_names = param_names,
+    .initial_values = initial_values, .forward = forward,
+    .learning_rate = 0.01, .default_epochs = 20};
+
 int main(int argc, char **argv) {
-    static const digits_model_t mlp = {
-        .program = "digits_mlp",
-        .num_params = NUM_PARAMS,
-        .param_names = param_names,
-        .initial_values = initial_values,
-        .forward = forward,
-        .learning_rate = 0.01,
-        .default_epochs = 20,
-    };
     return digits_run(argc, argv, &mlp);
 }
