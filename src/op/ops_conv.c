@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/printable.h"
 #include "base/shape.h"
 #include "base/status.h"
 #include "kernel/kernel_context.h"
@@ -62,12 +63,24 @@ static tp_status_t *read_four(const tp_kernel_context_t *call, const char *name,
     return NULL;
 }
 
+/* The caller's string, at most 64 bytes of it, with the bytes that could forge a line or drive
+ * a terminal escaped: it goes into a message. */
+typedef struct {
+    char text[64 + 1];
+} shown_string_t;
+
+static shown_string_t shown(const char *text) {
+    shown_string_t out;
+    tp_printable_copy(out.text, sizeof out.text, text);
+    return out;
+}
+
 static tp_status_t *read_padding(const tp_kernel_context_t *call, bool *out_same) {
     const char *padding = tp_kernel_context_attr(call, "padding")->s;
     if (strcmp(padding, "SAME") != 0 && strcmp(padding, "VALID") != 0)
         return tp_status_make(TP_INVALID_ARGUMENT,
-                              "%s: padding must be \"SAME\" or \"VALID\", got \"%.64s\"",
-                              op_name(call), padding);
+                              "%s: padding must be \"SAME\" or \"VALID\", got \"%s\"",
+                              op_name(call), shown(padding).text);
     *out_same = padding[0] == 'S';
     return NULL;
 }
@@ -76,8 +89,8 @@ static tp_status_t *check_format(const tp_kernel_context_t *call) {
     const char *format = tp_kernel_context_attr(call, "data_format")->s;
     if (strcmp(format, "NHWC") != 0)
         return tp_status_make(TP_INVALID_ARGUMENT,
-                              "%s: data_format \"%.64s\" is not supported; only \"NHWC\" is",
-                              op_name(call), format);
+                              "%s: data_format \"%s\" is not supported; only \"NHWC\" is",
+                              op_name(call), shown(format).text);
     return NULL;
 }
 
