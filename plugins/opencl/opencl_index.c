@@ -116,16 +116,26 @@ static void gather(tp_kernel_context_t *context, tp_plugin_status_t *status) {
  * core's shape function checked that an integer dtype's value is whole and in range). */
 static cl_ulong value_bits(tp_dtype_t dtype, double value) {
     cl_ulong bits = 0;
-    float f = (float)value;
-    int32_t i = (int32_t)value;
-    int64_t l = (int64_t)value;
-    unsigned char byte = dtype == TP_BOOL ? value != 0 : (unsigned char)value;
+    /* Each conversion only for its own dtype: another's range may not hold the value. */
     switch (dtype) {
-    case TP_FLOAT32: memcpy(&bits, &f, sizeof f); break;
+    case TP_FLOAT32: {
+        float f = (float)value;
+        memcpy(&bits, &f, sizeof f);
+        break;
+    }
     case TP_FLOAT64: memcpy(&bits, &value, sizeof value); break;
-    case TP_INT32: memcpy(&bits, &i, sizeof i); break;
-    case TP_INT64: memcpy(&bits, &l, sizeof l); break;
-    default: bits = byte; break;
+    case TP_INT32: {
+        int32_t i = (int32_t)value;
+        memcpy(&bits, &i, sizeof i);
+        break;
+    }
+    case TP_INT64: {
+        int64_t l = (int64_t)value;
+        memcpy(&bits, &l, sizeof l);
+        break;
+    }
+    case TP_BOOL: bits = value != 0; break;
+    default: bits = (unsigned char)(int64_t)value; break;
     }
     return bits;
 }

@@ -243,7 +243,9 @@ static void call_op(fuzz_input_t *in, const tp_op_t *op) {
         fuzz_say(op->def->name, "resolved");
         check_resolved(&call);
         check_accessors(&call);
-        fuzz_check_status(tp_kernel_context_infer_shapes(&call));
+        char quoted[1024];
+        fuzz_check_quoting(tp_kernel_context_infer_shapes(&call),
+                           fuzz_call_strings(&call_data, quoted, sizeof quoted));
     }
     fuzz_free_call(&call_data);
 }

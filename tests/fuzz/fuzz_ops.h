@@ -26,6 +26,21 @@ typedef struct {
     char *blocks[FUZZ_MAX_ATTRS]; /* strings and bytes, each in a block of its exact size */
 } fuzz_call_t;
 
+/* The call's string attributes, one after another, into `out`: what a message may quote back
+ * (an op naming the padding it was given), for fuzz_check_quoting. */
+static inline const char *fuzz_call_strings(const fuzz_call_t *call, char *out, size_t size) {
+    size_t used = 0;
+    out[0] = '\0';
+    for (size_t a = 0; a < call->num_attrs; a++) {
+        const tp_attr_t *attr = &call->attrs[a];
+        if (attr->type != TP_ATTR_STRING || attr->s == NULL) continue;
+        int written = snprintf(out + used, size - used, "%s", attr->s);
+        if (written < 0 || (size_t)written >= size - used) break;
+        used += (size_t)written;
+    }
+    return out;
+}
+
 /* Names that ops use, so that a wrong name is often another op's right one. */
 static const char *const fuzz_names[] = {
     "T", "N", "shape", "axis", "perm", "dtype", "value", "seed", "keep_dims",

@@ -106,11 +106,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     tp_status_t *status = tp_kernel_context_resolve(&call, op, call_data.inputs,
                                                     call_data.num_inputs, call_data.attrs,
                                                     call_data.num_attrs, outputs);
+    char quoted[1024];
+    fuzz_call_strings(&call_data, quoted, sizeof quoted);
     if (fuzz_check_status(status)) {
         status = tp_kernel_context_infer_shapes(&call);
         if (status != NULL && tp_status_code(status) == TP_INTERNAL)
             fail_op(&call, tp_status_message(status));
-        if (fuzz_check_status(status)) {
+        if (fuzz_check_quoting(status, quoted)) {
             char shape[256];
             tp_shape_format(&call.output_shapes[0], shape, sizeof shape);
             fuzz_say(op->def->name, shape);

@@ -42,8 +42,10 @@ static tp_tensor_t *make(tp_context_t *context, tp_dtype_t dtype, tp_shape_t sha
     for (int64_t i = 0; i < count; i++) {
         if (dtype == TP_FLOAT32) ((float *)bytes)[i] = (float)v[i];
         if (dtype == TP_FLOAT64) ((double *)bytes)[i] = v[i];
-        if (dtype == TP_INT32) ((int32_t *)bytes)[i] = (int32_t)v[i];
-        if (dtype == TP_INT64) ((int64_t *)bytes)[i] = (int64_t)v[i];
+        /* The float cases' NaN is 0 in the integer ones: converting it is undefined. */
+        double whole = isnan(v[i]) ? 0 : v[i];
+        if (dtype == TP_INT32) ((int32_t *)bytes)[i] = (int32_t)whole;
+        if (dtype == TP_INT64) ((int64_t *)bytes)[i] = (int64_t)whole;
     }
     tp_tensor_t *t = NULL;
     assert_ok(tp_tensor_create(context, dtype, shape, bytes, (size_t)count * size, &t));
