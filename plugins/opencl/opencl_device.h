@@ -47,8 +47,10 @@ typedef struct opencl_device {
     cl_device_id id;
     cl_context context;      /* shared by the devices of one platform */
     char name[256], vendor[256];
-    char driver[384];        /* "OpenCL 3.0 PoCL 3.1, driver 3.1+debian" */
     char device_version[256];/* CL_DEVICE_VERSION: part of what keys the program cache */
+    /* "OpenCL 3.0 PoCL 3.1, driver 3.1+debian": the version, ", driver ", and
+     * CL_DRIVER_VERSION as describe() reads it (128 bytes), so it always fits. */
+    char driver[256 + 16 + 128];
     cl_uint compute_units;
     uint64_t memory_bytes;   /* CL_DEVICE_GLOBAL_MEM_SIZE */
     uint64_t largest_buffer; /* CL_DEVICE_MAX_MEM_ALLOC_SIZE */
