@@ -30,24 +30,6 @@ static int setup(void **state) {
     return -1;
 }
 
-static tp_variable_t *variable(tp_context_t *context, const char *name, tp_dtype_t dtype,
-                               const double *values, size_t count, const char *device) {
-    tp_tensor_t *initial;
-    if (dtype == TP_FLOAT32) {
-        float narrow[N];
-        for (size_t i = 0; i < count; i++) narrow[i] = (float)values[i];
-        assert_ok(tp_tensor_create(context, dtype, TP_SHAPE((int64_t)count), narrow,
-                                   count * sizeof(float), &initial));
-    } else {
-        assert_ok(tp_tensor_create(context, dtype, TP_SHAPE((int64_t)count), values,
-                                   count * sizeof(double), &initial));
-    }
-    tp_variable_t *v;
-    assert_ok(tp_variable_create(context, name, initial, device, &v));
-    tp_tensor_release(initial);
-    return v;
-}
-
 static tp_tensor_t *tensor(tp_context_t *context, tp_dtype_t dtype, const double *values,
                            size_t count) {
     tp_tensor_t *t;
@@ -61,6 +43,15 @@ static tp_tensor_t *tensor(tp_context_t *context, tp_dtype_t dtype, const double
                                    count * sizeof(double), &t));
     }
     return t;
+}
+
+static tp_variable_t *variable(tp_context_t *context, const char *name, tp_dtype_t dtype,
+                               const double *values, size_t count, const char *device) {
+    tp_tensor_t *initial = tensor(context, dtype, values, count);
+    tp_variable_t *v;
+    assert_ok(tp_variable_create(context, name, initial, device, &v));
+    tp_tensor_release(initial);
+    return v;
 }
 
 /* The values of `v` (float32 or float64) as doubles. */
@@ -119,6 +110,12 @@ static double gradient_at(int step, size_t i) {
 
 static const double start[N] = {1.0, -2.0, 0.5, 3.0};
 
+/* The gradient of step `step`: its values in `g`, and as a tensor of `dtype`. */
+static tp_tensor_t *gradient(tp_context_t *context, tp_dtype_t dtype, int step, double *g) {
+    for (size_t i = 0; i < N; i++) g[i] = gradient_at(step, i);
+    return tensor(context, dtype, g, N);
+}
+
 /* ---- SGD -------------------------------------------------------------------------------- */
 
 /* Runs STEPS steps of `optimizer` on a float32 variable and checks it, and its velocity where
@@ -130,8 +127,7 @@ static void check_sgd(tp_context_t *context, tp_optimizer_t *optimizer, double l
     memcpy(want, start, sizeof want);
     for (int step = 0; step < STEPS; step++) {
         double g[N];
-        for (size_t i = 0; i < N; i++) g[i] = gradient_at(step, i);
-        tp_tensor_t *grad = tensor(context, TP_FLOAT32, g, N);
+        tp_tensor_t *grad = gradient(context, TP_FLOAT32, step, g);
         assert_ok(tp_optimizer_apply(optimizer, &w, &grad, 1));
         tp_tensor_release(grad);
         for (size_t i = 0; i < N; i++) {
@@ -226,8 +222,7 @@ static void check_adam(tp_context_t *context, tp_dtype_t dtype, double tolerance
     memcpy(want.w, start, sizeof want.w);
     for (int step = 0; step < STEPS; step++) {
         double g[N];
-        for (size_t i = 0; i < N; i++) g[i] = gradient_at(step, i);
-        tp_tensor_t *grad = tensor(context, dtype, g, N);
+        tp_tensor_t *grad = gradient(context, dtype, step, g);
         assert_ok(tp_optimizer_apply(optimizer, &w, &grad, 1));
         tp_tensor_release(grad);
         adam_by_hand(&want, g, step + 1, 0.01, 0.8, 0.95, 1e-3);
@@ -301,8 +296,7 @@ static void the_learning_rate_changes_between_steps(void **state) {
         if (step > 0) assert_ok(tp_optimizer_set_learning_rate(optimizer, rates[step]));
         assert_float_equal(tp_optimizer_learning_rate(optimizer), rates[step], 0);
         double g[N];
-        for (size_t i = 0; i < N; i++) g[i] = gradient_at(step, i);
-        tp_tensor_t *grad = tensor(context, TP_FLOAT32, g, N);
+        tp_tensor_t *grad = gradient(context, TP_FLOAT32, step, g);
         assert_ok(tp_optimizer_apply(optimizer, &w, &grad, 1));
         tp_tensor_release(grad);
         for (size_t i = 0; i < N; i++) {
@@ -336,10 +330,9 @@ static void each_variable_is_updated_on_its_device(void **state) {
     memcpy(want.w, start, sizeof want.w);
     for (int step = 0; step < 3; step++) {
         double g[N];
-        for (size_t i = 0; i < N; i++) g[i] = gradient_at(step, i);
         /* Both gradients on CPU:0: b's is copied to CPU:1. */
-        tp_tensor_t *grads[2] = {tensor(context, TP_FLOAT32, g, N),
-                                 tensor(context, TP_FLOAT32, g, N)};
+        tp_tensor_t *grads[2] = {gradient(context, TP_FLOAT32, step, g), NULL};
+        grads[1] = tensor(context, TP_FLOAT32, g, N);
         assert_ok(tp_optimizer_apply(optimizer, on, grads, 2));
         tp_tensor_release(grads[0]);
         tp_tensor_release(grads[1]);
@@ -377,8 +370,7 @@ static void a_checkpoint_saves_and_restores_the_state(void **state) {
     tp_variable_t *restored = variable(context, "w", TP_FLOAT32, zeros, N, "/cpu:1");
     double g[N];
     for (int step = 0; step < 3; step++) {
-        for (size_t i = 0; i < N; i++) g[i] = gradient_at(step, i);
-        tp_tensor_t *grad = tensor(context, TP_FLOAT32, g, N);
+        tp_tensor_t *grad = gradient(context, TP_FLOAT32, step, g);
         assert_ok(tp_optimizer_apply(first, &w, &grad, 1));
         tp_tensor_release(grad);
     }
@@ -396,8 +388,7 @@ static void a_checkpoint_saves_and_restores_the_state(void **state) {
     assert_ok(tp_checkpoint_load(context, path, loaded, NULL, 4));
     assert_int_equal(iterations(second), 3);
 
-    for (size_t i = 0; i < N; i++) g[i] = gradient_at(3, i);
-    tp_tensor_t *grad = tensor(context, TP_FLOAT32, g, N);
+    tp_tensor_t *grad = gradient(context, TP_FLOAT32, 3, g);
     assert_ok(tp_optimizer_apply(first, &w, &grad, 1));
     assert_ok(tp_optimizer_apply(second, &restored, &grad, 1));
     tp_tensor_release(grad);
