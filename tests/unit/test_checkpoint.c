@@ -11,7 +11,7 @@
 #include <unistd.h>
 #include <zip.h>
 
-#include "device_support.h"
+#include "cpu_fixture.h"
 #include "tensorplug/training.h"
 
 static char folder[256];
@@ -26,15 +26,7 @@ static const char *path_of(const char *name) {
 static int setup(void **state) {
     snprintf(folder, sizeof folder, "/tmp/tp_test_checkpoint.XXXXXX");
     if (mkdtemp(folder) == NULL) return -1;
-    tp_context_options_t options = TP_CONTEXT_OPTIONS_INIT;
-    options.no_plugins = true;
-    if (create_context_state(state, &options) != 0) return -1;
-    const uint64_t limits[2] = {64ull << 20, 64ull << 20};
-    tp_status_t *error = tp_context_set_logical_devices(*state, "CPU:0", limits, 2);
-    if (error == NULL) return 0;
-    print_error("%s\n", tp_status_message(error));
-    tp_status_free(error);
-    return -1;
+    return split_cpu_context_setup(state, 2, 64ull << 20);
 }
 
 static int teardown(void **state) {

@@ -11,23 +11,13 @@
 #include <string.h>
 
 #include "base/status.h"
-#include "device_support.h"
+#include "cpu_fixture.h"
 #include "model/model.h"
 #include "tensorplug/training.h"
 
 static const char *const cpus[3] = {"/cpu:0", "/cpu:1", "/cpu:2"};
 
-static int setup(void **state) {
-    tp_context_options_t options = TP_CONTEXT_OPTIONS_INIT;
-    options.no_plugins = true;
-    if (create_context_state(state, &options) != 0) return -1;
-    const uint64_t limits[3] = {64ull << 20, 64ull << 20, 64ull << 20};
-    tp_status_t *error = tp_context_set_logical_devices(*state, "CPU:0", limits, 3);
-    if (error == NULL) return 0;
-    print_error("%s\n", tp_status_message(error));
-    tp_status_free(error);
-    return -1;
-}
+static int setup(void **state) { return split_cpu_context_setup(state, 3, 64ull << 20); }
 
 static int teardown(void **state) { return context_teardown(state); }
 

@@ -1251,13 +1251,7 @@ static const char *const CPU0 = "/job:localhost/replica:0/task:0/device:CPU:0";
 static const char *const CPU1 = "/job:localhost/replica:0/task:0/device:CPU:1";
 
 static int two_cpus_setup(void **state) {
-    if (cpu_context_setup(state) != 0) return -1;
-    const uint64_t limits[2] = {64ull << 20, 64ull << 20};
-    tp_status_t *error = tp_context_set_logical_devices(*state, "CPU:0", limits, 2);
-    if (error == NULL) return 0;
-    print_error("%s\n", tp_status_message(error));
-    tp_status_free(error);
-    return -1;
+    return split_cpu_context_setup(state, 2, 64ull << 20);
 }
 
 /* x on CPU:0; a = x * x on CPU:0; y = a * a, f = sum(y) on CPU:1. The gradient 4x^3 is made by

@@ -20,15 +20,7 @@
 enum { N = 4, STEPS = 5 };
 
 /* Two logical CPUs, so that variables can live on a device other than CPU:0. */
-static int setup(void **state) {
-    if (cpu_context_setup(state) != 0) return -1;
-    tp_status_t *error =
-        tp_context_set_logical_devices(*state, "CPU:0", (uint64_t[]){32u << 20, 32u << 20}, 2);
-    if (error == NULL) return 0;
-    print_error("%s\n", tp_status_message(error));
-    tp_status_free(error);
-    return -1;
-}
+static int setup(void **state) { return split_cpu_context_setup(state, 2, 32u << 20); }
 
 static tp_tensor_t *tensor(tp_context_t *context, tp_dtype_t dtype, const double *values,
                            size_t count) {
