@@ -14,25 +14,14 @@
 #include "cpu_fixture.h"
 #include "tensorplug/training.h"
 
-static char folder[256];
-
-static const char *path_of(const char *name) {
-    static char path[512];
-    snprintf(path, sizeof path, "%s/%s", folder, name);
-    return path;
-}
-
 /* A context whose CPU is split into two logical devices, and a scratch folder. */
 static int setup(void **state) {
-    snprintf(folder, sizeof folder, "/tmp/tp_test_checkpoint.XXXXXX");
-    if (mkdtemp(folder) == NULL) return -1;
+    if (scratch_folder_make("/tmp/tp_test_checkpoint.XXXXXX") != 0) return -1;
     return split_cpu_context_setup(state, 2, 64ull << 20);
 }
 
 static int teardown(void **state) {
-    char command[512];
-    snprintf(command, sizeof command, "rm -rf '%s'", folder);
-    if (system(command) != 0) return -1;
+    if (scratch_folder_remove() != 0) return -1;
     return context_teardown(state);
 }
 
@@ -258,10 +247,10 @@ static void bad_saves_are_refused_and_write_nothing(void **state) {
     assert_int_equal(access(path_of("dup.npz"), F_OK), -1);
 
     char path[600];
-    snprintf(path, sizeof path, "%s/no/such/folder.npz", folder);
+    snprintf(path, sizeof path, "%s/no/such/folder.npz", scratch_folder());
     assert_error(tp_checkpoint_save(path, both, NULL, 1), TP_NOT_FOUND,
                  "writing it: Failure to create temporary file: No such file or directory");
-    assert_error(tp_checkpoint_save(folder, both, NULL, 1), TP_INVALID_ARGUMENT,
+    assert_error(tp_checkpoint_save(scratch_folder(), both, NULL, 1), TP_INVALID_ARGUMENT,
                  "': it is a folder");
 
     /* A save over a checkpoint replaces it whole. */

@@ -13,24 +13,13 @@
 #include "cpu_fixture.h"
 #include "tensorplug/training.h"
 
-static char folder[256];
-
-static const char *path_of(const char *name) {
-    static char path[512];
-    snprintf(path, sizeof path, "%s/%s", folder, name);
-    return path;
-}
-
 static int setup(void **state) {
-    snprintf(folder, sizeof folder, "/tmp/tp_test_datasets.XXXXXX");
-    if (mkdtemp(folder) == NULL) return -1;
+    if (scratch_folder_make("/tmp/tp_test_datasets.XXXXXX") != 0) return -1;
     return cpu_context_setup(state);
 }
 
 static int teardown(void **state) {
-    char command[512];
-    snprintf(command, sizeof command, "rm -rf '%s'", folder);
-    if (system(command) != 0) return -1;
+    if (scratch_folder_remove() != 0) return -1;
     return cpu_context_teardown(state);
 }
 
@@ -336,7 +325,7 @@ static void refuses_a_file_it_cannot_read(void **state) {
              "directory", path);
     assert_error(tp_digits_load(context, path, &images, &labels), TP_NOT_FOUND, expected);
     /* A folder opens, then cannot be read. */
-    assert_error(tp_digits_load(context, folder, &images, &labels), TP_INVALID_ARGUMENT,
+    assert_error(tp_digits_load(context, scratch_folder(), &images, &labels), TP_INVALID_ARGUMENT,
                  "reading it: Is a directory");
     /* A name with a control byte is shown escaped. */
     assert_error(tp_digits_load(context, "/nonexistent/a\nb.gz", &images, &labels), TP_NOT_FOUND,

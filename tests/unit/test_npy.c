@@ -16,25 +16,14 @@
 #include "cpu_fixture.h"
 #include "queued_support.h"
 
-static char folder[256];
-
 static int make_folder(void **state) {
     (void)state;
-    snprintf(folder, sizeof folder, "/tmp/tp_test_npy.XXXXXX");
-    return mkdtemp(folder) != NULL ? 0 : -1;
+    return scratch_folder_make("/tmp/tp_test_npy.XXXXXX");
 }
 
 static int remove_folder(void **state) {
     (void)state;
-    char command[512];
-    snprintf(command, sizeof command, "rm -rf '%s'", folder);
-    return system(command) == 0 ? 0 : -1;
-}
-
-static const char *path_of(const char *name) {
-    static char path[512];
-    snprintf(path, sizeof path, "%s/%s", folder, name);
-    return path;
+    return scratch_folder_remove();
 }
 
 static void write_file(const char *path, const void *bytes, size_t size) {
@@ -517,8 +506,9 @@ static void missing_files_and_folders_are_named(void **state) {
              path_of("absent.npy"));
     assert_error(tp_tensor_load_npy(context, path_of("absent.npy"), &tensor), TP_NOT_FOUND,
                  wanted);
-    snprintf(wanted, sizeof wanted, "cannot read '%s': it is not a regular file", folder);
-    assert_error(tp_tensor_load_npy(context, folder, &tensor), TP_INVALID_ARGUMENT, wanted);
+    snprintf(wanted, sizeof wanted, "cannot read '%s': it is not a regular file",
+             scratch_folder());
+    assert_error(tp_tensor_load_npy(context, scratch_folder(), &tensor), TP_INVALID_ARGUMENT, wanted);
     assert_null(tensor);
     assert_error(tp_tensor_load_npy(context, NULL, &tensor), TP_INVALID_ARGUMENT,
                  "argument 'path' is NULL");
@@ -527,7 +517,7 @@ static void missing_files_and_folders_are_named(void **state) {
 /* Names the folder's entries whose name starts with `prefix`, so that a test sees what a save
  * left behind. */
 static int count_entries(const char *prefix) {
-    DIR *dir = opendir(folder);
+    DIR *dir = opendir(scratch_folder());
     assert_non_null(dir);
     int count = 0;
     for (struct dirent *entry; (entry = readdir(dir)) != NULL;)
@@ -544,9 +534,9 @@ static void a_failed_save_leaves_no_file_behind(void **state) {
     snprintf(wanted, sizeof wanted,
              "tp_tensor_save_npy: cannot create a file beside '%s/no/such/folder.npy': No such "
              "file or directory",
-             folder);
+             scratch_folder());
     char path[600];
-    snprintf(path, sizeof path, "%s/no/such/folder.npy", folder);
+    snprintf(path, sizeof path, "%s/no/such/folder.npy", scratch_folder());
     assert_error(tp_tensor_save_npy(tensor, path), TP_NOT_FOUND, wanted);
 
     /* The name is a folder: the bytes are written beside it, the rename fails, and the new file

@@ -7,6 +7,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -62,6 +64,32 @@ static inline int create_context_state(void **state, const tp_context_options_t 
     }
     *state = context;
     return 0;
+}
+
+/* The scratch folder of a test program, made by scratch_folder_make and removed with all it
+ * holds by scratch_folder_remove. */
+static inline char *scratch_folder(void) {
+    static char folder[256];
+    return folder;
+}
+
+/* Makes the scratch folder from a mkdtemp template ("/tmp/tp_test_x.XXXXXX"); -1 if it fails. */
+static inline int scratch_folder_make(const char *name_template) {
+    snprintf(scratch_folder(), 256, "%s", name_template);
+    return mkdtemp(scratch_folder()) != NULL ? 0 : -1;
+}
+
+static inline int scratch_folder_remove(void) {
+    char command[512];
+    snprintf(command, sizeof command, "rm -rf '%s'", scratch_folder());
+    return system(command) == 0 ? 0 : -1;
+}
+
+/* The path of `name` in the scratch folder, in a buffer that the next call reuses. */
+static inline const char *path_of(const char *name) {
+    static char path[512];
+    snprintf(path, sizeof path, "%s/%s", scratch_folder(), name);
+    return path;
 }
 
 #ifdef TP_TEST_PLUGIN_DIR
