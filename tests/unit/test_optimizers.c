@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "cpu_fixture.h"
-#include "tensorplug/training.h"
+#include "training_support.h"
 
 enum { N = 4, STEPS = 5 };
 
@@ -643,19 +643,7 @@ static int64_t train_with_adam(tp_context_t *context, tp_mirrored_strategy_t *st
     options.batch_size = 8; /* 8, 8, 5 rows: shares of 4 and 4, then 2 and 3 */
     options.optimizer = optimizer;
     assert_ok(tp_model_fit(model, x, y, &options, NULL));
-    size_t at = 0;
-    for (size_t layer = 0; layer < tp_model_num_layers(model); layer++) {
-        tp_tensor_t *parts[2];
-        assert_ok(tp_model_get_weights(model, layer, &parts[0], &parts[1]));
-        for (int p = 0; p < 2; p++) {
-            size_t count = (size_t)tp_tensor_num_elements(parts[p]);
-            assert_true(at + count <= capacity);
-            assert_ok(tp_tensor_read(parts[p], out + at, count * sizeof(float)));
-            at += count;
-            tp_tensor_release(parts[p]);
-        }
-    }
-    assert_int_equal(at, capacity);
+    assert_int_equal(read_weights(model, out, capacity), capacity);
     int64_t steps = iterations(optimizer);
     tp_tensor_release(x);
     tp_tensor_release(y);
