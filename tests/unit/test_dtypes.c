@@ -35,21 +35,6 @@ static bool is_unsigned(tp_dtype_t dtype) {
     return dtype == TP_UINT8 || dtype == TP_UINT16 || dtype == TP_UINT32 || dtype == TP_UINT64;
 }
 
-static tp_tensor_t *from_doubles(tp_context_t *c, tp_dtype_t dtype, tp_shape_t shape,
-                                 const double *values) {
-    int64_t count;
-    assert_ok(tp_shape_num_elements(&shape, &count));
-    size_t size = (size_t)count * tp_dtype_size(dtype);
-    void *data = calloc(1, size > 0 ? size : 1);
-    assert_non_null(data);
-    for (int64_t i = 0; i < count; i++) tp_dtype_store_double(data, dtype, i, values[i]);
-    tp_tensor_t *t;
-    tp_status_t *status = tp_tensor_create(c, dtype, shape, data, size, &t);
-    free(data);
-    assert_ok(status);
-    return t;
-}
-
 /* A tensor of exactly these bytes: TYPED(c, TP_INT8, int8_t, TP_SHAPE(2), 1, -2). */
 #define TYPED(c, dtype, ctype, shape, ...)                                                     \
     typed_tensor((c), (dtype), (shape), (const ctype[]){__VA_ARGS__},                         \
@@ -130,7 +115,7 @@ static void cast_every_pair_carries_small_numbers(void **state) {
     const double values[] = {0, 1, 2, 3, 100, 127};
     for (size_t f = 0; f < COUNT_OF(every_dtype); f++) {
         tp_dtype_t from = every_dtype[f];
-        tp_tensor_t *x = from_doubles(c, from, TP_SHAPE(6), values);
+        tp_tensor_t *x = tensor_of_doubles(c, from, TP_SHAPE(6), values);
         for (size_t t = 0; t < COUNT_OF(every_dtype); t++) {
             tp_dtype_t to = every_dtype[t];
             double want[6];
@@ -277,9 +262,9 @@ static void arithmetic_on_every_number_dtype(void **state) {
     tp_context_t *c = *state;
     for (size_t d = 0; d < COUNT_OF(number_dtypes); d++) {
         tp_dtype_t dtype = number_dtypes[d];
-        tp_tensor_t *x = from_doubles(c, dtype, TP_SHAPE(4), (const double[]){6, 3, 0, 11});
-        tp_tensor_t *y = from_doubles(c, dtype, TP_SHAPE(4), (const double[]){2, 3, 5, 4});
-        tp_tensor_t *z = from_doubles(c, dtype, TP_SHAPE(4), (const double[]){2, 3, 0, 4});
+        tp_tensor_t *x = tensor_of_doubles(c, dtype, TP_SHAPE(4), (const double[]){6, 3, 0, 11});
+        tp_tensor_t *y = tensor_of_doubles(c, dtype, TP_SHAPE(4), (const double[]){2, 3, 5, 4});
+        tp_tensor_t *z = tensor_of_doubles(c, dtype, TP_SHAPE(4), (const double[]){2, 3, 0, 4});
         tp_tensor_t *out;
         assert_ok(tp_add(c, x, y, &out));
         EXPECT(out, dtype, 8, 6, 5, 15);
@@ -303,8 +288,9 @@ static void arithmetic_on_every_number_dtype(void **state) {
         assert_ok(tp_add_n(c, pair, 2, &out));
         EXPECT(out, dtype, 8, 6, 5, 15);
         /* Broadcasting a row over a matrix. */
-        tp_tensor_t *matrix = from_doubles(c, dtype, TP_SHAPE(2, 2), (const double[]){1, 2, 3, 4});
-        tp_tensor_t *row = from_doubles(c, dtype, TP_SHAPE(2), (const double[]){10, 20});
+        tp_tensor_t *matrix =
+            tensor_of_doubles(c, dtype, TP_SHAPE(2, 2), (const double[]){1, 2, 3, 4});
+        tp_tensor_t *row = tensor_of_doubles(c, dtype, TP_SHAPE(2), (const double[]){10, 20});
         assert_ok(tp_add(c, matrix, row, &out));
         EXPECT(out, dtype, 11, 22, 13, 24);
         assert_ok(tp_bias_add(c, matrix, row, &out));
@@ -378,8 +364,8 @@ static void integer_division_by_zero_is_an_error(void **state) {
     tp_context_t *c = *state;
     const tp_dtype_t integers[] = {TP_INT8, TP_INT16, TP_UINT8, TP_UINT16, TP_UINT32, TP_UINT64};
     for (size_t d = 0; d < COUNT_OF(integers); d++) {
-        tp_tensor_t *x = from_doubles(c, integers[d], TP_SHAPE(2), (const double[]){4, 1});
-        tp_tensor_t *zero = from_doubles(c, integers[d], TP_SHAPE(2), (const double[]){2, 0});
+        tp_tensor_t *x = tensor_of_doubles(c, integers[d], TP_SHAPE(2), (const double[]){4, 1});
+        tp_tensor_t *zero = tensor_of_doubles(c, integers[d], TP_SHAPE(2), (const double[]){2, 0});
         tp_tensor_t *y = NULL;
         expect_refusal(tp_div(c, x, zero, &y), &y, TP_INVALID_ARGUMENT,
                        "Div: integer division by zero");
@@ -512,7 +498,7 @@ static void reductions_on_every_number_dtype(void **state) {
     for (size_t d = 0; d < COUNT_OF(number_dtypes); d++) {
         tp_dtype_t dtype = number_dtypes[d];
         tp_tensor_t *x =
-            from_doubles(c, dtype, TP_SHAPE(2, 3), (const double[]){1, 2, 3, 4, 5, 9});
+            tensor_of_doubles(c, dtype, TP_SHAPE(2, 3), (const double[]){1, 2, 3, 4, 5, 9});
         tp_tensor_t *y;
         assert_ok(tp_sum(c, x, rows, 1, false, &y));
         EXPECT(y, dtype, 6, 18);
@@ -560,7 +546,7 @@ static void integer_reductions(void **state) {
     /* Of nothing: Max gives the dtype's smallest value, Sum and Mean 0. */
     const tp_dtype_t empty_dtypes[] = {TP_INT16, TP_UINT32};
     for (size_t d = 0; d < 2; d++) {
-        x = from_doubles(c, empty_dtypes[d], TP_SHAPE(2, 0), NULL);
+        x = tensor_of_doubles(c, empty_dtypes[d], TP_SHAPE(2, 0), NULL);
         assert_ok(tp_max(c, x, last, 1, false, &y));
         EXPECT(y, empty_dtypes[d], d == 0 ? -32768 : 0, d == 0 ? -32768 : 0);
         assert_ok(tp_mean(c, x, last, 1, false, &y));
@@ -604,8 +590,8 @@ static void half_matmul_accumulates_in_float32(void **state) {
     const double a_values[] = {1, 2, 3, 4}, b_values[] = {5, 6, 7, 8};
     const tp_dtype_t halves[] = {TP_FLOAT16, TP_BFLOAT16};
     for (size_t d = 0; d < 2; d++) {
-        tp_tensor_t *a = from_doubles(c, halves[d], TP_SHAPE(2, 2), a_values);
-        tp_tensor_t *b = from_doubles(c, halves[d], TP_SHAPE(2, 2), b_values), *y;
+        tp_tensor_t *a = tensor_of_doubles(c, halves[d], TP_SHAPE(2, 2), a_values);
+        tp_tensor_t *b = tensor_of_doubles(c, halves[d], TP_SHAPE(2, 2), b_values), *y;
         assert_ok(tp_matmul(c, a, b, false, false, &y));
         EXPECT(y, halves[d], 19, 22, 43, 50);
         assert_ok(tp_matmul(c, a, b, true, true, &y)); /* a^T b^T = (b a)^T */

@@ -23,29 +23,8 @@ static int64_t element_count(tp_shape_t shape) {
     return count;
 }
 
-/* A tensor of `dtype` holding `values` converted (float32 rounds; integers truncate). */
-static tp_tensor_t *make(tp_context_t *c, tp_dtype_t dtype, tp_shape_t shape,
-                         const double *values) {
-    int64_t n = element_count(shape);
-    size_t size = tp_dtype_size(dtype) * (size_t)n;
-    void *raw = malloc(size + 1);
-    assert_non_null(raw);
-    for (int64_t i = 0; i < n; i++) {
-        switch (dtype) {
-        case TP_FLOAT32: ((float *)raw)[i] = (float)values[i]; break;
-        case TP_FLOAT64: ((double *)raw)[i] = values[i]; break;
-        case TP_INT32: ((int32_t *)raw)[i] = (int32_t)values[i]; break;
-        case TP_INT64: ((int64_t *)raw)[i] = (int64_t)values[i]; break;
-        default: fail_msg("unexpected dtype %s", tp_dtype_name(dtype));
-        }
-    }
-    tp_tensor_t *t = NULL;
-    assert_ok(tp_tensor_create(c, dtype, shape, raw, size, &t));
-    free(raw);
-    return t;
-}
-
-#define TENSOR(c, dtype, shape, ...) make((c), (dtype), (shape), (const double[]){__VA_ARGS__})
+#define TENSOR(c, dtype, shape, ...)                                                           \
+    tensor_of_doubles((c), (dtype), (shape), (const double[]){__VA_ARGS__})
 
 /* The tensor's float values as doubles (caller frees). */
 static double *values_of(tp_tensor_t *t) {
@@ -110,7 +89,7 @@ static void log_softmax_is_the_log_of_softmax(void **state) {
     const double x[] = {1, 2, 3, -1, 0.5, 0, 0, 0, 0, 0, -3, 2.5};
     const tp_dtype_t dtypes[] = {TP_FLOAT32, TP_FLOAT64};
     for (size_t d = 0; d < 2; d++) {
-        tp_tensor_t *logits = make(c, dtypes[d], TP_SHAPE(3, 4), x), *y = NULL;
+        tp_tensor_t *logits = tensor_of_doubles(c, dtypes[d], TP_SHAPE(3, 4), x), *y = NULL;
         assert_ok(tp_log_softmax(c, logits, &y));
         assert_int_equal(tp_tensor_dtype(y), dtypes[d]);
         assert_shape(y, TP_SHAPE(3, 4));
@@ -179,8 +158,8 @@ static void softmax_cross_entropy_matches_the_definition(void **state) {
     naive_cross_entropy(features, labels, 3, 3, want_loss, want_backprop);
     const tp_dtype_t dtypes[] = {TP_FLOAT32, TP_FLOAT64};
     for (size_t d = 0; d < 2; d++) {
-        tp_tensor_t *f = make(c, dtypes[d], TP_SHAPE(3, 3), features);
-        tp_tensor_t *l = make(c, dtypes[d], TP_SHAPE(3, 3), labels);
+        tp_tensor_t *f = tensor_of_doubles(c, dtypes[d], TP_SHAPE(3, 3), features);
+        tp_tensor_t *l = tensor_of_doubles(c, dtypes[d], TP_SHAPE(3, 3), labels);
         tp_tensor_t *loss = NULL, *backprop = NULL;
         assert_ok(tp_softmax_cross_entropy_with_logits(c, f, l, &loss, &backprop));
         assert_shape(loss, TP_SHAPE(3));
@@ -234,7 +213,7 @@ static void sparse_cross_entropy_matches_one_hot_labels(void **state) {
     naive_cross_entropy(features, one_hot, 3, 4, want_loss, want_backprop);
     const tp_dtype_t label_dtypes[] = {TP_INT32, TP_INT64};
     for (size_t d = 0; d < 2; d++) {
-        tp_tensor_t *f = make(c, TP_FLOAT64, TP_SHAPE(3, 4), features);
+        tp_tensor_t *f = tensor_of_doubles(c, TP_FLOAT64, TP_SHAPE(3, 4), features);
         tp_tensor_t *labels = TENSOR(c, label_dtypes[d], TP_SHAPE(3), 3, 0, 2);
         tp_tensor_t *loss = NULL, *backprop = NULL;
         assert_ok(tp_sparse_softmax_cross_entropy_with_logits(c, f, labels, &loss, &backprop));
@@ -330,8 +309,8 @@ static void mean_losses_average_the_rows(void **state) {
     const double labels[] = {0, 0, 1, 1, 0, 0};
     double want_loss[2], backprop[6];
     naive_cross_entropy(features, labels, 2, 3, want_loss, backprop);
-    tp_tensor_t *f = make(c, TP_FLOAT64, TP_SHAPE(2, 3), features);
-    tp_tensor_t *l = make(c, TP_FLOAT64, TP_SHAPE(2, 3), labels);
+    tp_tensor_t *f = tensor_of_doubles(c, TP_FLOAT64, TP_SHAPE(2, 3), features);
+    tp_tensor_t *l = tensor_of_doubles(c, TP_FLOAT64, TP_SHAPE(2, 3), labels);
     tp_tensor_t *sparse = TENSOR(c, TP_INT64, TP_SHAPE(2), 2, 0);
     tp_tensor_t *mean = NULL, *sparse_mean = NULL;
     assert_ok(tp_softmax_cross_entropy(c, l, f, &mean));
@@ -399,9 +378,11 @@ static void check_batch_norm(tp_context_t *c, tp_dtype_t dtype, tp_shape_t shape
     naive_batch_norm(x, rows, channels, scale, offset, mean, variance, attrs, want_y, want_mean,
                      want_variance);
     tp_shape_t vector = TP_SHAPE(channels);
-    tp_tensor_t *tx = make(c, dtype, shape, x), *ts = make(c, dtype, vector, scale);
-    tp_tensor_t *to = make(c, dtype, vector, offset), *tm = make(c, dtype, vector, mean);
-    tp_tensor_t *tv = make(c, dtype, vector, variance);
+    tp_tensor_t *tx = tensor_of_doubles(c, dtype, shape, x),
+                *ts = tensor_of_doubles(c, dtype, vector, scale);
+    tp_tensor_t *to = tensor_of_doubles(c, dtype, vector, offset),
+                *tm = tensor_of_doubles(c, dtype, vector, mean);
+    tp_tensor_t *tv = tensor_of_doubles(c, dtype, vector, variance);
     tp_tensor_t *y = NULL, *batch_mean = NULL, *batch_variance = NULL;
     assert_ok(tp_fused_batch_norm(c, tx, ts, to, tm, tv, attrs.epsilon, attrs.training,
                                   attrs.factor, &y, &batch_mean, &batch_variance));
@@ -499,7 +480,7 @@ static void dropout_keeps_where_the_uniform_stream_reaches_the_rate(void **state
     const tp_dtype_t dtypes[] = {TP_FLOAT32, TP_FLOAT64};
     for (size_t d = 0; d < 2; d++) {
         const double rate = 0.3;
-        tp_tensor_t *tx = make(c, dtypes[d], TP_SHAPE(N), x), *y = NULL, *mask = NULL;
+        tp_tensor_t *tx = tensor_of_doubles(c, dtypes[d], TP_SHAPE(N), x), *y = NULL, *mask = NULL;
         tp_tensor_t *uniform = NULL;
         assert_ok(tp_dropout(c, tx, rate, 77, &y, &mask));
         assert_ok(tp_random_uniform(c, TP_FLOAT32, TP_SHAPE(N), 77, &uniform));
@@ -547,7 +528,7 @@ static void dropout_masks_follow_the_seed(void **state) {
     enum { N = 256 };
     double x[N];
     for (int i = 0; i < N; i++) x[i] = 1;
-    tp_tensor_t *tx = make(c, TP_FLOAT64, TP_SHAPE(N), x);
+    tp_tensor_t *tx = tensor_of_doubles(c, TP_FLOAT64, TP_SHAPE(N), x);
     double *masks[3];
     const int64_t seeds[] = {5, 5, 6};
     for (int k = 0; k < 3; k++) {
@@ -599,8 +580,8 @@ static void a_traced_dropout_draws_a_new_mask_per_call(void **state) {
     enum { N = 64 };
     double x[N];
     for (int i = 0; i < N; i++) x[i] = 1;
-    tp_tensor_t *tx = make(c, TP_FLOAT64, TP_SHAPE(N), x), *eager = NULL, *first = NULL,
-                *second = NULL;
+    tp_tensor_t *tx = tensor_of_doubles(c, TP_FLOAT64, TP_SHAPE(N), x), *eager = NULL,
+                *first = NULL, *second = NULL;
     assert_ok(tp_dropout(c, tx, 0.5, 9, &eager, NULL));
     tp_function_t *function = NULL;
     assert_ok(tp_function_create(c, "dropout", dropout_body, 1, NULL, &function));
@@ -689,7 +670,7 @@ static tp_status_t *objective(tp_context_t *c, const gradient_case_t *test,
         assert_non_null(w);
         for (int64_t k = 0; k < n; k++)
             w[k] = (k % 2 ? -1 : 1) * (0.3 + fmod(0.7548776662 * (double)(k + 1 + 5 * o), 1.0));
-        tp_tensor_t *weights = make(c, TP_FLOAT64, tp_tensor_shape(outputs[o]), w);
+        tp_tensor_t *weights = tensor_of_doubles(c, TP_FLOAT64, tp_tensor_shape(outputs[o]), w);
         free(w);
         tp_tensor_t *weighted = NULL, *sum = NULL, *next = NULL;
         error = tp_mul(c, outputs[o], weights, &weighted);
@@ -715,7 +696,7 @@ static tp_status_t *objective(tp_context_t *c, const gradient_case_t *test,
 static double evaluate(tp_context_t *c, const gradient_case_t *test, double *const *values) {
     tp_tensor_t *inputs[MAX_INPUTS] = {NULL}, *f = NULL;
     for (int i = 0; i < test->num_inputs; i++)
-        inputs[i] = make(c, test->inputs[i].dtype, test->inputs[i].shape, values[i]);
+        inputs[i] = tensor_of_doubles(c, test->inputs[i].dtype, test->inputs[i].shape, values[i]);
     assert_ok(objective(c, test, inputs, &f));
     double *value = values_of(f), result = value[0];
     free(value);
@@ -734,7 +715,7 @@ static void check_gradient(tp_context_t *c, const gradient_case_t *test) {
     int num_sources = 0, source_of[MAX_INPUTS];
     for (int i = 0; i < test->num_inputs; i++) {
         values[i] = input_values(test, i);
-        inputs[i] = make(c, test->inputs[i].dtype, test->inputs[i].shape, values[i]);
+        inputs[i] = tensor_of_doubles(c, test->inputs[i].dtype, test->inputs[i].shape, values[i]);
         source_of[i] = test->inputs[i].dtype == TP_FLOAT64 ? num_sources : -1;
         if (source_of[i] >= 0) sources[num_sources++] = inputs[i];
     }
@@ -847,7 +828,7 @@ static void dropout_gradient_reuses_the_forward_mask(void **state) {
     enum { N = 50 };
     double x[N];
     for (int i = 0; i < N; i++) x[i] = 0.5 + i;
-    tp_tensor_t *tx = make(c, TP_FLOAT64, TP_SHAPE(N), x), *y = NULL, *mask = NULL;
+    tp_tensor_t *tx = tensor_of_doubles(c, TP_FLOAT64, TP_SHAPE(N), x), *y = NULL, *mask = NULL;
     tp_tensor_t *sum = NULL, *grad = NULL;
     tp_tape_t *tape = NULL;
     assert_ok(tp_tape_begin(c, &tape));

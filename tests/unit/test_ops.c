@@ -87,21 +87,6 @@ static int64_t load_integer(const void *data, tp_dtype_t dtype, int64_t i) {
     return 0;
 }
 
-/* A tensor of `dtype` holding `values` converted to it (they must be exact in that dtype). */
-static tp_tensor_t *make_from_doubles(tp_context_t *c, tp_dtype_t dtype, tp_shape_t shape,
-                                      const double *values) {
-    int64_t count = element_count(shape);
-    size_t size = (size_t)count * tp_dtype_size(dtype);
-    void *buffer = malloc(size > 0 ? size : 1);
-    assert_non_null(buffer);
-    for (int64_t i = 0; i < count; i++) tp_dtype_store_double(buffer, dtype, i, values[i]);
-    tp_tensor_t *tensor = NULL;
-    tp_status_t *status = tp_tensor_create(c, dtype, shape, buffer, size, &tensor);
-    free(buffer);
-    assert_ok(status);
-    return tensor;
-}
-
 /* ---- Reading tensors ------------------------------------------------------------------------- */
 
 /* Every element of `tensor`, whatever its dtype, as doubles in a malloc'd array. */
@@ -270,7 +255,7 @@ static const unary_case_t float_unary_cases[] = {
 
 static void run_unary_case(tp_context_t *c, const unary_case_t *test, tp_dtype_t dtype) {
     tp_shape_t shape = TP_SHAPE(test->count);
-    tp_tensor_t *x = make_from_doubles(c, dtype, shape, test->input);
+    tp_tensor_t *x = tensor_of_doubles(c, dtype, shape, test->input);
     tp_tensor_t *y = NULL;
     tp_status_t *status = test->fn(c, x, &y);
     tp_tensor_release(x);
@@ -543,8 +528,8 @@ static void run_broadcast_case(tp_context_t *c, const broadcast_case_t *test, tp
     const double *expected[] = {test->add, test->sub, test->mul, test->div};
     size_t count = (size_t)element_count(test->z_shape);
     for (size_t op = 0; op < COUNT_OF(binary_fns); op++) {
-        tp_tensor_t *x = make_from_doubles(c, dtype, test->x_shape, test->x);
-        tp_tensor_t *y = make_from_doubles(c, dtype, test->y_shape, test->y);
+        tp_tensor_t *x = tensor_of_doubles(c, dtype, test->x_shape, test->x);
+        tp_tensor_t *y = tensor_of_doubles(c, dtype, test->y_shape, test->y);
         tp_tensor_t *z = NULL;
         tp_status_t *status = binary_fns[op](c, x, y, &z);
         tp_tensor_release(x);
@@ -776,10 +761,10 @@ static void matmul_with_every_transpose_combination(void **state) {
     for (size_t d = 0; d < COUNT_OF(dtypes); d++) {
         for (int flags = 0; flags < 4; flags++) {
             bool ta = flags & 1, tb = flags & 2;
-            tp_tensor_t *x = make_from_doubles(c, dtypes[d], ta ? TP_SHAPE(3, 2) : TP_SHAPE(2, 3),
-                                               ta ? a_t : a);
-            tp_tensor_t *y = make_from_doubles(c, dtypes[d], tb ? TP_SHAPE(2, 3) : TP_SHAPE(3, 2),
-                                               tb ? b_t : b);
+            tp_tensor_t *x =
+                tensor_of_doubles(c, dtypes[d], ta ? TP_SHAPE(3, 2) : TP_SHAPE(2, 3), ta ? a_t : a);
+            tp_tensor_t *y =
+                tensor_of_doubles(c, dtypes[d], tb ? TP_SHAPE(2, 3) : TP_SHAPE(3, 2), tb ? b_t : b);
             tp_tensor_t *z = NULL;
             tp_status_t *status = tp_matmul(c, x, y, ta, tb, &z);
             tp_tensor_release(x);
@@ -804,8 +789,8 @@ static void matmul_transpose_flags_change_square_products(void **state) {
     };
     const tp_dtype_t dtypes[] = {TP_FLOAT32, TP_FLOAT64};
     for (size_t d = 0; d < COUNT_OF(dtypes); d++) {
-        tp_tensor_t *a = make_from_doubles(c, dtypes[d], TP_SHAPE(2, 2), DOUBLES(1, 2, 3, 4));
-        tp_tensor_t *b = make_from_doubles(c, dtypes[d], TP_SHAPE(2, 2), DOUBLES(5, 6, 7, 8));
+        tp_tensor_t *a = tensor_of_doubles(c, dtypes[d], TP_SHAPE(2, 2), DOUBLES(1, 2, 3, 4));
+        tp_tensor_t *b = tensor_of_doubles(c, dtypes[d], TP_SHAPE(2, 2), DOUBLES(5, 6, 7, 8));
         for (int flags = 0; flags < 4; flags++) {
             tp_tensor_t *z = NULL;
             describe("%s MatMul of 2x2 matrices, flags %d", tp_dtype_name(dtypes[d]), flags);
@@ -900,7 +885,7 @@ static void reductions_of_a_matrix_over_each_axis(void **state) {
     const double axis1[3][2] = {{6, 15}, {2, 5}, {3, 6}};
     const int64_t zero = 0, one = 1, minus_one = -1;
     for (size_t d = 0; d < COUNT_OF(dtypes); d++) {
-        tp_tensor_t *x = make_from_doubles(c, dtypes[d], TP_SHAPE(2, 3), DOUBLES(1, 2, 3, 4, 5, 6));
+        tp_tensor_t *x = tensor_of_doubles(c, dtypes[d], TP_SHAPE(2, 3), DOUBLES(1, 2, 3, 4, 5, 6));
         for (size_t r = 0; r < COUNT_OF(reductions); r++) {
             check_reduction(c, r, x, NULL, 0, false, TP_SCALAR_SHAPE, all[r]);
             check_reduction(c, r, x, NULL, 0, true, TP_SHAPE(1, 1), all[r]);
@@ -920,7 +905,7 @@ static void reductions_over_two_axes_of_a_3d_tensor(void **state) {
      * Sum = 32j + 60, Mean = Sum / 8, Max = 15 + 4j. */
     double values[24];
     for (int i = 0; i < 24; i++) values[i] = i;
-    tp_tensor_t *x = make_from_doubles(c, TP_FLOAT32, TP_SHAPE(2, 3, 4), values);
+    tp_tensor_t *x = tensor_of_doubles(c, TP_FLOAT32, TP_SHAPE(2, 3, 4), values);
     const double wanted[3][3] = {{60, 92, 124}, {7.5, 11.5, 15.5}, {15, 19, 23}};
     const int64_t axes[] = {0, 2}, negative_axes[] = {-1, 0};
     for (size_t r = 0; r < COUNT_OF(reductions); r++) {
@@ -1022,7 +1007,7 @@ static void transpose_with_a_perm_moves_every_element(void **state) {
     /* x[i][j][k] = 12i + 4j + k over (2, 3, 4); perm (2, 0, 1) gives y[k][i][j] = x[i][j][k]. */
     double values[24];
     for (int i = 0; i < 24; i++) values[i] = i;
-    tp_tensor_t *x = make_from_doubles(c, TP_INT32, TP_SHAPE(2, 3, 4), values), *y = NULL;
+    tp_tensor_t *x = tensor_of_doubles(c, TP_INT32, TP_SHAPE(2, 3, 4), values), *y = NULL;
     const int64_t perm[] = {2, 0, 1};
     assert_ok(tp_transpose(c, x, perm, 3, &y));
     expect_ints(y, TP_INT32, TP_SHAPE(4, 2, 3),
@@ -1073,7 +1058,7 @@ static void softmax_normalizes_each_row(void **state) {
                              row0[0], row0[1], row0[2]};
     const tp_dtype_t dtypes[] = {TP_FLOAT32, TP_FLOAT64};
     for (size_t d = 0; d < COUNT_OF(dtypes); d++) {
-        tp_tensor_t *x = make_from_doubles(c, dtypes[d], TP_SHAPE(3, 3), logits), *y = NULL;
+        tp_tensor_t *x = tensor_of_doubles(c, dtypes[d], TP_SHAPE(3, 3), logits), *y = NULL;
         assert_ok(tp_softmax(c, x, &y));
         tp_tensor_release(x);
         snapshot_t got;
@@ -1393,7 +1378,7 @@ static void nan_passes_through_relu_and_an_empty_mean_is_nan(void **state) {
     const double values[3] = {NAN, -1.0, 2.0};
     for (int k = 0; k < 2; k++) {
         tp_dtype_t dtype = k == 0 ? TP_FLOAT32 : TP_FLOAT64;
-        tp_tensor_t *x = make_from_doubles(c, dtype, TP_SHAPE(3), values), *y = NULL;
+        tp_tensor_t *x = tensor_of_doubles(c, dtype, TP_SHAPE(3), values), *y = NULL;
         assert_ok(tp_relu(c, x, &y));
         size_t count;
         double *got = read_doubles(y, &count);
@@ -1403,7 +1388,7 @@ static void nan_passes_through_relu_and_an_empty_mean_is_nan(void **state) {
         tp_tensor_release(x);
         assert_true(ok);
     }
-    tp_tensor_t *empty = make_from_doubles(c, TP_FLOAT32, TP_SHAPE(2, 0), NULL), *mean = NULL;
+    tp_tensor_t *empty = tensor_of_doubles(c, TP_FLOAT32, TP_SHAPE(2, 0), NULL), *mean = NULL;
     const int64_t axis[1] = {1};
     assert_ok(tp_mean(c, empty, axis, 1, false, &mean));
     size_t count;

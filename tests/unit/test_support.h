@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "base/dtype.h"
 #include "tensorplug/tensorplug.h"
 
 /* Fails the test with the status's message if it is an error. */
@@ -51,6 +52,23 @@ static inline tp_tensor_t *floats(tp_context_t *context, tp_shape_t shape, const
     assert_ok(tp_tensor_create(context, TP_FLOAT32, shape, values, (size_t)count * sizeof(float),
                                &t));
     return t;
+}
+
+/* A tensor of `dtype` and `shape` holding `values` (as many as the shape has), each converted
+ * to the dtype as a C cast does. */
+static inline tp_tensor_t *tensor_of_doubles(tp_context_t *context, tp_dtype_t dtype,
+                                             tp_shape_t shape, const double *values) {
+    int64_t count;
+    assert_ok(tp_shape_num_elements(&shape, &count));
+    size_t size = (size_t)count * tp_dtype_size(dtype);
+    void *buffer = malloc(size > 0 ? size : 1);
+    assert_non_null(buffer);
+    for (int64_t i = 0; i < count; i++) tp_dtype_store_double(buffer, dtype, i, values[i]);
+    tp_tensor_t *tensor = NULL;
+    tp_status_t *status = tp_tensor_create(context, dtype, shape, buffer, size, &tensor);
+    free(buffer);
+    assert_ok(status);
+    return tensor;
 }
 
 /* A cmocka setup step: a context made with `options`, kept in *state; -1 if it fails. */
