@@ -12,8 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define COUNT_OF(array) (sizeof(array) / sizeof((array)[0]))
-
 /* ---- Making and reading tensors -------------------------------------------------------------- */
 
 static tp_tensor_t *make(tp_context_t *c, tp_dtype_t dtype, tp_shape_t shape, const void *data,
@@ -119,14 +117,6 @@ static void expect_tensor(tp_tensor_t *tensor, tp_dtype_t dtype, tp_shape_t shap
 #define EXPECT_BOOLS(t, shape, ...) EXPECT(t, TP_BOOL, bool, shape, __VA_ARGS__)
 /* An empty tensor of that dtype and shape. */
 #define EXPECT_EMPTY(t, dtype, shape) expect_tensor((t), (dtype), (shape), "", 0)
-
-/* `expr` fails with `code` and a message containing `fragment`, and leaves `out` NULL. */
-#define assert_op_fails(out, expr, code, fragment)                                             \
-    do {                                                                                       \
-        (out) = NULL;                                                                          \
-        assert_error((expr), (code), (fragment));                                              \
-        assert_null(out);                                                                      \
-    } while (0)
 
 #define LIST(...) ((const int64_t[]){__VA_ARGS__})
 

@@ -15,8 +15,6 @@
 
 #include "tensorplug/training.h"
 
-#define COUNT_OF(array) (sizeof(array) / sizeof((array)[0]))
-
 /* ---- A direct convolution and pooling, by definition ------------------------------------------ */
 
 /* One case: an image [n,h,w,c], a window kh x kw (a filter [kh,kw,c,o]; for pooling o is c),

@@ -14,8 +14,6 @@
 #include "base/dtype.h"
 #include "tensorplug/float16.h"
 
-#define COUNT_OF(array) (sizeof(array) / sizeof((array)[0]))
-
 static const tp_dtype_t every_dtype[] = {TP_FLOAT32, TP_FLOAT64, TP_INT32,    TP_INT64,
                                          TP_UINT8,   TP_BOOL,    TP_FLOAT16,  TP_BFLOAT16,
                                          TP_INT8,    TP_INT16,   TP_UINT16,   TP_UINT32,

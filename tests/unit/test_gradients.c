@@ -11,8 +11,6 @@
 
 #include "tensorplug/training.h"
 
-#define COUNT_OF(array) (sizeof(array) / sizeof((array)[0]))
-
 /* ---- Tensors in and out ---------------------------------------------------------------------- */
 
 static int64_t element_count(tp_shape_t shape) {

@@ -13,8 +13,6 @@
 
 #include "tensorplug/training.h"
 
-#define COUNT_OF(array) (sizeof(array) / sizeof((array)[0]))
-
 /* ---- Tensors in and out ---------------------------------------------------------------------- */
 
 static int64_t element_count(tp_shape_t shape) {
@@ -65,13 +63,6 @@ static void expect_close(tp_tensor_t *t, const double *want, int64_t count, doub
     }
     free(got);
 }
-
-#define assert_op_fails(out, expr, code, fragment)                                             \
-    do {                                                                                       \
-        (out) = NULL;                                                                          \
-        assert_error((expr), (code), (fragment));                                              \
-        assert_null(out);                                                                      \
-    } while (0)
 
 /* ---- Naive references ------------------------------------------------------------------------ */
 

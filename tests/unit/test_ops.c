@@ -50,8 +50,6 @@ typedef tp_status_t *(*binary_fn)(tp_context_t *, tp_tensor_t *, tp_tensor_t *, 
 typedef tp_status_t *(*reduce_fn)(tp_context_t *, tp_tensor_t *, const int64_t *, size_t, bool,
                                   tp_tensor_t **);
 
-#define COUNT_OF(array) (sizeof(array) / sizeof((array)[0]))
-
 static tp_tensor_t *make_tensor(tp_context_t *c, tp_dtype_t dtype, tp_shape_t shape,
                                 const void *data, size_t size) {
     tp_tensor_t *tensor = NULL;
@@ -213,14 +211,6 @@ static void expect_integers(tp_tensor_t *tensor, tp_dtype_t dtype, tp_shape_t sh
 #define expect_ints(t, dtype, shape, ...)                                                      \
     expect_integers((t), (dtype), (shape), INTEGERS(__VA_ARGS__),                              \
                     COUNT_OF(INTEGERS(__VA_ARGS__)))
-
-/* `expr` fails with `code` and a message containing `fragment`, and leaves `out` NULL. */
-#define assert_op_fails(out, expr, code, fragment)                                             \
-    do {                                                                                       \
-        (out) = NULL;                                                                          \
-        assert_error((expr), (code), (fragment));                                              \
-        assert_null(out);                                                                      \
-    } while (0)
 
 /* Tolerances: float32 transcendental results are rounded from double, float64 ones come from
  * libm. */

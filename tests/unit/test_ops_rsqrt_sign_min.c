@@ -7,8 +7,6 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
-#define COUNT_OF(array) (sizeof(array) / sizeof((array)[0]))
-
 /* Reads `tensor` (of `dtype` and `count` elements) back as doubles. */
 static void read_back(tp_tensor_t *tensor, tp_dtype_t dtype, double *out, int64_t count) {
     assert_int_equal(tp_tensor_dtype(tensor), dtype);

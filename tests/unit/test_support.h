@@ -54,6 +54,17 @@ static inline tp_tensor_t *floats(tp_context_t *context, tp_shape_t shape, const
     return t;
 }
 
+/* `expr` is an op call that fails with `code` and a message containing `fragment`, and leaves
+ * its output `out` NULL. */
+#define assert_op_fails(out, expr, code, fragment)                                             \
+    do {                                                                                       \
+        (out) = NULL;                                                                          \
+        assert_error((expr), (code), (fragment));                                              \
+        assert_null(out);                                                                      \
+    } while (0)
+
+#define COUNT_OF(array) (sizeof(array) / sizeof((array)[0]))
+
 /* A tensor of `dtype` and `shape` holding `values` (as many as the shape has), each converted
  * to the dtype as a C cast does. */
 static inline tp_tensor_t *tensor_of_doubles(tp_context_t *context, tp_dtype_t dtype,
