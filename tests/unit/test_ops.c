@@ -50,18 +50,8 @@ typedef tp_status_t *(*binary_fn)(tp_context_t *, tp_tensor_t *, tp_tensor_t *, 
 typedef tp_status_t *(*reduce_fn)(tp_context_t *, tp_tensor_t *, const int64_t *, size_t, bool,
                                   tp_tensor_t **);
 
-static tp_tensor_t *make_tensor(tp_context_t *c, tp_dtype_t dtype, tp_shape_t shape,
-                                const void *data, size_t size) {
-    tp_tensor_t *tensor = NULL;
-    assert_ok(tp_tensor_create(c, dtype, shape, data, size, &tensor));
-    return tensor;
-}
-
 /* F32(c, TP_SHAPE(2, 3), 1, 2, 3, 4, 5, 6): a tensor of those values. tp_tensor_create checks
  * that the number of values matches the shape. */
-#define TENSOR_OF(c, dtype, ctype, shape, ...)                                                 \
-    make_tensor((c), (dtype), (shape), (const ctype[]){__VA_ARGS__},                           \
-                sizeof((const ctype[]){__VA_ARGS__}))
 #define F32(c, shape, ...) TENSOR_OF(c, TP_FLOAT32, float, shape, __VA_ARGS__)
 #define F64(c, shape, ...) TENSOR_OF(c, TP_FLOAT64, double, shape, __VA_ARGS__)
 #define I32(c, shape, ...) TENSOR_OF(c, TP_INT32, int32_t, shape, __VA_ARGS__)
@@ -807,8 +797,8 @@ static void matmul_transposed_operands_give_the_outer_shape(void **state) {
 /* An empty inner dimension: the product of (2, 0) and (0, 3) is a (2, 3) matrix of zeros. */
 static void matmul_with_an_empty_inner_dimension_gives_zeros(void **state) {
     tp_context_t *c = *state;
-    tp_tensor_t *a = make_tensor(c, TP_FLOAT32, TP_SHAPE(2, 0), NULL, 0);
-    tp_tensor_t *b = make_tensor(c, TP_FLOAT32, TP_SHAPE(0, 3), NULL, 0);
+    tp_tensor_t *a = tensor_of_bytes(c, TP_FLOAT32, TP_SHAPE(2, 0), NULL, 0);
+    tp_tensor_t *b = tensor_of_bytes(c, TP_FLOAT32, TP_SHAPE(0, 3), NULL, 0);
     /* Leave garbage where the output is likely to be allocated. */
     tp_tensor_t *garbage = F32(c, TP_SHAPE(2, 3), NAN, NAN, NAN, NAN, NAN, NAN);
     tp_tensor_release(garbage);
@@ -1352,7 +1342,7 @@ static void large_broadcast_takes_the_threaded_path(void **state) {
                                            LARGE * sizeof *rows, &x);
     free(rows);
     assert_ok(status);
-    tp_tensor_t *y = make_tensor(c, TP_FLOAT32, TP_SHAPE(1000), columns, sizeof columns);
+    tp_tensor_t *y = tensor_of_bytes(c, TP_FLOAT32, TP_SHAPE(1000), columns, sizeof columns);
     tp_tensor_t *z = NULL;
     assert_ok(tp_add(c, x, y, &z));
     /* Sum of i over the rows and 1000 j over the columns, each 1000 times. */

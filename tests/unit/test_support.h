@@ -65,6 +65,20 @@ static inline tp_tensor_t *floats(tp_context_t *context, tp_shape_t shape, const
 
 #define COUNT_OF(array) (sizeof(array) / sizeof((array)[0]))
 
+/* A tensor of exactly the `size` bytes at `data` (tp_tensor_create checks them against the
+ * shape and dtype). */
+static inline tp_tensor_t *tensor_of_bytes(tp_context_t *context, tp_dtype_t dtype,
+                                           tp_shape_t shape, const void *data, size_t size) {
+    tp_tensor_t *tensor = NULL;
+    assert_ok(tp_tensor_create(context, dtype, shape, data, size, &tensor));
+    return tensor;
+}
+
+/* TENSOR_OF(c, TP_INT8, int8_t, TP_SHAPE(2), 1, -2): a tensor of those values, as `ctype`. */
+#define TENSOR_OF(c, dtype, ctype, shape, ...)                                                 \
+    tensor_of_bytes((c), (dtype), (shape), (const ctype[]){__VA_ARGS__},                       \
+                    sizeof((const ctype[]){__VA_ARGS__}))
+
 /* A tensor of `dtype` and `shape` holding `values` (as many as the shape has), each converted
  * to the dtype as a C cast does. */
 static inline tp_tensor_t *tensor_of_doubles(tp_context_t *context, tp_dtype_t dtype,
