@@ -21,12 +21,6 @@
 #define U8(c, shape, ...) TENSOR_OF(c, TP_UINT8, uint8_t, shape, __VA_ARGS__)
 #define BOOLS(c, shape, ...) TENSOR_OF(c, TP_BOOL, bool, shape, __VA_ARGS__)
 
-static int64_t element_count(tp_shape_t shape) {
-    int64_t count = 0;
-    assert_ok(tp_shape_num_elements(&shape, &count));
-    return count;
-}
-
 /* A tensor of `shape` whose element k is k, in `dtype` (float32, float64, int32 or int64). */
 static tp_tensor_t *iota(tp_context_t *c, tp_dtype_t dtype, tp_shape_t shape) {
     int64_t count = element_count(shape);

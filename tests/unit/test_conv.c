@@ -156,12 +156,6 @@ static void reference_pool(const geometry_t *g, bool max, const double *x, const
 
 /* ---- Tensors --------------------------------------------------------------------------------- */
 
-static int64_t count_of(tp_shape_t shape) {
-    int64_t count = 0;
-    assert_ok(tp_shape_num_elements(&shape, &count));
-    return count;
-}
-
 /* The tensor's values as doubles (malloc'd), after checking its shape; releases it. */
 static double *take(tp_tensor_t *t, tp_shape_t shape) {
     tp_shape_t got = tp_tensor_shape(t);
@@ -299,7 +293,7 @@ static const char *describe(const geometry_t *g, tp_dtype_t dtype, const char *o
 /* Conv2D and both its gradient ops against the direct loops, in one dtype. */
 static void check_conv(tp_context_t *c, const geometry_t *g, tp_dtype_t dtype, uint64_t seed) {
     tp_shape_t xs = image_shape(g), fs = filter_shape(g), ys = output_shape(g);
-    int64_t nx = count_of(xs), nf = count_of(fs), ny = count_of(ys);
+    int64_t nx = element_count(xs), nf = element_count(fs), ny = element_count(ys);
     double *x = random_values(nx, seed), *f = random_values(nf, seed + 1);
     double *dy = random_values(ny, seed + 2);
     /* float32 inputs are rounded: the reference starts from the same values. */
@@ -340,7 +334,7 @@ static void check_conv(tp_context_t *c, const geometry_t *g, tp_dtype_t dtype, u
 /* MaxPool, AvgPool and their gradient ops against the direct loops, in one dtype. */
 static void check_pool(tp_context_t *c, const geometry_t *g, tp_dtype_t dtype) {
     tp_shape_t xs = image_shape(g), ys = output_shape(g);
-    int64_t nx = count_of(xs), ny = count_of(ys);
+    int64_t nx = element_count(xs), ny = element_count(ys);
     double *x = distinct_values(nx), *dy = random_values(ny, 7);
     for (int64_t i = 0; dtype == TP_FLOAT32 && i < ny; i++) dy[i] = (float)dy[i];
     double *want = malloc((size_t)(nx + ny) * sizeof(double));
@@ -546,7 +540,8 @@ static double weighted_sum(tp_context_t *c, forward_fn forward, tp_tensor_t *x, 
 
 static void check_by_differences(tp_context_t *c, forward_fn forward, tp_shape_t xs,
                                  tp_shape_t fs, tp_shape_t ys, bool distinct, const char *what) {
-    int64_t nx = count_of(xs), nf = fs.rank > 0 ? count_of(fs) : 0, ny = count_of(ys);
+    int64_t nx = element_count(xs), nf = fs.rank > 0 ? element_count(fs) : 0,
+            ny = element_count(ys);
     double *x = distinct ? distinct_values(nx) : random_values(nx, 3);
     double *f = random_values(nf, 4), *w = random_values(ny, 5);
     tp_tensor_t *tw = tensor_of_doubles(c, TP_FLOAT64, ys, w);
@@ -569,7 +564,7 @@ static void check_by_differences(tp_context_t *c, forward_fn forward, tp_shape_t
         tp_tensor_release(tf);
     }
     for (int which = 0; which < (nf > 0 ? 2 : 1); which++) {
-        int64_t n = count_of(shapes[which]);
+        int64_t n = element_count(shapes[which]);
         double *want = malloc((size_t)n * sizeof *want);
         assert_non_null(want);
         const double step = 1e-6;
@@ -669,7 +664,7 @@ static void *convolve(void *arg) {
         int shape = i % 2 == 0 ? 0 : worker->first + i;
         geometry_t g = {2, 6 + shape % 3, 6, 2 + shape % 2, 3, 3, 4, 1 + shape % 2, 1, 1, 1, true};
         tp_shape_t xs = image_shape(&g), fs = filter_shape(&g), ys = output_shape(&g);
-        int64_t nx = count_of(xs), nf = count_of(fs), ny = count_of(ys);
+        int64_t nx = element_count(xs), nf = element_count(fs), ny = element_count(ys);
         double *x = random_values(nx, (uint64_t)i), *f = random_values(nf, (uint64_t)i + 1);
         double *want = malloc((size_t)ny * sizeof *want);
         float *got = malloc((size_t)ny * sizeof *got);
@@ -812,7 +807,8 @@ static void refusals_name_the_op_and_the_value(void **state) {
     for (size_t r = 0; r < COUNT_OF(refusals); r++) {
         const refusal_t *test = &refusals[r];
         tp_tensor_t *inputs[3] = {NULL, NULL, NULL};
-        for (int i = 0; i < test->num_inputs; i++) assert_true(count_of(test->inputs[i]) <= 128);
+        for (int i = 0; i < test->num_inputs; i++)
+            assert_true(element_count(test->inputs[i]) <= 128);
         for (int i = 0; i < test->num_inputs; i++)
             inputs[i] = tensor_of_doubles(c, TP_FLOAT32, test->inputs[i], zeros);
         bool pool = strstr(test->op, "Pool") != NULL;

@@ -13,12 +13,6 @@
 
 /* ---- Tensors in and out ---------------------------------------------------------------------- */
 
-static int64_t element_count(tp_shape_t shape) {
-    int64_t count = 0;
-    assert_ok(tp_shape_num_elements(&shape, &count));
-    return count;
-}
-
 static tp_tensor_t *make_f64(tp_context_t *c, tp_shape_t shape, const double *values) {
     size_t size = (size_t)element_count(shape) * sizeof(double);
     tp_tensor_t *tensor = NULL;

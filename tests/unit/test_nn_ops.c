@@ -15,12 +15,6 @@
 
 /* ---- Tensors in and out ---------------------------------------------------------------------- */
 
-static int64_t element_count(tp_shape_t shape) {
-    int64_t count = 0;
-    assert_ok(tp_shape_num_elements(&shape, &count));
-    return count;
-}
-
 #define TENSOR(c, dtype, shape, ...)                                                           \
     tensor_of_doubles((c), (dtype), (shape), (const double[]){__VA_ARGS__})
 

@@ -58,12 +58,6 @@ typedef tp_status_t *(*reduce_fn)(tp_context_t *, tp_tensor_t *, const int64_t *
 #define I64(c, shape, ...) TENSOR_OF(c, TP_INT64, int64_t, shape, __VA_ARGS__)
 #define BOOLS(c, shape, ...) TENSOR_OF(c, TP_BOOL, bool, shape, __VA_ARGS__)
 
-static int64_t element_count(tp_shape_t shape) {
-    int64_t count = 0;
-    assert_ok(tp_shape_num_elements(&shape, &count));
-    return count;
-}
-
 static int64_t load_integer(const void *data, tp_dtype_t dtype, int64_t i) {
     switch (dtype) {
     case TP_INT32: return ((const int32_t *)data)[i];

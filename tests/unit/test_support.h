@@ -44,13 +44,18 @@
         tp_status_free(assert_status_);                                                        \
     } while (0)
 
+/* The number of elements of `shape`. */
+static inline int64_t element_count(tp_shape_t shape) {
+    int64_t count = 0;
+    assert_ok(tp_shape_num_elements(&shape, &count));
+    return count;
+}
+
 /* A float32 tensor of `shape` on the host, holding `values` (as many as the shape has). */
 static inline tp_tensor_t *floats(tp_context_t *context, tp_shape_t shape, const float *values) {
-    int64_t count;
-    assert_ok(tp_shape_num_elements(&shape, &count));
     tp_tensor_t *t;
-    assert_ok(tp_tensor_create(context, TP_FLOAT32, shape, values, (size_t)count * sizeof(float),
-                               &t));
+    assert_ok(tp_tensor_create(context, TP_FLOAT32, shape, values,
+                               (size_t)element_count(shape) * sizeof(float), &t));
     return t;
 }
 
@@ -83,8 +88,7 @@ static inline tp_tensor_t *tensor_of_bytes(tp_context_t *context, tp_dtype_t dty
  * to the dtype as a C cast does. */
 static inline tp_tensor_t *tensor_of_doubles(tp_context_t *context, tp_dtype_t dtype,
                                              tp_shape_t shape, const double *values) {
-    int64_t count;
-    assert_ok(tp_shape_num_elements(&shape, &count));
+    int64_t count = element_count(shape);
     size_t size = (size_t)count * tp_dtype_size(dtype);
     void *buffer = malloc(size > 0 ? size : 1);
     assert_non_null(buffer);
