@@ -18,20 +18,6 @@
 #define TENSOR(c, dtype, shape, ...)                                                           \
     tensor_of_doubles((c), (dtype), (shape), (const double[]){__VA_ARGS__})
 
-/* The tensor's float values as doubles (caller frees). */
-static double *values_of(tp_tensor_t *t) {
-    int64_t n = tp_tensor_num_elements(t);
-    size_t size = tp_tensor_byte_size(t);
-    double *out = malloc((size_t)n * sizeof *out + 1);
-    void *raw = malloc(size + 1);
-    assert_true(out != NULL && raw != NULL);
-    assert_ok(tp_tensor_read(t, raw, size));
-    for (int64_t i = 0; i < n; i++)
-        out[i] = tp_tensor_dtype(t) == TP_FLOAT32 ? ((float *)raw)[i] : ((double *)raw)[i];
-    free(raw);
-    return out;
-}
-
 static void assert_shape(tp_tensor_t *t, tp_shape_t want) {
     tp_shape_t got = tp_tensor_shape(t);
     bool same = got.rank == want.rank;
@@ -47,7 +33,7 @@ static void assert_shape(tp_tensor_t *t, tp_shape_t want) {
 /* Every value within `tolerance` (relative, and absolute below 1) of `want`. */
 static void expect_close(tp_tensor_t *t, const double *want, int64_t count, double tolerance) {
     assert_int_equal(tp_tensor_num_elements(t), count);
-    double *got = values_of(t);
+    double *got = read_doubles(t, NULL);
     for (int64_t i = 0; i < count; i++) {
         if (!(fabs(got[i] - want[i]) <= tolerance * fmax(1, fabs(want[i])))) {
             double g = got[i];
@@ -413,7 +399,7 @@ static void fused_batch_norm_of_one_and_of_no_rows(void **state) {
     assert_ok(tp_fused_batch_norm(c, empty, scale, offset, stats, stats, 1e-3, true, 1, &y,
                                   &mean, NULL));
     assert_shape(y, TP_SHAPE(0, 2));
-    double *m = values_of(mean);
+    double *m = read_doubles(mean, NULL);
     assert_true(isnan(m[0]) && isnan(m[1]));
     free(m);
     tp_tensor_t *all[] = {x, scale, offset, stats, y, mean, empty};
@@ -469,7 +455,8 @@ static void dropout_keeps_where_the_uniform_stream_reaches_the_rate(void **state
         tp_tensor_t *uniform = NULL;
         assert_ok(tp_dropout(c, tx, rate, 77, &y, &mask));
         assert_ok(tp_random_uniform(c, TP_FLOAT32, TP_SHAPE(N), 77, &uniform));
-        double *ys = values_of(y), *ms = values_of(mask), *us = values_of(uniform);
+        double *ys = read_doubles(y, NULL), *ms = read_doubles(mask, NULL),
+               *us = read_doubles(uniform, NULL);
         double scale = dtypes[d] == TP_FLOAT32 ? (double)(float)(1 / (1 - rate)) : 1 / (1 - rate);
         int kept = 0;
         for (int i = 0; i < N; i++) {
@@ -519,7 +506,7 @@ static void dropout_masks_follow_the_seed(void **state) {
     for (int k = 0; k < 3; k++) {
         tp_tensor_t *y = NULL;
         assert_ok(tp_dropout(c, tx, 0.5, seeds[k], &y, NULL));
-        masks[k] = values_of(y);
+        masks[k] = read_doubles(y, NULL);
         tp_tensor_release(y);
     }
     int same = 0, other = 0;
@@ -572,7 +559,8 @@ static void a_traced_dropout_draws_a_new_mask_per_call(void **state) {
     assert_ok(tp_function_create(c, "dropout", dropout_body, 1, NULL, &function));
     assert_ok(tp_function_call(function, &tx, 1, &first, 1));
     assert_ok(tp_function_call(function, &tx, 1, &second, 1));
-    double *e = values_of(eager), *a = values_of(first), *b = values_of(second);
+    double *e = read_doubles(eager, NULL), *a = read_doubles(first, NULL),
+           *b = read_doubles(second, NULL);
     int same_first = 0, same_second = 0;
     for (int i = 0; i < N; i++) {
         same_first += e[i] == a[i];
@@ -683,7 +671,7 @@ static double evaluate(tp_context_t *c, const gradient_case_t *test, double *con
     for (int i = 0; i < test->num_inputs; i++)
         inputs[i] = tensor_of_doubles(c, test->inputs[i].dtype, test->inputs[i].shape, values[i]);
     assert_ok(objective(c, test, inputs, &f));
-    double *value = values_of(f), result = value[0];
+    double *value = read_doubles(f, NULL), result = value[0];
     free(value);
     tp_tensor_release(f);
     for (int i = 0; i < test->num_inputs; i++) tp_tensor_release(inputs[i]);
@@ -720,7 +708,7 @@ static void check_gradient(tp_context_t *c, const gradient_case_t *test) {
         if (source_of[i] < 0) continue;
         tp_tensor_t *grad = grads[source_of[i]];
         assert_shape(grad, test->inputs[i].shape);
-        double *analytic = values_of(grad);
+        double *analytic = read_doubles(grad, NULL);
         int64_t n = element_count(test->inputs[i].shape);
         for (int64_t k = 0; k < n; k++) {
             double saved = values[i][k];
@@ -822,7 +810,7 @@ static void dropout_gradient_reuses_the_forward_mask(void **state) {
     assert_ok(tp_sum(c, y, NULL, 0, false, &sum));
     assert_ok(tp_tape_gradient(tape, sum, &tx, 1, &grad));
     tp_tape_destroy(tape);
-    double *g = values_of(grad), *m = values_of(mask);
+    double *g = read_doubles(grad, NULL), *m = read_doubles(mask, NULL);
     int dropped = 0;
     for (int i = 0; i < N; i++) {
         assert_true(g[i] == m[i]);

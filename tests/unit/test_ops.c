@@ -71,25 +71,6 @@ static int64_t load_integer(const void *data, tp_dtype_t dtype, int64_t i) {
 
 /* ---- Reading tensors ------------------------------------------------------------------------- */
 
-/* Every element of `tensor`, whatever its dtype, as doubles in a malloc'd array. */
-static double *read_doubles(tp_tensor_t *tensor, size_t *out_count) {
-    size_t count = (size_t)tp_tensor_num_elements(tensor), size = tp_tensor_byte_size(tensor);
-    tp_dtype_t dtype = tp_tensor_dtype(tensor);
-    void *raw = malloc(size > 0 ? size : 1);
-    double *values = malloc(count > 0 ? count * sizeof *values : 1);
-    assert_non_null(raw);
-    assert_non_null(values);
-    tp_status_t *status = tp_tensor_read(tensor, raw, size);
-    if (status == NULL)
-        for (size_t i = 0; i < count; i++)
-            values[i] = tp_dtype_load_double(raw, dtype, (int64_t)i);
-    free(raw);
-    if (status != NULL) free(values);
-    assert_ok(status);
-    *out_count = count;
-    return values;
-}
-
 enum { MAX_SNAPSHOT = 64 };
 
 /* What a small output holds, taken before the tensor is released so that a failed check

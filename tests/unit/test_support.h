@@ -100,6 +100,26 @@ static inline tp_tensor_t *tensor_of_doubles(tp_context_t *context, tp_dtype_t d
     return tensor;
 }
 
+/* Every element of `tensor`, whatever its dtype, as doubles in a malloc'd array; their number
+ * in *out_count unless it is NULL. */
+static inline double *read_doubles(tp_tensor_t *tensor, size_t *out_count) {
+    size_t count = (size_t)tp_tensor_num_elements(tensor), size = tp_tensor_byte_size(tensor);
+    tp_dtype_t dtype = tp_tensor_dtype(tensor);
+    void *raw = malloc(size > 0 ? size : 1);
+    double *values = malloc(count > 0 ? count * sizeof *values : 1);
+    assert_non_null(raw);
+    assert_non_null(values);
+    tp_status_t *status = tp_tensor_read(tensor, raw, size);
+    if (status == NULL)
+        for (size_t i = 0; i < count; i++)
+            values[i] = tp_dtype_load_double(raw, dtype, (int64_t)i);
+    free(raw);
+    if (status != NULL) free(values);
+    assert_ok(status);
+    if (out_count != NULL) *out_count = count;
+    return values;
+}
+
 /* A cmocka setup step: a context made with `options`, kept in *state; -1 if it fails. */
 static inline int create_context_state(void **state, const tp_context_options_t *options) {
     tp_context_t *context;
