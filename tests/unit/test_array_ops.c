@@ -41,13 +41,6 @@ static tp_tensor_t *iota(tp_context_t *c, tp_dtype_t dtype, tp_shape_t shape) {
     return tensor;
 }
 
-static bool same_shape(tp_shape_t a, tp_shape_t b) {
-    if (a.rank != b.rank) return false;
-    for (int32_t d = 0; d < a.rank; d++)
-        if (a.dims[d] != b.dims[d]) return false;
-    return true;
-}
-
 /* Checks the tensor's dtype, shape and bytes against `want` and releases it. Bytes, not values:
  * copies must be exact, NaN payloads and -0 included. */
 static void expect_tensor(tp_tensor_t *tensor, tp_dtype_t dtype, tp_shape_t shape,

@@ -159,8 +159,7 @@ static void reference_pool(const geometry_t *g, bool max, const double *x, const
 /* The tensor's values as doubles (malloc'd), after checking its shape; releases it. */
 static double *take(tp_tensor_t *t, tp_shape_t shape) {
     tp_shape_t got = tp_tensor_shape(t);
-    bool same = got.rank == shape.rank;
-    for (int32_t d = 0; same && d < got.rank; d++) same = got.dims[d] == shape.dims[d];
+    bool same = same_shape(got, shape);
     int64_t count = tp_tensor_num_elements(t);
     tp_dtype_t dtype = tp_tensor_dtype(t);
     size_t size = tp_tensor_byte_size(t);

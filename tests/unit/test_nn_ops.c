@@ -18,18 +18,6 @@
 #define TENSOR(c, dtype, shape, ...)                                                           \
     tensor_of_doubles((c), (dtype), (shape), (const double[]){__VA_ARGS__})
 
-static void assert_shape(tp_tensor_t *t, tp_shape_t want) {
-    tp_shape_t got = tp_tensor_shape(t);
-    bool same = got.rank == want.rank;
-    for (int32_t d = 0; same && d < got.rank; d++) same = got.dims[d] == want.dims[d];
-    if (!same) {
-        char a[128], b[128];
-        tp_shape_format(&got, a, sizeof a);
-        tp_shape_format(&want, b, sizeof b);
-        fail_msg("shape %s, wanted %s", a, b);
-    }
-}
-
 /* Every value within `tolerance` (relative, and absolute below 1) of `want`. */
 static void expect_close(tp_tensor_t *t, const double *want, int64_t count, double tolerance) {
     assert_int_equal(tp_tensor_num_elements(t), count);
@@ -63,7 +51,7 @@ static void log_softmax_is_the_log_of_softmax(void **state) {
         tp_tensor_t *logits = tensor_of_doubles(c, dtypes[d], TP_SHAPE(3, 4), x), *y = NULL;
         assert_ok(tp_log_softmax(c, logits, &y));
         assert_int_equal(tp_tensor_dtype(y), dtypes[d]);
-        assert_shape(y, TP_SHAPE(3, 4));
+        assert_tensor_shape(y, TP_SHAPE(3, 4));
         double want[12];
         for (int r = 0; r < 3; r++) {
             naive_softmax(x + 4 * r, 4, want + 4 * r);
@@ -133,8 +121,8 @@ static void softmax_cross_entropy_matches_the_definition(void **state) {
         tp_tensor_t *l = tensor_of_doubles(c, dtypes[d], TP_SHAPE(3, 3), labels);
         tp_tensor_t *loss = NULL, *backprop = NULL;
         assert_ok(tp_softmax_cross_entropy_with_logits(c, f, l, &loss, &backprop));
-        assert_shape(loss, TP_SHAPE(3));
-        assert_shape(backprop, TP_SHAPE(3, 3));
+        assert_tensor_shape(loss, TP_SHAPE(3));
+        assert_tensor_shape(backprop, TP_SHAPE(3, 3));
         double tolerance = dtypes[d] == TP_FLOAT32 ? 1e-6 : 1e-14;
         expect_close(loss, want_loss, 3, tolerance);
         expect_close(backprop, want_backprop, 9, tolerance);
@@ -286,7 +274,7 @@ static void mean_losses_average_the_rows(void **state) {
     tp_tensor_t *mean = NULL, *sparse_mean = NULL;
     assert_ok(tp_softmax_cross_entropy(c, l, f, &mean));
     assert_ok(tp_sparse_softmax_cross_entropy(c, sparse, f, &sparse_mean));
-    assert_shape(mean, TP_SCALAR_SHAPE);
+    assert_tensor_shape(mean, TP_SCALAR_SHAPE);
     const double want = (want_loss[0] + want_loss[1]) / 2;
     expect_close(mean, &want, 1, 1e-14);
     expect_close(sparse_mean, &want, 1, 1e-14);
@@ -357,8 +345,8 @@ static void check_batch_norm(tp_context_t *c, tp_dtype_t dtype, tp_shape_t shape
     tp_tensor_t *y = NULL, *batch_mean = NULL, *batch_variance = NULL;
     assert_ok(tp_fused_batch_norm(c, tx, ts, to, tm, tv, attrs.epsilon, attrs.training,
                                   attrs.factor, &y, &batch_mean, &batch_variance));
-    assert_shape(y, shape);
-    assert_shape(batch_mean, vector);
+    assert_tensor_shape(y, shape);
+    assert_tensor_shape(batch_mean, vector);
     double tolerance = dtype == TP_FLOAT32 ? 1e-5 : 1e-12;
     expect_close(y, want_y, n, tolerance);
     expect_close(batch_mean, want_mean, channels, tolerance);
@@ -398,7 +386,7 @@ static void fused_batch_norm_of_one_and_of_no_rows(void **state) {
     assert_ok(tp_tensor_create(c, TP_FLOAT64, TP_SHAPE(0, 2), NULL, 0, &empty));
     assert_ok(tp_fused_batch_norm(c, empty, scale, offset, stats, stats, 1e-3, true, 1, &y,
                                   &mean, NULL));
-    assert_shape(y, TP_SHAPE(0, 2));
+    assert_tensor_shape(y, TP_SHAPE(0, 2));
     double *m = read_doubles(mean, NULL);
     assert_true(isnan(m[0]) && isnan(m[1]));
     free(m);
@@ -707,7 +695,7 @@ static void check_gradient(tp_context_t *c, const gradient_case_t *test) {
     for (int i = 0; i < test->num_inputs; i++) {
         if (source_of[i] < 0) continue;
         tp_tensor_t *grad = grads[source_of[i]];
-        assert_shape(grad, test->inputs[i].shape);
+        assert_tensor_shape(grad, test->inputs[i].shape);
         double *analytic = read_doubles(grad, NULL);
         int64_t n = element_count(test->inputs[i].shape);
         for (int64_t k = 0; k < n; k++) {

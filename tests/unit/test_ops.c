@@ -103,15 +103,8 @@ static void take_snapshot(tp_tensor_t *tensor, snapshot_t *out) {
     }
 }
 
-static bool same_shape(const tp_shape_t *a, const tp_shape_t *b) {
-    if (a->rank != b->rank) return false;
-    for (int32_t d = 0; d < a->rank; d++)
-        if (a->dims[d] != b->dims[d]) return false;
-    return true;
-}
-
 static void assert_shape(tp_shape_t got, tp_shape_t wanted) {
-    if (!same_shape(&got, &wanted)) {
+    if (!same_shape(got, wanted)) {
         char g[128], w[128];
         tp_shape_format(&got, g, sizeof g);
         tp_shape_format(&wanted, w, sizeof w);

@@ -5,6 +5,7 @@
 
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -49,6 +50,24 @@ static inline int64_t element_count(tp_shape_t shape) {
     int64_t count = 0;
     assert_ok(tp_shape_num_elements(&shape, &count));
     return count;
+}
+
+static inline bool same_shape(tp_shape_t a, tp_shape_t b) {
+    if (a.rank != b.rank) return false;
+    for (int32_t d = 0; d < a.rank; d++)
+        if (a.dims[d] != b.dims[d]) return false;
+    return true;
+}
+
+/* Fails the test, naming both shapes, unless `tensor` has shape `want`. */
+static inline void assert_tensor_shape(tp_tensor_t *tensor, tp_shape_t want) {
+    tp_shape_t got = tp_tensor_shape(tensor);
+    if (!same_shape(got, want)) {
+        char got_text[128], want_text[128];
+        tp_shape_format(&got, got_text, sizeof got_text);
+        tp_shape_format(&want, want_text, sizeof want_text);
+        fail_msg("shape %s, wanted %s", got_text, want_text);
+    }
 }
 
 /* A float32 tensor of `shape` on the host, holding `values` (as many as the shape has). */
