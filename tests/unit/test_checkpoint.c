@@ -7,7 +7,6 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include <zip.h>
 
@@ -100,11 +99,7 @@ static void variables_come_back_by_name_on_their_devices(void **state) {
     assert_holds(kernel, kernel_values, sizeof kernel_values);
     assert_holds(copy, kernel_values, sizeof kernel_values);
 
-    struct stat info;
-    assert_int_equal(stat(path_of("run.npz"), &info), 0);
-    mode_t mask = umask(0);
-    umask(mask);
-    assert_int_equal(info.st_mode & 0777, 0666 & ~mask);
+    assert_new_file_mode(path_of("run.npz"));
     tp_variable_destroy(copy);
     tp_variable_destroy(kernel);
     tp_variable_destroy(step);

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <cmocka.h>
 
@@ -137,6 +138,15 @@ static inline double *read_doubles(tp_tensor_t *tensor, size_t *out_count) {
     assert_ok(status);
     if (out_count != NULL) *out_count = count;
     return values;
+}
+
+/* The file at `path` has the permissions a new file gets: 0666 less the umask. */
+static inline void assert_new_file_mode(const char *path) {
+    struct stat info;
+    assert_int_equal(stat(path, &info), 0);
+    mode_t mask = umask(0);
+    umask(mask);
+    assert_int_equal(info.st_mode & 0777, 0666 & ~mask);
 }
 
 /* A cmocka setup step: a context made with `options`, kept in *state; -1 if it fails. */
