@@ -98,13 +98,8 @@ static char *rows_text(int rows, size_t *out_length) {
 static void assert_rows(tp_tensor_t *images, tp_tensor_t *labels, int first_row, int64_t n) {
     assert_int_equal(tp_tensor_dtype(images), TP_FLOAT32);
     assert_int_equal(tp_tensor_dtype(labels), TP_INT32);
-    tp_shape_t shape = tp_tensor_shape(images);
-    assert_int_equal(shape.rank, 2);
-    assert_int_equal(shape.dims[0], n);
-    assert_int_equal(shape.dims[1], 64);
-    shape = tp_tensor_shape(labels);
-    assert_int_equal(shape.rank, 1);
-    assert_int_equal(shape.dims[0], n);
+    assert_tensor_shape(images, TP_SHAPE(n, 64));
+    assert_tensor_shape(labels, TP_SHAPE(n));
     assert_string_equal(tp_tensor_device(images), "/job:localhost/replica:0/task:0/device:CPU:0");
     float *pixels = malloc((size_t)n * 64 * sizeof *pixels);
     int32_t *got = malloc((size_t)n * sizeof *got);

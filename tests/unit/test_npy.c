@@ -108,10 +108,7 @@ static void values_of_every_dtype_round_trip_bit_for_bit(void **state) {
         free(file);
         assert_ok(tp_tensor_load_npy(context, path, &loaded));
         assert_int_equal(tp_tensor_dtype(loaded), cases[i].dtype);
-        tp_shape_t shape = tp_tensor_shape(loaded);
-        assert_int_equal(shape.rank, 2);
-        assert_int_equal(shape.dims[0], 2);
-        assert_int_equal(shape.dims[1], 4);
+        assert_tensor_shape(loaded, TP_SHAPE(2, 4));
         assert_string_equal(tp_tensor_device(loaded),
                             "/job:localhost/replica:0/task:0/device:CPU:0");
         unsigned char back[64];
@@ -174,9 +171,7 @@ static void round_trip(tp_context_t *context, tp_dtype_t dtype, tp_shape_t shape
     assert_ok(tp_tensor_create(context, dtype, shape, values, size, &tensor));
     assert_ok(tp_tensor_save_npy(tensor, path_of(name)));
     assert_ok(tp_tensor_load_npy(context, path_of(name), &loaded));
-    tp_shape_t got = tp_tensor_shape(loaded);
-    assert_int_equal(got.rank, shape.rank);
-    for (int32_t d = 0; d < shape.rank; d++) assert_int_equal(got.dims[d], shape.dims[d]);
+    assert_tensor_shape(loaded, shape);
     assert_ok(tp_tensor_read(loaded, back, size));
     if (size > 0) assert_memory_equal(back, values, size);
     tp_tensor_release(tensor);

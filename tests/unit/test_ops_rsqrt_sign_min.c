@@ -35,9 +35,7 @@ static bool same_value(double got, double want, double tolerance) {
 
 static void expect(tp_tensor_t *tensor, tp_dtype_t dtype, tp_shape_t shape, const double *want,
                    int64_t count, double tolerance, const char *what) {
-    tp_shape_t got_shape = tp_tensor_shape(tensor);
-    assert_int_equal(got_shape.rank, shape.rank);
-    for (int32_t d = 0; d < shape.rank; d++) assert_int_equal(got_shape.dims[d], shape.dims[d]);
+    assert_tensor_shape(tensor, shape);
     double got[16];
     assert_true(count <= 16);
     read_back(tensor, dtype, got, count);
