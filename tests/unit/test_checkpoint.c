@@ -212,9 +212,8 @@ static void malformed_archives_and_members_are_refused(void **state) {
     free(npy);
 
     /* Not an archive, an archive cut short, no file at all. */
-    FILE *f = fopen(path_of("plain.npz"), "wb");
-    fputs("just text, not a zip archive", f);
-    fclose(f);
+    const char plain[] = "just text, not a zip archive";
+    write_file(path_of("plain.npz"), plain, sizeof plain - 1);
     assert_error(tp_checkpoint_load(context, path_of("plain.npz"), one, NULL, 1),
                  TP_INVALID_ARGUMENT, "plain.npz': opening it: Not a zip archive");
     assert_ok(tp_checkpoint_save(path_of("whole.npz"), one, NULL, 1));

@@ -39,10 +39,7 @@ static const char *write_gz_text(const char *name, const char *text) {
 
 static const char *write_bytes(const char *name, const void *bytes, size_t size) {
     const char *path = path_of(name);
-    FILE *file = fopen(path, "wb");
-    assert_non_null(file);
-    if (size > 0) assert_int_equal(fwrite(bytes, 1, size, file), size);
-    assert_int_equal(fclose(file), 0);
+    write_file(path, bytes, size);
     return path;
 }
 

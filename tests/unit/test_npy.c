@@ -26,13 +26,6 @@ static int remove_folder(void **state) {
     return scratch_folder_remove();
 }
 
-static void write_file(const char *path, const void *bytes, size_t size) {
-    FILE *f = fopen(path, "wb");
-    assert_non_null(f);
-    assert_int_equal(fwrite(bytes, 1, size, f), size);
-    assert_int_equal(fclose(f), 0);
-}
-
 /* The whole file, in a buffer the caller frees. */
 static unsigned char *read_file(const char *path, size_t *out_size) {
     FILE *f = fopen(path, "rb");

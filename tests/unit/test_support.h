@@ -181,6 +181,14 @@ static inline int scratch_folder_remove(void) {
     return system(command) == 0 ? 0 : -1;
 }
 
+/* Writes the file at `path` to hold the `size` bytes at `bytes`. */
+static inline void write_file(const char *path, const void *bytes, size_t size) {
+    FILE *file = fopen(path, "wb");
+    assert_non_null(file);
+    if (size > 0) assert_int_equal(fwrite(bytes, 1, size, file), size);
+    assert_int_equal(fclose(file), 0);
+}
+
 /* The path of `name` in the scratch folder, in a buffer that the next call reuses. */
 static inline const char *path_of(const char *name) {
     static char path[512];
