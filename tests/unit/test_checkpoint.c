@@ -24,13 +24,16 @@ static int teardown(void **state) {
     return context_teardown(state);
 }
 
+/* A tensor of `dtype` and `shape` holding as many `values` as the shape has. */
+static tp_tensor_t *tensor_of(tp_context_t *context, tp_dtype_t dtype, tp_shape_t shape,
+                              const void *values) {
+    return tensor_of_bytes(context, dtype, shape, values,
+                           (size_t)element_count(shape) * tp_dtype_size(dtype));
+}
+
 static tp_variable_t *variable(tp_context_t *context, const char *name, tp_dtype_t dtype,
                                tp_shape_t shape, const void *values, const char *device) {
-    int64_t count;
-    assert_ok(tp_shape_num_elements(&shape, &count));
-    tp_tensor_t *initial;
-    assert_ok(tp_tensor_create(context, dtype, shape, values,
-                               (size_t)count * tp_dtype_size(dtype), &initial));
+    tp_tensor_t *initial = tensor_of(context, dtype, shape, values);
     tp_variable_t *v;
     assert_ok(tp_variable_create(context, name, initial, device, &v));
     tp_tensor_release(initial);
@@ -50,12 +53,7 @@ static void assert_holds(tp_variable_t *v, const void *values, size_t size) {
 }
 
 static void assign(tp_context_t *context, tp_variable_t *v, const void *values) {
-    tp_shape_t shape = tp_variable_shape(v);
-    int64_t count;
-    assert_ok(tp_shape_num_elements(&shape, &count));
-    tp_tensor_t *t;
-    assert_ok(tp_tensor_create(context, tp_variable_dtype(v), shape, values,
-                               (size_t)count * tp_dtype_size(tp_variable_dtype(v)), &t));
+    tp_tensor_t *t = tensor_of(context, tp_variable_dtype(v), tp_variable_shape(v), values);
     assert_ok(tp_variable_assign(v, t));
     tp_tensor_release(t);
 }
