@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-# Checks shared by the command's tests; source it, then end with `finish`.
+# Checks shared by the shell tests (the command's, the install's, NumPy's); source it, then
+# end with `finish`.
 failures=0
 passes=0
 

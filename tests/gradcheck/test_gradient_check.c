@@ -214,19 +214,26 @@ static bool draw(const gradcheck_case_t *test, int repetition, drawing_t *d) {
 
 /* ---- Running the op -------------------------------------------------------------------------- */
 
-/* A tensor of input i's dtype and shape holding `values`: made in float64, then cast. */
-static tp_status_t *make_input(tp_context_t *c, const drawing_t *d, int i, const double *values,
-                               tp_tensor_t **out) {
+/* A tensor of `dtype` and `shape` holding the `count` `values`: made in float64, then cast. */
+static tp_status_t *cast_from_doubles(tp_context_t *c, tp_dtype_t dtype, tp_shape_t shape,
+                                      const double *values, int64_t count, tp_tensor_t **out) {
     tp_tensor_t *f64 = NULL;
-    tp_status_t *error = tp_tensor_create(c, TP_FLOAT64, d->shapes[i], values,
-                                          (size_t)d->counts[i] * sizeof(double), &f64);
-    if (error != NULL || d->test->inputs[i].dtype == TP_FLOAT64) {
+    tp_status_t *error =
+        tp_tensor_create(c, TP_FLOAT64, shape, values, (size_t)count * sizeof(double), &f64);
+    if (error != NULL || dtype == TP_FLOAT64) {
         *out = f64;
         return error;
     }
-    error = tp_cast(c, f64, d->test->inputs[i].dtype, out);
+    error = tp_cast(c, f64, dtype, out);
     tp_tensor_release(f64);
     return error;
+}
+
+/* A tensor of input i's dtype and shape holding `values`. */
+static tp_status_t *make_input(tp_context_t *c, const drawing_t *d, int i, const double *values,
+                               tp_tensor_t **out) {
+    return cast_from_doubles(c, d->test->inputs[i].dtype, d->shapes[i], values, d->counts[i],
+                             out);
 }
 
 static tp_status_t *run_op(tp_context_t *c, const drawing_t *d, tp_tensor_t *const *inputs,
@@ -255,17 +262,8 @@ static void draw_weights(drawing_t *d, tp_tensor_t *const *outputs) {
 /* Output o's weights as a tensor of its dtype and shape: its upstream gradient. */
 static tp_status_t *weights_tensor(tp_context_t *c, const drawing_t *d, int o,
                                    tp_tensor_t *const *outputs, tp_tensor_t **out) {
-    tp_tensor_t *f64 = NULL;
-    tp_status_t *error =
-        tp_tensor_create(c, TP_FLOAT64, tp_tensor_shape(outputs[o]), d->weights[o],
-                         (size_t)d->output_counts[o] * sizeof(double), &f64);
-    if (error != NULL || d->output_dtypes[o] == TP_FLOAT64) {
-        *out = f64;
-        return error;
-    }
-    error = tp_cast(c, f64, d->output_dtypes[o], out);
-    tp_tensor_release(f64);
-    return error;
+    return cast_from_doubles(c, d->output_dtypes[o], tp_tensor_shape(outputs[o]), d->weights[o],
+                             d->output_counts[o], out);
 }
 
 /* The same sum, computed on the host from the op's outputs for `inputs`, with no tape. */

@@ -10,9 +10,7 @@ cc=$3
 prefix=$(mktemp -d)
 work=$(mktemp -d)
 trap 'rm -rf "$prefix" "$work"' EXIT
-passes=0
-failures=0
-check() { if [ "$2" -eq 0 ]; then passes=$((passes + 1)); else failures=$((failures + 1)); echo "FAIL: $1"; fi; }
+source "$(dirname "$0")/../cli/support.sh" # check, finish
 
 # The runtime, development files and command first, as libtensorplug1, libtensorplug-dev and
 # tensorplug-tools hold them.
@@ -95,5 +93,4 @@ out=$(LD_LIBRARY_PATH="$libdir" TP_PLUGIN_PATH= "$work/app/build/resume_static" 
 grep -qF "Restored: w 1.6294, b 0.9906" <<<"$out"
 check "the static build saves and restores a checkpoint (got: $out)" $?
 
-echo "$passes passed, $failures failed"
-[ $failures -eq 0 ]
+finish

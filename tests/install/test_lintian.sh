@@ -4,9 +4,7 @@
 # warnings are shown. Usage: test_lintian.sh PACKAGE_BUILD_DIR
 set -u
 build=$1
-passes=0
-failures=0
-check() { if [ "$2" -eq 0 ]; then passes=$((passes + 1)); else failures=$((failures + 1)); echo "FAIL: $1"; fi; }
+source "$(dirname "$0")/../cli/support.sh" # check, finish
 
 if ! command -v lintian >/dev/null; then
     echo "FAIL: lintian is not installed (it is in packaging/debian-packages.txt: make deps)"
@@ -24,5 +22,4 @@ for package in "${packages[@]}"; do
     [ "$errors" -eq 0 ]
     check "lintian finds no error in $(basename "$package") ($errors)" $?
 done
-echo "$passes passed, $failures failed"
-[ $failures -eq 0 ]
+finish

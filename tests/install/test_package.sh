@@ -8,9 +8,7 @@ set -u
 build=$1
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-passes=0
-failures=0
-check() { if [ "$2" -eq 0 ]; then passes=$((passes + 1)); else failures=$((failures + 1)); echo "FAIL: $1"; fi; }
+source "$(dirname "$0")/../cli/support.sh" # check, finish
 
 cpack -G DEB --config "$build/CPackConfig.cmake" -B "$work/packages" >"$work/cpack.log" 2>&1
 rc=$?; [ $rc -eq 0 ] || cat "$work/cpack.log"
@@ -53,5 +51,4 @@ out=$(TP_PLUGIN_PATH= TP_OPENCL_DEVICE_TYPES=cpu TP_OPENCL_CACHE_DIR=none "$pref
 [ "$out" = "PhysicalDevice(name='/physical_device:GPU:0', device_type='GPU')" ]
 check "after unpacking the OpenCL package, PoCL's device appears as GPU:0 (got: $out)" $?
 
-echo "$passes passed, $failures failed"
-[ $failures -eq 0 ]
+finish

@@ -14,9 +14,7 @@ example="$source/examples/plugin-minimal"
 prefix=$(mktemp -d)
 work=$(mktemp -d)
 trap 'rm -rf "$prefix" "$work"' EXIT
-passes=0
-failures=0
-check() { if [ "$2" -eq 0 ]; then passes=$((passes + 1)); else failures=$((failures + 1)); echo "FAIL: $1"; fi; }
+source "$(dirname "$0")/../cli/support.sh" # check, finish
 # The installed command, as a user runs it: only the prefix's plug-in folder is searched.
 tensorplug() {
     env -u TP_PLUGINS -u TP_VISIBLE_DEVICES LD_LIBRARY_PATH="$libdir" TP_PLUGIN_PATH= \
@@ -80,5 +78,4 @@ if [ -n "$deb" ]; then
     check "the package depends on libtensorplug1 (got: $depends)" $?
 fi
 
-echo "$passes passed, $failures failed"
-[ $failures -eq 0 ]
+finish

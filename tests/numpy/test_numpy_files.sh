@@ -16,9 +16,7 @@ if ! "$python" -c 'import numpy' 2>/dev/null; then
 fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-passes=0
-failures=0
-check() { if [ "$2" -eq 0 ]; then passes=$((passes + 1)); else failures=$((failures + 1)); echo "FAIL: $1"; fi; }
+source "$(dirname "$0")/../cli/support.sh" # check, finish
 
 # The line NumPy's view of an array gives, as numpy_files prints tensorplug's.
 canonical='
@@ -196,5 +194,4 @@ out=$("$program" restore "$work/np/np_savez.npz" absent:float32:1 dense_0/bias:f
 [ "$out" = "np_savez.npz refused: NOT_FOUND: tp_checkpoint_load: '$work/np/np_savez.npz': variable 'absent': the checkpoint has no member 'absent.npy' (it holds 'notes', 'dense_0/kernel', 'dense_0/bias', 'step')" ]
 check "a name the archive lacks is refused, naming what it holds (got: $out)" $?
 
-echo "$passes passed, $failures failed"
-[ $failures -eq 0 ]
+finish

@@ -12,31 +12,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define COUNT_OF(array) (sizeof(array) / sizeof((array)[0]))
-
 /* ---- Making and reading tensors -------------------------------------------------------------- */
 
-static tp_tensor_t *make(tp_context_t *c, tp_dtype_t dtype, tp_shape_t shape, const void *data,
-                         size_t size) {
-    tp_tensor_t *tensor = NULL;
-    assert_ok(tp_tensor_create(c, dtype, shape, data, size, &tensor));
-    return tensor;
-}
-
-#define TENSOR_OF(c, dtype, ctype, shape, ...)                                                 \
-    make((c), (dtype), (shape), (const ctype[]){__VA_ARGS__}, sizeof((const ctype[]){__VA_ARGS__}))
 #define F32(c, shape, ...) TENSOR_OF(c, TP_FLOAT32, float, shape, __VA_ARGS__)
 #define F64(c, shape, ...) TENSOR_OF(c, TP_FLOAT64, double, shape, __VA_ARGS__)
 #define I32(c, shape, ...) TENSOR_OF(c, TP_INT32, int32_t, shape, __VA_ARGS__)
 #define I64(c, shape, ...) TENSOR_OF(c, TP_INT64, int64_t, shape, __VA_ARGS__)
 #define U8(c, shape, ...) TENSOR_OF(c, TP_UINT8, uint8_t, shape, __VA_ARGS__)
 #define BOOLS(c, shape, ...) TENSOR_OF(c, TP_BOOL, bool, shape, __VA_ARGS__)
-
-static int64_t element_count(tp_shape_t shape) {
-    int64_t count = 0;
-    assert_ok(tp_shape_num_elements(&shape, &count));
-    return count;
-}
 
 /* A tensor of `shape` whose element k is k, in `dtype` (float32, float64, int32 or int64). */
 static tp_tensor_t *iota(tp_context_t *c, tp_dtype_t dtype, tp_shape_t shape) {
@@ -53,16 +36,9 @@ static tp_tensor_t *iota(tp_context_t *c, tp_dtype_t dtype, tp_shape_t shape) {
         default: fail_msg("iota of dtype %d", (int)dtype);
         }
     }
-    tp_tensor_t *tensor = make(c, dtype, shape, data, size);
+    tp_tensor_t *tensor = tensor_of_bytes(c, dtype, shape, data, size);
     free(data);
     return tensor;
-}
-
-static bool same_shape(tp_shape_t a, tp_shape_t b) {
-    if (a.rank != b.rank) return false;
-    for (int32_t d = 0; d < a.rank; d++)
-        if (a.dims[d] != b.dims[d]) return false;
-    return true;
 }
 
 /* Checks the tensor's dtype, shape and bytes against `want` and releases it. Bytes, not values:
@@ -119,14 +95,6 @@ static void expect_tensor(tp_tensor_t *tensor, tp_dtype_t dtype, tp_shape_t shap
 #define EXPECT_BOOLS(t, shape, ...) EXPECT(t, TP_BOOL, bool, shape, __VA_ARGS__)
 /* An empty tensor of that dtype and shape. */
 #define EXPECT_EMPTY(t, dtype, shape) expect_tensor((t), (dtype), (shape), "", 0)
-
-/* `expr` fails with `code` and a message containing `fragment`, and leaves `out` NULL. */
-#define assert_op_fails(out, expr, code, fragment)                                             \
-    do {                                                                                       \
-        (out) = NULL;                                                                          \
-        assert_error((expr), (code), (fragment));                                              \
-        assert_null(out);                                                                      \
-    } while (0)
 
 #define LIST(...) ((const int64_t[]){__VA_ARGS__})
 
@@ -204,7 +172,7 @@ static void argmax_and_argmin_on_integers_compare_exactly(void **state) {
 
 static void argmax_keeps_an_empty_dimension_that_is_not_searched(void **state) {
     tp_context_t *c = *state;
-    tp_tensor_t *x = make(c, TP_FLOAT32, TP_SHAPE(0, 3), NULL, 0), *y;
+    tp_tensor_t *x = tensor_of_bytes(c, TP_FLOAT32, TP_SHAPE(0, 3), NULL, 0), *y;
     assert_ok(tp_argmax(c, x, 1, TP_INT64, &y));
     EXPECT_EMPTY(y, TP_INT64, TP_SHAPE(0));
     assert_op_fails(y, tp_argmax(c, x, 0, TP_INT64, &y), TP_INVALID_ARGUMENT,
@@ -256,8 +224,8 @@ static void concat_joins_along_any_axis(void **state) {
 
 static void concat_takes_every_dtype_and_empty_inputs(void **state) {
     tp_context_t *c = *state;
-    tp_tensor_t *a = BOOLS(c, TP_SHAPE(2), true, false), *none = make(c, TP_BOOL, TP_SHAPE(0),
-                                                                      NULL, 0);
+    tp_tensor_t *a = BOOLS(c, TP_SHAPE(2), true, false),
+                *none = tensor_of_bytes(c, TP_BOOL, TP_SHAPE(0), NULL, 0);
     tp_tensor_t *b = BOOLS(c, TP_SHAPE(1), true), *y;
     assert_ok(tp_concat(c, (tp_tensor_t *[]){a, none, b}, 3, 0, &y));
     EXPECT_BOOLS(y, TP_SHAPE(3), true, false, true);
@@ -267,8 +235,8 @@ static void concat_takes_every_dtype_and_empty_inputs(void **state) {
     assert_ok(tp_concat(c, (tp_tensor_t *[]){a, b}, 2, 1, &y));
     EXPECT_U8(y, TP_SHAPE(1, 3), 1, 2, 3);
     release_all((tp_tensor_t *[]){a, b}, 2);
-    a = make(c, TP_FLOAT32, TP_SHAPE(0, 2), NULL, 0);
-    b = make(c, TP_FLOAT32, TP_SHAPE(0, 3), NULL, 0);
+    a = tensor_of_bytes(c, TP_FLOAT32, TP_SHAPE(0, 2), NULL, 0);
+    b = tensor_of_bytes(c, TP_FLOAT32, TP_SHAPE(0, 3), NULL, 0);
     assert_ok(tp_concat(c, (tp_tensor_t *[]){a, b}, 2, 1, &y));
     EXPECT_EMPTY(y, TP_FLOAT32, TP_SHAPE(0, 5));
     release_all((tp_tensor_t *[]){a, b}, 2);
@@ -466,7 +434,8 @@ static void gather_takes_slices_along_an_axis(void **state) {
     tp_context_t *c = *state;
     tp_tensor_t *params = F32(c, TP_SHAPE(3, 2), 1, 2, 3, 4, 5, 6), *y;
     tp_tensor_t *rows = I32(c, TP_SHAPE(2), 2, 0), *pairs = I64(c, TP_SHAPE(2, 2), 1, 0, 0, 1);
-    tp_tensor_t *one = I64(c, TP_SCALAR_SHAPE, 1), *none = make(c, TP_INT32, TP_SHAPE(0), NULL, 0);
+    tp_tensor_t *one = I64(c, TP_SCALAR_SHAPE, 1),
+                *none = tensor_of_bytes(c, TP_INT32, TP_SHAPE(0), NULL, 0);
     tp_tensor_t *again = I32(c, TP_SHAPE(3), 1, 1, 1);
     assert_ok(tp_gather(c, params, rows, 0, &y));
     EXPECT_F32(y, TP_SHAPE(2, 2), 5, 6, 1, 2);
@@ -493,7 +462,7 @@ static void gather_names_a_bad_index_and_its_place(void **state) {
     tp_tensor_t *params = F32(c, TP_SHAPE(3, 2), 1, 2, 3, 4, 5, 6), *y;
     tp_tensor_t *bad = I32(c, TP_SHAPE(2, 2), 0, 1, 3, 0), *negative = I64(c, TP_SHAPE(1), -1);
     tp_tensor_t *scalar = I64(c, TP_SCALAR_SHAPE, 7), *floats = F32(c, TP_SHAPE(1), 0);
-    tp_tensor_t *empty = make(c, TP_FLOAT32, TP_SHAPE(0, 2), NULL, 0);
+    tp_tensor_t *empty = tensor_of_bytes(c, TP_FLOAT32, TP_SHAPE(0, 2), NULL, 0);
     tp_tensor_t *zero = I32(c, TP_SHAPE(1), 0);
     assert_op_fails(y, tp_gather(c, params, bad, 0, &y), TP_INVALID_ARGUMENT,
                     "Gather: indices[1,0] = 3 is not in [0, 3)");
@@ -511,7 +480,8 @@ static void gather_names_a_bad_index_and_its_place(void **state) {
     assert_op_fails(y, tp_gather(c, one, zero, 0, &y), TP_INVALID_ARGUMENT,
                     "Gather: params is a scalar");
     tp_tensor_release(one);
-    tp_tensor_t *deep = make(c, TP_FLOAT32, TP_SHAPE(1, 1, 1, 1, 1, 1, 1, 1), (float[]){0}, 4);
+    tp_tensor_t *deep =
+        tensor_of_bytes(c, TP_FLOAT32, TP_SHAPE(1, 1, 1, 1, 1, 1, 1, 1), (float[]){0}, 4);
     tp_tensor_t *matrix = I32(c, TP_SHAPE(1, 1), 0);
     assert_op_fails(y, tp_gather(c, deep, matrix, 0, &y), TP_INVALID_ARGUMENT,
                     "Gather: params [1,1,1,1,1,1,1,1] with indices [1,1] would give rank 9; at "
@@ -536,8 +506,8 @@ static void unsorted_segment_sum_adds_rows_by_id(void **state) {
     EXPECT_I32(y, TP_SHAPE(2), 7, 3);
     release_all((tp_tensor_t *[]){data, ids}, 2);
     /* No ids: every segment is 0. */
-    data = make(c, TP_FLOAT32, TP_SHAPE(0, 3), NULL, 0);
-    ids = make(c, TP_INT32, TP_SHAPE(0), NULL, 0);
+    data = tensor_of_bytes(c, TP_FLOAT32, TP_SHAPE(0, 3), NULL, 0);
+    ids = tensor_of_bytes(c, TP_INT32, TP_SHAPE(0), NULL, 0);
     assert_ok(tp_unsorted_segment_sum(c, data, ids, 2, &y));
     EXPECT_F32(y, TP_SHAPE(2, 3), 0, 0, 0, 0, 0, 0);
     release_all((tp_tensor_t *[]){data, ids}, 2);
@@ -608,7 +578,8 @@ static void one_hot_refuses_bad_calls(void **state) {
                     "OneHot: on_value nan is not a value of int64");
     assert_op_fails(y, tp_one_hot(c, floats, 3, 1, 0, -1, TP_FLOAT32, &y), TP_INVALID_ARGUMENT,
                     "OneHot does not support float32 for 'TI'");
-    tp_tensor_t *deep = make(c, TP_INT32, TP_SHAPE(1, 1, 1, 1, 1, 1, 1, 1), (int32_t[]){0}, 4);
+    tp_tensor_t *deep =
+        tensor_of_bytes(c, TP_INT32, TP_SHAPE(1, 1, 1, 1, 1, 1, 1, 1), (int32_t[]){0}, 4);
     assert_op_fails(y, tp_one_hot(c, deep, 3, 1, 0, -1, TP_FLOAT32, &y), TP_INVALID_ARGUMENT,
                     "OneHot: indices of rank 8 would give rank 9; at most 8");
     release_all((tp_tensor_t *[]){indices, floats, deep}, 3);
@@ -624,7 +595,7 @@ static void pad_surrounds_with_a_constant(void **state) {
     assert_ok(tp_pad(c, x, LIST(0, 0, 0, 0), 2, 0, &y));
     EXPECT_I32(y, TP_SHAPE(2, 2), 1, 2, 3, 4);
     tp_tensor_release(x);
-    x = make(c, TP_FLOAT64, TP_SHAPE(0, 2), NULL, 0);
+    x = tensor_of_bytes(c, TP_FLOAT64, TP_SHAPE(0, 2), NULL, 0);
     assert_ok(tp_pad(c, x, LIST(1, 1, 0, 0), 2, 0.5, &y));
     EXPECT_F64(y, TP_SHAPE(2, 2), 0.5, 0.5, 0.5, 0.5);
     tp_tensor_release(x);
@@ -711,8 +682,8 @@ static void select_picks_by_a_broadcast_condition(void **state) {
     tp_tensor_t *zero = I64(c, TP_SCALAR_SHAPE, 0);
     assert_ok(tp_select(c, cond, t, zero, &y));
     EXPECT_I64(y, TP_SHAPE(2, 3), 0, 0, 0, 1, 2, 3);
-    tp_tensor_t *yes = BOOLS(c, TP_SCALAR_SHAPE, true), *none = make(c, TP_INT64, TP_SHAPE(0),
-                                                                     NULL, 0);
+    tp_tensor_t *yes = BOOLS(c, TP_SCALAR_SHAPE, true),
+                *none = tensor_of_bytes(c, TP_INT64, TP_SHAPE(0), NULL, 0);
     assert_ok(tp_select(c, yes, none, zero, &y));
     EXPECT_EMPTY(y, TP_INT64, TP_SHAPE(0));
     release_all((tp_tensor_t *[]){cond, t, zero, yes, none}, 5);
@@ -784,7 +755,7 @@ static void comparisons_of_integers_and_bools_are_exact(void **state) {
     assert_ok(tp_greater(c, a, b, &y));
     EXPECT_BOOLS(y, TP_SHAPE(2), true, false);
     release_all((tp_tensor_t *[]){a, b}, 2);
-    a = make(c, TP_FLOAT64, TP_SHAPE(0, 3), NULL, 0);
+    a = tensor_of_bytes(c, TP_FLOAT64, TP_SHAPE(0, 3), NULL, 0);
     b = F64(c, TP_SHAPE(3), 1, 2, 3);
     assert_ok(tp_less_equal(c, a, b, &y));
     EXPECT_EMPTY(y, TP_BOOL, TP_SHAPE(0, 3));
@@ -833,7 +804,7 @@ static void layout_ops_copy_every_dtype_bytewise(void **state) {
         for (size_t b = 0; b < 12 * size; b++)
             bytes[b] = dtype == TP_BOOL ? (unsigned char)(b % 3 != 1)
                                         : (unsigned char)(b * 37 + 11);
-        tp_tensor_t *x = make(c, dtype, TP_SHAPE(3, 4), bytes, 12 * size), *y;
+        tp_tensor_t *x = tensor_of_bytes(c, dtype, TP_SHAPE(3, 4), bytes, 12 * size), *y;
         int64_t from[24];
         /* concat([x, x], axis 1) */
         for (int64_t k = 0; k < 24; k++) from[k] = (k / 8) * 4 + (k % 8) % 4;
@@ -935,8 +906,8 @@ static void large_index_ops_match_plain_loops(void **state) {
     int64_t rows[400], columns[ROWS];
     for (int64_t k = 0; k < 400; k++) rows[k] = (k * 7) % ROWS;
     for (int64_t k = 0; k < ROWS; k++) columns[k] = (k * 5) % COLUMNS;
-    tp_tensor_t *row_ids = make(c, TP_INT64, TP_SHAPE(400), rows, sizeof rows);
-    tp_tensor_t *column_ids = make(c, TP_INT64, TP_SHAPE(ROWS), columns, sizeof columns);
+    tp_tensor_t *row_ids = tensor_of_bytes(c, TP_INT64, TP_SHAPE(400), rows, sizeof rows);
+    tp_tensor_t *column_ids = tensor_of_bytes(c, TP_INT64, TP_SHAPE(ROWS), columns, sizeof columns);
     assert_ok(tp_gather(c, x, row_ids, 0, &y));
     float *by_row = take_floats(y, TP_SHAPE(400, COLUMNS));
     CHECK_EVERY(by_row, 400, COLUMNS, rows[r] * COLUMNS + k);
@@ -947,7 +918,7 @@ static void large_index_ops_match_plain_loops(void **state) {
     bool *flags = malloc(ROWS * COLUMNS);
     assert_non_null(flags);
     for (int64_t k = 0; k < ROWS * COLUMNS; k++) flags[k] = k % 3 == 0;
-    tp_tensor_t *cond = make(c, TP_BOOL, TP_SHAPE(ROWS, COLUMNS), flags, ROWS * COLUMNS);
+    tp_tensor_t *cond = tensor_of_bytes(c, TP_BOOL, TP_SHAPE(ROWS, COLUMNS), flags, ROWS * COLUMNS);
     free(flags);
     tp_tensor_t *minus = F32(c, TP_SCALAR_SHAPE, -1);
     assert_ok(tp_select(c, cond, x, minus, &y));
@@ -956,7 +927,8 @@ static void large_index_ops_match_plain_loops(void **state) {
     /* Less against a row: x[r, k] < 300 k. */
     float limits[COLUMNS];
     for (int64_t k = 0; k < COLUMNS; k++) limits[k] = (float)(300 * k);
-    tp_tensor_t *row = make(c, TP_FLOAT32, TP_SHAPE(COLUMNS), limits, sizeof limits), *less;
+    tp_tensor_t *row = tensor_of_bytes(c, TP_FLOAT32, TP_SHAPE(COLUMNS), limits, sizeof limits);
+    tp_tensor_t *less;
     assert_ok(tp_less(c, x, row, &less));
     tp_tensor_t *as_float;
     assert_ok(tp_cast(c, less, TP_FLOAT32, &as_float));
@@ -975,8 +947,8 @@ static void large_searches_and_sums_match_plain_loops(void **state) {
     for (int64_t r = 0; r < ROWS; r++)
         for (int64_t k = 0; k < COLUMNS; k++)
             values[r * COLUMNS + k] = (float)((37 * r + 11 * k) % ROWS);
-    tp_tensor_t *x = make(c, TP_FLOAT32, TP_SHAPE(ROWS, COLUMNS), values,
-                          ROWS * COLUMNS * sizeof *values);
+    tp_tensor_t *x = tensor_of_bytes(c, TP_FLOAT32, TP_SHAPE(ROWS, COLUMNS), values,
+                                     ROWS * COLUMNS * sizeof *values);
     tp_tensor_t *y;
     assert_ok(tp_argmax(c, x, 0, TP_INT64, &y));
     int64_t found[COLUMNS];
@@ -996,7 +968,7 @@ static void large_searches_and_sums_match_plain_loops(void **state) {
     tp_tensor_t *data = iota(c, TP_FLOAT32, TP_SHAPE(DATA_ROWS, WIDTH));
     int32_t ids[DATA_ROWS];
     for (int32_t r = 0; r < DATA_ROWS; r++) ids[r] = r % SEGMENTS;
-    tp_tensor_t *segment_ids = make(c, TP_INT32, TP_SHAPE(DATA_ROWS), ids, sizeof ids);
+    tp_tensor_t *segment_ids = tensor_of_bytes(c, TP_INT32, TP_SHAPE(DATA_ROWS), ids, sizeof ids);
     assert_ok(tp_unsorted_segment_sum(c, data, segment_ids, SEGMENTS, &y));
     float *sums = take_floats(y, TP_SHAPE(SEGMENTS, WIDTH));
     for (int64_t s = 0; s < SEGMENTS; s++) {

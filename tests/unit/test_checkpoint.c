@@ -7,50 +7,33 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include <zip.h>
 
-#include "device_support.h"
+#include "cpu_fixture.h"
 #include "tensorplug/training.h"
-
-static char folder[256];
-
-static const char *path_of(const char *name) {
-    static char path[512];
-    snprintf(path, sizeof path, "%s/%s", folder, name);
-    return path;
-}
 
 /* A context whose CPU is split into two logical devices, and a scratch folder. */
 static int setup(void **state) {
-    snprintf(folder, sizeof folder, "/tmp/tp_test_checkpoint.XXXXXX");
-    if (mkdtemp(folder) == NULL) return -1;
-    tp_context_options_t options = TP_CONTEXT_OPTIONS_INIT;
-    options.no_plugins = true;
-    if (create_context_state(state, &options) != 0) return -1;
-    const uint64_t limits[2] = {64ull << 20, 64ull << 20};
-    tp_status_t *error = tp_context_set_logical_devices(*state, "CPU:0", limits, 2);
-    if (error == NULL) return 0;
-    print_error("%s\n", tp_status_message(error));
-    tp_status_free(error);
-    return -1;
+    if (scratch_folder_make("/tmp/tp_test_checkpoint.XXXXXX") != 0) return -1;
+    return split_cpu_context_setup(state, 2, 64ull << 20);
 }
 
 static int teardown(void **state) {
-    char command[512];
-    snprintf(command, sizeof command, "rm -rf '%s'", folder);
-    if (system(command) != 0) return -1;
+    if (scratch_folder_remove() != 0) return -1;
     return context_teardown(state);
+}
+
+/* A tensor of `dtype` and `shape` holding as many `values` as the shape has. */
+static tp_tensor_t *tensor_of(tp_context_t *context, tp_dtype_t dtype, tp_shape_t shape,
+                              const void *values) {
+    return tensor_of_bytes(context, dtype, shape, values,
+                           (size_t)element_count(shape) * tp_dtype_size(dtype));
 }
 
 static tp_variable_t *variable(tp_context_t *context, const char *name, tp_dtype_t dtype,
                                tp_shape_t shape, const void *values, const char *device) {
-    int64_t count;
-    assert_ok(tp_shape_num_elements(&shape, &count));
-    tp_tensor_t *initial;
-    assert_ok(tp_tensor_create(context, dtype, shape, values,
-                               (size_t)count * tp_dtype_size(dtype), &initial));
+    tp_tensor_t *initial = tensor_of(context, dtype, shape, values);
     tp_variable_t *v;
     assert_ok(tp_variable_create(context, name, initial, device, &v));
     tp_tensor_release(initial);
@@ -70,12 +53,7 @@ static void assert_holds(tp_variable_t *v, const void *values, size_t size) {
 }
 
 static void assign(tp_context_t *context, tp_variable_t *v, const void *values) {
-    tp_shape_t shape = tp_variable_shape(v);
-    int64_t count;
-    assert_ok(tp_shape_num_elements(&shape, &count));
-    tp_tensor_t *t;
-    assert_ok(tp_tensor_create(context, tp_variable_dtype(v), shape, values,
-                               (size_t)count * tp_dtype_size(tp_variable_dtype(v)), &t));
+    tp_tensor_t *t = tensor_of(context, tp_variable_dtype(v), tp_variable_shape(v), values);
     assert_ok(tp_variable_assign(v, t));
     tp_tensor_release(t);
 }
@@ -119,11 +97,7 @@ static void variables_come_back_by_name_on_their_devices(void **state) {
     assert_holds(kernel, kernel_values, sizeof kernel_values);
     assert_holds(copy, kernel_values, sizeof kernel_values);
 
-    struct stat info;
-    assert_int_equal(stat(path_of("run.npz"), &info), 0);
-    mode_t mask = umask(0);
-    umask(mask);
-    assert_int_equal(info.st_mode & 0777, 0666 & ~mask);
+    assert_new_file_mode(path_of("run.npz"));
     tp_variable_destroy(copy);
     tp_variable_destroy(kernel);
     tp_variable_destroy(step);
@@ -236,9 +210,8 @@ static void malformed_archives_and_members_are_refused(void **state) {
     free(npy);
 
     /* Not an archive, an archive cut short, no file at all. */
-    FILE *f = fopen(path_of("plain.npz"), "wb");
-    fputs("just text, not a zip archive", f);
-    fclose(f);
+    const char plain[] = "just text, not a zip archive";
+    write_file(path_of("plain.npz"), plain, sizeof plain - 1);
     assert_error(tp_checkpoint_load(context, path_of("plain.npz"), one, NULL, 1),
                  TP_INVALID_ARGUMENT, "plain.npz': opening it: Not a zip archive");
     assert_ok(tp_checkpoint_save(path_of("whole.npz"), one, NULL, 1));
@@ -266,10 +239,10 @@ static void bad_saves_are_refused_and_write_nothing(void **state) {
     assert_int_equal(access(path_of("dup.npz"), F_OK), -1);
 
     char path[600];
-    snprintf(path, sizeof path, "%s/no/such/folder.npz", folder);
+    snprintf(path, sizeof path, "%s/no/such/folder.npz", scratch_folder());
     assert_error(tp_checkpoint_save(path, both, NULL, 1), TP_NOT_FOUND,
                  "writing it: Failure to create temporary file: No such file or directory");
-    assert_error(tp_checkpoint_save(folder, both, NULL, 1), TP_INVALID_ARGUMENT,
+    assert_error(tp_checkpoint_save(scratch_folder(), both, NULL, 1), TP_INVALID_ARGUMENT,
                  "': it is a folder");
 
     /* A save over a checkpoint replaces it whole. */

@@ -15,8 +15,6 @@
 
 #include "tensorplug/training.h"
 
-#define COUNT_OF(array) (sizeof(array) / sizeof((array)[0]))
-
 /* ---- A direct convolution and pooling, by definition ------------------------------------------ */
 
 /* One case: an image [n,h,w,c], a window kh x kw (a filter [kh,kw,c,o]; for pooling o is c),
@@ -158,36 +156,10 @@ static void reference_pool(const geometry_t *g, bool max, const double *x, const
 
 /* ---- Tensors --------------------------------------------------------------------------------- */
 
-static int64_t count_of(tp_shape_t shape) {
-    int64_t count = 0;
-    assert_ok(tp_shape_num_elements(&shape, &count));
-    return count;
-}
-
-static tp_tensor_t *make(tp_context_t *c, tp_dtype_t dtype, tp_shape_t shape,
-                         const double *values) {
-    int64_t count = count_of(shape);
-    size_t size = (size_t)count * tp_dtype_size(dtype);
-    void *raw = malloc(size > 0 ? size : 1);
-    assert_non_null(raw);
-    for (int64_t i = 0; i < count; i++) {
-        if (dtype == TP_FLOAT32)
-            ((float *)raw)[i] = (float)values[i];
-        else
-            ((double *)raw)[i] = values[i];
-    }
-    tp_tensor_t *t = NULL;
-    tp_status_t *status = tp_tensor_create(c, dtype, shape, raw, size, &t);
-    free(raw);
-    assert_ok(status);
-    return t;
-}
-
 /* The tensor's values as doubles (malloc'd), after checking its shape; releases it. */
 static double *take(tp_tensor_t *t, tp_shape_t shape) {
     tp_shape_t got = tp_tensor_shape(t);
-    bool same = got.rank == shape.rank;
-    for (int32_t d = 0; same && d < got.rank; d++) same = got.dims[d] == shape.dims[d];
+    bool same = same_shape(got, shape);
     int64_t count = tp_tensor_num_elements(t);
     tp_dtype_t dtype = tp_tensor_dtype(t);
     size_t size = tp_tensor_byte_size(t);
@@ -320,7 +292,7 @@ static const char *describe(const geometry_t *g, tp_dtype_t dtype, const char *o
 /* Conv2D and both its gradient ops against the direct loops, in one dtype. */
 static void check_conv(tp_context_t *c, const geometry_t *g, tp_dtype_t dtype, uint64_t seed) {
     tp_shape_t xs = image_shape(g), fs = filter_shape(g), ys = output_shape(g);
-    int64_t nx = count_of(xs), nf = count_of(fs), ny = count_of(ys);
+    int64_t nx = element_count(xs), nf = element_count(fs), ny = element_count(ys);
     double *x = random_values(nx, seed), *f = random_values(nf, seed + 1);
     double *dy = random_values(ny, seed + 2);
     /* float32 inputs are rounded: the reference starts from the same values. */
@@ -337,8 +309,8 @@ static void check_conv(tp_context_t *c, const geometry_t *g, tp_dtype_t dtype, u
     reference_input_grad(g, f, dy, want_dx);
     reference_filter_grad(g, x, dy, want_df);
 
-    tp_tensor_t *tx = make(c, dtype, xs, x), *tf = make(c, dtype, fs, f);
-    tp_tensor_t *tdy = make(c, dtype, ys, dy);
+    tp_tensor_t *tx = tensor_of_doubles(c, dtype, xs, x), *tf = tensor_of_doubles(c, dtype, fs, f);
+    tp_tensor_t *tdy = tensor_of_doubles(c, dtype, ys, dy);
     attrs_t forward, input_grad, filter_grad;
     conv_attrs(g, &forward, NULL, xs);
     conv_attrs(g, &input_grad, "input_sizes", xs);
@@ -361,12 +333,13 @@ static void check_conv(tp_context_t *c, const geometry_t *g, tp_dtype_t dtype, u
 /* MaxPool, AvgPool and their gradient ops against the direct loops, in one dtype. */
 static void check_pool(tp_context_t *c, const geometry_t *g, tp_dtype_t dtype) {
     tp_shape_t xs = image_shape(g), ys = output_shape(g);
-    int64_t nx = count_of(xs), ny = count_of(ys);
+    int64_t nx = element_count(xs), ny = element_count(ys);
     double *x = distinct_values(nx), *dy = random_values(ny, 7);
     for (int64_t i = 0; dtype == TP_FLOAT32 && i < ny; i++) dy[i] = (float)dy[i];
     double *want = malloc((size_t)(nx + ny) * sizeof(double));
     assert_non_null(want);
-    tp_tensor_t *tx = make(c, dtype, xs, x), *tdy = make(c, dtype, ys, dy);
+    tp_tensor_t *tx = tensor_of_doubles(c, dtype, xs, x),
+                *tdy = tensor_of_doubles(c, dtype, ys, dy);
     attrs_t attrs, grad_attrs;
     pool_attrs(g, &attrs, NULL, xs);
     pool_attrs(g, &grad_attrs, "orig_input_shape", xs);
@@ -431,8 +404,8 @@ static void conv_by_hand(void **state) {
     const double image[] = {1, 2, 3, 4, 5, 6, 7, 8, 9}, filter[] = {1, 2, 3, 4};
     for (int d = 0; d < 2; d++) {
         tp_dtype_t dtype = d == 0 ? TP_FLOAT32 : TP_FLOAT64;
-        tp_tensor_t *x = make(c, dtype, TP_SHAPE(1, 3, 3, 1), image);
-        tp_tensor_t *f = make(c, dtype, TP_SHAPE(2, 2, 1, 1), filter);
+        tp_tensor_t *x = tensor_of_doubles(c, dtype, TP_SHAPE(1, 3, 3, 1), image);
+        tp_tensor_t *f = tensor_of_doubles(c, dtype, TP_SHAPE(2, 2, 1, 1), filter);
         tp_tensor_t *valid = NULL, *same = NULL, *strided = NULL;
         assert_ok(tp_conv2d(c, x, f, NULL, &valid));
         assert_ok(tp_conv2d(c, x, f, &(tp_conv2d_options_t){.padding = TP_PADDING_SAME}, &same));
@@ -480,7 +453,8 @@ static void pooling_by_hand(void **state) {
     double image[16];
     for (int i = 0; i < 16; i++) image[i] = i + 1;
     for (int d = 0; d < 2; d++) {
-        tp_tensor_t *x = make(c, d == 0 ? TP_FLOAT32 : TP_FLOAT64, TP_SHAPE(1, 4, 4, 1), image);
+        tp_tensor_t *x =
+            tensor_of_doubles(c, d == 0 ? TP_FLOAT32 : TP_FLOAT64, TP_SHAPE(1, 4, 4, 1), image);
         tp_pool_options_t halve = {.window_height = 2, .window_width = 2};
         tp_pool_options_t same = {.window_height = 3, .window_width = 3, .stride_height = 2,
                                   .stride_width = 2, .padding = TP_PADDING_SAME};
@@ -515,8 +489,8 @@ static void empty_tensors(void **state) {
         attrs_t attrs, filter_attrs;
         conv_attrs(&no_images, &attrs, NULL, TP_SCALAR_SHAPE);
         conv_attrs(&no_images, &filter_attrs, "filter_sizes", filter_shape(&no_images));
-        tp_tensor_t *x = make(c, dtype, image_shape(&no_images), ones);
-        tp_tensor_t *f = make(c, dtype, filter_shape(&no_images), ones);
+        tp_tensor_t *x = tensor_of_doubles(c, dtype, image_shape(&no_images), ones);
+        tp_tensor_t *f = tensor_of_doubles(c, dtype, filter_shape(&no_images), ones);
         tp_tensor_t *y = run(c, "Conv2D", x, f, NULL, &attrs);
         tp_tensor_t *df = run(c, "Conv2DBackpropFilter", x, y, NULL, &filter_attrs);
         tp_tensor_t *pooled = NULL;
@@ -529,8 +503,8 @@ static void empty_tensors(void **state) {
         tp_tensor_release(x);
         tp_tensor_release(f);
 
-        x = make(c, dtype, image_shape(&no_channels), ones);
-        f = make(c, dtype, filter_shape(&no_channels), ones);
+        x = tensor_of_doubles(c, dtype, image_shape(&no_channels), ones);
+        f = tensor_of_doubles(c, dtype, filter_shape(&no_channels), ones);
         y = run(c, "Conv2D", x, f, NULL, &attrs);
         tp_tensor_release(x);
         tp_tensor_release(f);
@@ -565,16 +539,17 @@ static double weighted_sum(tp_context_t *c, forward_fn forward, tp_tensor_t *x, 
 
 static void check_by_differences(tp_context_t *c, forward_fn forward, tp_shape_t xs,
                                  tp_shape_t fs, tp_shape_t ys, bool distinct, const char *what) {
-    int64_t nx = count_of(xs), nf = fs.rank > 0 ? count_of(fs) : 0, ny = count_of(ys);
+    int64_t nx = element_count(xs), nf = fs.rank > 0 ? element_count(fs) : 0,
+            ny = element_count(ys);
     double *x = distinct ? distinct_values(nx) : random_values(nx, 3);
     double *f = random_values(nf, 4), *w = random_values(ny, 5);
-    tp_tensor_t *tw = make(c, TP_FLOAT64, ys, w);
+    tp_tensor_t *tw = tensor_of_doubles(c, TP_FLOAT64, ys, w);
     double *values[2] = {x, f};
     tp_shape_t shapes[2] = {xs, fs};
     tp_tensor_t *grads[2] = {NULL, NULL};
     {
-        tp_tensor_t *tx = make(c, TP_FLOAT64, xs, x);
-        tp_tensor_t *tf = nf > 0 ? make(c, TP_FLOAT64, fs, f) : NULL;
+        tp_tensor_t *tx = tensor_of_doubles(c, TP_FLOAT64, xs, x);
+        tp_tensor_t *tf = nf > 0 ? tensor_of_doubles(c, TP_FLOAT64, fs, f) : NULL;
         tp_tensor_t *sources[2] = {tx, tf}, *loss = NULL;
         tp_tape_t *tape = NULL;
         assert_ok(tp_tape_begin(c, &tape));
@@ -588,7 +563,7 @@ static void check_by_differences(tp_context_t *c, forward_fn forward, tp_shape_t
         tp_tensor_release(tf);
     }
     for (int which = 0; which < (nf > 0 ? 2 : 1); which++) {
-        int64_t n = count_of(shapes[which]);
+        int64_t n = element_count(shapes[which]);
         double *want = malloc((size_t)n * sizeof *want);
         assert_non_null(want);
         const double step = 1e-6;
@@ -596,8 +571,8 @@ static void check_by_differences(tp_context_t *c, forward_fn forward, tp_shape_t
             double kept = values[which][i], sums[2];
             for (int side = 0; side < 2; side++) {
                 values[which][i] = kept + (side == 0 ? step : -step);
-                tp_tensor_t *tx = make(c, TP_FLOAT64, xs, x);
-                tp_tensor_t *tf = nf > 0 ? make(c, TP_FLOAT64, fs, f) : NULL;
+                tp_tensor_t *tx = tensor_of_doubles(c, TP_FLOAT64, xs, x);
+                tp_tensor_t *tf = nf > 0 ? tensor_of_doubles(c, TP_FLOAT64, fs, f) : NULL;
                 sums[side] = weighted_sum(c, forward, tx, tf, tw, NULL);
                 tp_tensor_release(tx);
                 tp_tensor_release(tf);
@@ -688,7 +663,7 @@ static void *convolve(void *arg) {
         int shape = i % 2 == 0 ? 0 : worker->first + i;
         geometry_t g = {2, 6 + shape % 3, 6, 2 + shape % 2, 3, 3, 4, 1 + shape % 2, 1, 1, 1, true};
         tp_shape_t xs = image_shape(&g), fs = filter_shape(&g), ys = output_shape(&g);
-        int64_t nx = count_of(xs), nf = count_of(fs), ny = count_of(ys);
+        int64_t nx = element_count(xs), nf = element_count(fs), ny = element_count(ys);
         double *x = random_values(nx, (uint64_t)i), *f = random_values(nf, (uint64_t)i + 1);
         double *want = malloc((size_t)ny * sizeof *want);
         float *got = malloc((size_t)ny * sizeof *got);
@@ -831,9 +806,10 @@ static void refusals_name_the_op_and_the_value(void **state) {
     for (size_t r = 0; r < COUNT_OF(refusals); r++) {
         const refusal_t *test = &refusals[r];
         tp_tensor_t *inputs[3] = {NULL, NULL, NULL};
-        for (int i = 0; i < test->num_inputs; i++) assert_true(count_of(test->inputs[i]) <= 128);
         for (int i = 0; i < test->num_inputs; i++)
-            inputs[i] = make(c, TP_FLOAT32, test->inputs[i], zeros);
+            assert_true(element_count(test->inputs[i]) <= 128);
+        for (int i = 0; i < test->num_inputs; i++)
+            inputs[i] = tensor_of_doubles(c, TP_FLOAT32, test->inputs[i], zeros);
         bool pool = strstr(test->op, "Pool") != NULL;
         tp_attr_t attrs[6];
         size_t count = 0;
@@ -877,7 +853,8 @@ static void refusals_name_the_op_and_the_value(void **state) {
 static void wrapper_refusals(void **state) {
     tp_context_t *c = *state;
     double zeros[64] = {0};
-    tp_tensor_t *x = make(c, TP_FLOAT32, IMAGE, zeros), *f = make(c, TP_FLOAT32, FILTER, zeros);
+    tp_tensor_t *x = tensor_of_doubles(c, TP_FLOAT32, IMAGE, zeros),
+                *f = tensor_of_doubles(c, TP_FLOAT32, FILTER, zeros);
     tp_tensor_t *out = NULL;
     assert_error(tp_conv2d(c, x, f, &(tp_conv2d_options_t){.padding = (tp_padding_t)7}, &out),
                  TP_INVALID_ARGUMENT,

@@ -13,24 +13,13 @@
 #include "cpu_fixture.h"
 #include "tensorplug/training.h"
 
-static char folder[256];
-
-static const char *path_of(const char *name) {
-    static char path[512];
-    snprintf(path, sizeof path, "%s/%s", folder, name);
-    return path;
-}
-
 static int setup(void **state) {
-    snprintf(folder, sizeof folder, "/tmp/tp_test_datasets.XXXXXX");
-    if (mkdtemp(folder) == NULL) return -1;
+    if (scratch_folder_make("/tmp/tp_test_datasets.XXXXXX") != 0) return -1;
     return cpu_context_setup(state);
 }
 
 static int teardown(void **state) {
-    char command[512];
-    snprintf(command, sizeof command, "rm -rf '%s'", folder);
-    if (system(command) != 0) return -1;
+    if (scratch_folder_remove() != 0) return -1;
     return cpu_context_teardown(state);
 }
 
@@ -50,10 +39,7 @@ static const char *write_gz_text(const char *name, const char *text) {
 
 static const char *write_bytes(const char *name, const void *bytes, size_t size) {
     const char *path = path_of(name);
-    FILE *file = fopen(path, "wb");
-    assert_non_null(file);
-    if (size > 0) assert_int_equal(fwrite(bytes, 1, size, file), size);
-    assert_int_equal(fclose(file), 0);
+    write_file(path, bytes, size);
     return path;
 }
 
@@ -109,13 +95,8 @@ static char *rows_text(int rows, size_t *out_length) {
 static void assert_rows(tp_tensor_t *images, tp_tensor_t *labels, int first_row, int64_t n) {
     assert_int_equal(tp_tensor_dtype(images), TP_FLOAT32);
     assert_int_equal(tp_tensor_dtype(labels), TP_INT32);
-    tp_shape_t shape = tp_tensor_shape(images);
-    assert_int_equal(shape.rank, 2);
-    assert_int_equal(shape.dims[0], n);
-    assert_int_equal(shape.dims[1], 64);
-    shape = tp_tensor_shape(labels);
-    assert_int_equal(shape.rank, 1);
-    assert_int_equal(shape.dims[0], n);
+    assert_tensor_shape(images, TP_SHAPE(n, 64));
+    assert_tensor_shape(labels, TP_SHAPE(n));
     assert_string_equal(tp_tensor_device(images), "/job:localhost/replica:0/task:0/device:CPU:0");
     float *pixels = malloc((size_t)n * 64 * sizeof *pixels);
     int32_t *got = malloc((size_t)n * sizeof *got);
@@ -336,7 +317,7 @@ static void refuses_a_file_it_cannot_read(void **state) {
              "directory", path);
     assert_error(tp_digits_load(context, path, &images, &labels), TP_NOT_FOUND, expected);
     /* A folder opens, then cannot be read. */
-    assert_error(tp_digits_load(context, folder, &images, &labels), TP_INVALID_ARGUMENT,
+    assert_error(tp_digits_load(context, scratch_folder(), &images, &labels), TP_INVALID_ARGUMENT,
                  "reading it: Is a directory");
     /* A name with a control byte is shown escaped. */
     assert_error(tp_digits_load(context, "/nonexistent/a\nb.gz", &images, &labels), TP_NOT_FOUND,

@@ -11,23 +11,13 @@
 #include <string.h>
 
 #include "base/status.h"
-#include "device_support.h"
+#include "cpu_fixture.h"
 #include "model/model.h"
-#include "tensorplug/training.h"
+#include "training_support.h"
 
 static const char *const cpus[3] = {"/cpu:0", "/cpu:1", "/cpu:2"};
 
-static int setup(void **state) {
-    tp_context_options_t options = TP_CONTEXT_OPTIONS_INIT;
-    options.no_plugins = true;
-    if (create_context_state(state, &options) != 0) return -1;
-    const uint64_t limits[3] = {64ull << 20, 64ull << 20, 64ull << 20};
-    tp_status_t *error = tp_context_set_logical_devices(*state, "CPU:0", limits, 3);
-    if (error == NULL) return 0;
-    print_error("%s\n", tp_status_message(error));
-    tp_status_free(error);
-    return -1;
-}
+static int setup(void **state) { return split_cpu_context_setup(state, 3, 64ull << 20); }
 
 static int teardown(void **state) { return context_teardown(state); }
 
@@ -190,24 +180,6 @@ static void a_replica_that_never_joins_fails_the_run(void **state) {
 /* ---- Mirrored training ----------------------------------------------------------------------- */
 
 enum { ROWS = 45, FEATURES = 3, HIDDEN = 5 };
-
-/* Every weight of the model, layer by layer (kernel, then bias), as replica 0 holds them. */
-static size_t read_weights(tp_model_t *model, float *weights, size_t count) {
-    size_t at = 0;
-    for (size_t layer = 0; layer < tp_model_num_layers(model); layer++) {
-        tp_tensor_t *kernel, *bias;
-        assert_ok(tp_model_get_weights(model, layer, &kernel, &bias));
-        size_t k = tp_tensor_byte_size(kernel), b = tp_tensor_byte_size(bias);
-        assert_true((at * sizeof(float)) + k + b <= count * sizeof(float));
-        assert_ok(tp_tensor_read(kernel, weights + at, k));
-        at += k / sizeof(float);
-        assert_ok(tp_tensor_read(bias, weights + at, b));
-        at += b / sizeof(float);
-        tp_tensor_release(kernel);
-        tp_tensor_release(bias);
-    }
-    return at;
-}
 
 /* A 3-5-1 network trained 3 epochs with batches of 10 (the last one 5 rows), on `replicas`
  * devices; returns every weight of replica 0, and checks that every replica holds the same,

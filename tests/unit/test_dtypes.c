@@ -14,8 +14,6 @@
 #include "base/dtype.h"
 #include "tensorplug/float16.h"
 
-#define COUNT_OF(array) (sizeof(array) / sizeof((array)[0]))
-
 static const tp_dtype_t every_dtype[] = {TP_FLOAT32, TP_FLOAT64, TP_INT32,    TP_INT64,
                                          TP_UINT8,   TP_BOOL,    TP_FLOAT16,  TP_BFLOAT16,
                                          TP_INT8,    TP_INT16,   TP_UINT16,   TP_UINT32,
@@ -33,33 +31,6 @@ static bool is_float(tp_dtype_t dtype) {
 
 static bool is_unsigned(tp_dtype_t dtype) {
     return dtype == TP_UINT8 || dtype == TP_UINT16 || dtype == TP_UINT32 || dtype == TP_UINT64;
-}
-
-static tp_tensor_t *from_doubles(tp_context_t *c, tp_dtype_t dtype, tp_shape_t shape,
-                                 const double *values) {
-    int64_t count;
-    assert_ok(tp_shape_num_elements(&shape, &count));
-    size_t size = (size_t)count * tp_dtype_size(dtype);
-    void *data = calloc(1, size > 0 ? size : 1);
-    assert_non_null(data);
-    for (int64_t i = 0; i < count; i++) tp_dtype_store_double(data, dtype, i, values[i]);
-    tp_tensor_t *t;
-    tp_status_t *status = tp_tensor_create(c, dtype, shape, data, size, &t);
-    free(data);
-    assert_ok(status);
-    return t;
-}
-
-/* A tensor of exactly these bytes: TYPED(c, TP_INT8, int8_t, TP_SHAPE(2), 1, -2). */
-#define TYPED(c, dtype, ctype, shape, ...)                                                     \
-    typed_tensor((c), (dtype), (shape), (const ctype[]){__VA_ARGS__},                         \
-                 sizeof((const ctype[]){__VA_ARGS__}))
-
-static tp_tensor_t *typed_tensor(tp_context_t *c, tp_dtype_t dtype, tp_shape_t shape,
-                                 const void *data, size_t size) {
-    tp_tensor_t *t;
-    assert_ok(tp_tensor_create(c, dtype, shape, data, size, &t));
-    return t;
 }
 
 /* Reads a small tensor and releases it; fails on another dtype or element count. */
@@ -130,7 +101,7 @@ static void cast_every_pair_carries_small_numbers(void **state) {
     const double values[] = {0, 1, 2, 3, 100, 127};
     for (size_t f = 0; f < COUNT_OF(every_dtype); f++) {
         tp_dtype_t from = every_dtype[f];
-        tp_tensor_t *x = from_doubles(c, from, TP_SHAPE(6), values);
+        tp_tensor_t *x = tensor_of_doubles(c, from, TP_SHAPE(6), values);
         for (size_t t = 0; t < COUNT_OF(every_dtype); t++) {
             tp_dtype_t to = every_dtype[t];
             double want[6];
@@ -148,8 +119,9 @@ static void cast_every_pair_carries_small_numbers(void **state) {
  * truncate towards zero. */
 static void cast_floats_to_integers_saturates(void **state) {
     tp_context_t *c = *state;
-    tp_tensor_t *x = TYPED(c, TP_FLOAT32, float, TP_SHAPE(12), NAN, -INFINITY, -1e30f, -129.5f,
-                           -128.75f, -0.875f, 0.875f, 127.875f, 128.0f, 300.0f, 1e30f, INFINITY);
+    tp_tensor_t *x =
+        TENSOR_OF(c, TP_FLOAT32, float, TP_SHAPE(12), NAN, -INFINITY, -1e30f, -129.5f, -128.75f,
+                  -0.875f, 0.875f, 127.875f, 128.0f, 300.0f, 1e30f, INFINITY);
     tp_tensor_t *y;
     assert_ok(tp_cast(c, x, TP_INT8, &y));
     EXPECT_TYPED(y, TP_INT8, int8_t, 0, -128, -128, -128, -128, 0, 0, 127, 127, 127, 127, 127);
@@ -163,15 +135,15 @@ static void cast_floats_to_integers_saturates(void **state) {
                  UINT32_MAX);
     tp_tensor_release(x);
     /* 2^64 is past uint64's range; the largest double below it, 2^64 - 2048, is not. */
-    x = TYPED(c, TP_FLOAT64, double, TP_SHAPE(4), 18446744073709551616.0,
-              18446744073709549568.0, 9.3e18, -1.0);
+    x = TENSOR_OF(c, TP_FLOAT64, double, TP_SHAPE(4), 18446744073709551616.0,
+                  18446744073709549568.0, 9.3e18, -1.0);
     assert_ok(tp_cast(c, x, TP_UINT64, &y));
     EXPECT_TYPED(y, TP_UINT64, uint64_t, UINT64_MAX, 18446744073709549568u,
                  9300000000000000000u, 0);
     tp_tensor_release(x);
     /* The 16-bit floats saturate the same way: float16's extremes against int16. */
-    x = TYPED(c, TP_FLOAT16, uint16_t, TP_SHAPE(4), 0x7bff /* 65504 */, 0xfbff /* -65504 */,
-              0x7e00 /* NaN */, 0xc500 /* -5 */);
+    x = TENSOR_OF(c, TP_FLOAT16, uint16_t, TP_SHAPE(4), 0x7bff /* 65504 */, 0xfbff /* -65504 */,
+                  0x7e00 /* NaN */, 0xc500 /* -5 */);
     assert_ok(tp_cast(c, x, TP_INT16, &y));
     EXPECT_TYPED(y, TP_INT16, int16_t, 32767, -32768, 0, -5);
     assert_ok(tp_cast(c, x, TP_UINT16, &y));
@@ -183,8 +155,8 @@ static void cast_floats_to_integers_saturates(void **state) {
  * wider unsigned one and an unsigned one zero-extended, as C and NumPy convert. */
 static void cast_integers_keep_the_low_bits(void **state) {
     tp_context_t *c = *state;
-    tp_tensor_t *x = TYPED(c, TP_INT64, int64_t, TP_SHAPE(5), -1, 256, 65537, -32769,
-                           INT64_C(4294967303) /* 2^32 + 7 */);
+    tp_tensor_t *x = TENSOR_OF(c, TP_INT64, int64_t, TP_SHAPE(5), -1, 256, 65537, -32769,
+                               INT64_C(4294967303) /* 2^32 + 7 */);
     tp_tensor_t *y;
     assert_ok(tp_cast(c, x, TP_INT8, &y));
     EXPECT_TYPED(y, TP_INT8, int8_t, -1, 0, 1, -1, 7);
@@ -198,11 +170,11 @@ static void cast_integers_keep_the_low_bits(void **state) {
     EXPECT_TYPED(y, TP_UINT64, uint64_t, UINT64_MAX, 256, 65537, 18446744073709518847u,
                  4294967303u);
     tp_tensor_release(x);
-    x = TYPED(c, TP_UINT32, uint32_t, TP_SHAPE(2), UINT32_MAX, 5);
+    x = TENSOR_OF(c, TP_UINT32, uint32_t, TP_SHAPE(2), UINT32_MAX, 5);
     assert_ok(tp_cast(c, x, TP_INT64, &y));
     EXPECT_TYPED(y, TP_INT64, int64_t, 4294967295, 5);
     tp_tensor_release(x);
-    x = TYPED(c, TP_UINT64, uint64_t, TP_SHAPE(2), UINT64_MAX, UINT64_C(9223372036854775813));
+    x = TENSOR_OF(c, TP_UINT64, uint64_t, TP_SHAPE(2), UINT64_MAX, UINT64_C(9223372036854775813));
     assert_ok(tp_cast(c, x, TP_INT64, &y));
     EXPECT_TYPED(y, TP_INT64, int64_t, -1, INT64_MIN + 5);
     /* Correctly rounded: 2^64 - 1 is 2^64 in float32 and float64, 2^63 + 5 is 2^63. */
@@ -211,7 +183,7 @@ static void cast_integers_keep_the_low_bits(void **state) {
     assert_ok(tp_cast(c, x, TP_FLOAT32, &y));
     EXPECT(y, TP_FLOAT32, 18446744073709551616.0, 9223372036854775808.0);
     tp_tensor_release(x);
-    x = TYPED(c, TP_INT8, int8_t, TP_SHAPE(2), -1, -128);
+    x = TENSOR_OF(c, TP_INT8, int8_t, TP_SHAPE(2), -1, -128);
     assert_ok(tp_cast(c, x, TP_UINT64, &y));
     EXPECT_TYPED(y, TP_UINT64, uint64_t, UINT64_MAX, UINT64_MAX - 127);
     tp_tensor_release(x);
@@ -223,27 +195,27 @@ static void cast_integers_keep_the_low_bits(void **state) {
 static void cast_to_16_bit_floats_rounds_once(void **state) {
     tp_context_t *c = *state;
     /* float16 holds every integer to 2048, then every second one: 2049 and 2051 are ties. */
-    tp_tensor_t *x = TYPED(c, TP_INT32, int32_t, TP_SHAPE(6), 2049, 2051, 65519, 65520, 70000,
-                           -2049);
+    tp_tensor_t *x =
+        TENSOR_OF(c, TP_INT32, int32_t, TP_SHAPE(6), 2049, 2051, 65519, 65520, 70000, -2049);
     tp_tensor_t *y;
     assert_ok(tp_cast(c, x, TP_FLOAT16, &y));
     EXPECT(y, TP_FLOAT16, 2048, 2052, 65504, INFINITY, INFINITY, -2048);
     tp_tensor_release(x);
     /* bfloat16 steps by 2^53 at 2^60: 2^60 + 2^52 is a tie (to even, 2^60), one more is past it
      * (up). Through a double, 2^60 + 2^52 + 1 would first round to the tie. */
-    x = TYPED(c, TP_INT64, int64_t, TP_SHAPE(3), (INT64_C(1) << 60) + (INT64_C(1) << 52),
-              (INT64_C(1) << 60) + (INT64_C(1) << 52) + 1, INT64_MIN);
+    x = TENSOR_OF(c, TP_INT64, int64_t, TP_SHAPE(3), (INT64_C(1) << 60) + (INT64_C(1) << 52),
+                  (INT64_C(1) << 60) + (INT64_C(1) << 52) + 1, INT64_MIN);
     assert_ok(tp_cast(c, x, TP_BFLOAT16, &y));
     EXPECT_TYPED(y, TP_BFLOAT16, uint16_t, 0x5d80, 0x5d81, 0xdf00 /* -2^63 */);
     tp_tensor_release(x);
-    x = TYPED(c, TP_UINT64, uint64_t, TP_SHAPE(1), UINT64_MAX);
+    x = TENSOR_OF(c, TP_UINT64, uint64_t, TP_SHAPE(1), UINT64_MAX);
     assert_ok(tp_cast(c, x, TP_BFLOAT16, &y));
     EXPECT_TYPED(y, TP_BFLOAT16, uint16_t, 0x5f80 /* 2^64 */);
     tp_tensor_release(x);
     /* 1 + 2^-11 + 2^-40 is above float16's tie at 1 + 2^-11, but float32 rounds it onto the tie,
      * which would then go to even, 1. The same for bfloat16 at 1 + 2^-8 + 2^-30. */
-    x = TYPED(c, TP_FLOAT64, double, TP_SHAPE(2), 1 + ldexp(1, -11) + ldexp(1, -40),
-              1 + ldexp(1, -8) + ldexp(1, -30));
+    x = TENSOR_OF(c, TP_FLOAT64, double, TP_SHAPE(2), 1 + ldexp(1, -11) + ldexp(1, -40),
+                  1 + ldexp(1, -8) + ldexp(1, -30));
     assert_ok(tp_cast(c, x, TP_FLOAT16, &y));
     EXPECT_TYPED(y, TP_FLOAT16, uint16_t, 0x3c01, 0x3c04);
     assert_ok(tp_cast(c, x, TP_BFLOAT16, &y));
@@ -251,19 +223,19 @@ static void cast_to_16_bit_floats_rounds_once(void **state) {
     tp_tensor_release(x);
     /* Between the two 16-bit floats: exact where the other holds the value, rounded where not,
      * infinite past float16's range. */
-    x = TYPED(c, TP_BFLOAT16, uint16_t, TP_SHAPE(4), 0x3f81 /* 1 + 2^-7 */, 0x7f7f /* 3.4e38 */,
-              0x3380 /* 2^-24 */, 0x3f8f /* 1.1171875 */);
+    x = TENSOR_OF(c, TP_BFLOAT16, uint16_t, TP_SHAPE(4), 0x3f81 /* 1 + 2^-7 */, 0x7f7f /* 3.4e38 */,
+                  0x3380 /* 2^-24 */, 0x3f8f /* 1.1171875 */);
     assert_ok(tp_cast(c, x, TP_FLOAT16, &y));
     EXPECT_TYPED(y, TP_FLOAT16, uint16_t, 0x3c08, 0x7c00, 0x0001, 0x3c78);
     tp_tensor_release(x);
-    x = TYPED(c, TP_FLOAT16, uint16_t, TP_SHAPE(3), 0x0001, 0x3555 /* 0.33325 */, 0x7c00);
+    x = TENSOR_OF(c, TP_FLOAT16, uint16_t, TP_SHAPE(3), 0x0001, 0x3555 /* 0.33325 */, 0x7c00);
     assert_ok(tp_cast(c, x, TP_BFLOAT16, &y));
     /* 0.33325195 is 1.0101010101 x 2^-2; to 7 fraction bits, 1.0101011 (past the half). */
     EXPECT_TYPED(y, TP_BFLOAT16, uint16_t, 0x3380, 0x3eab, 0x7f80);
     assert_ok(tp_cast(c, x, TP_INT32, &y));
     EXPECT_TYPED(y, TP_INT32, int32_t, 0, 0, INT32_MAX);
     tp_tensor_release(x);
-    x = TYPED(c, TP_BOOL, bool, TP_SHAPE(2), true, false);
+    x = TENSOR_OF(c, TP_BOOL, bool, TP_SHAPE(2), true, false);
     assert_ok(tp_cast(c, x, TP_FLOAT16, &y));
     EXPECT_TYPED(y, TP_FLOAT16, uint16_t, 0x3c00, 0x0000);
     tp_tensor_release(x);
@@ -277,9 +249,9 @@ static void arithmetic_on_every_number_dtype(void **state) {
     tp_context_t *c = *state;
     for (size_t d = 0; d < COUNT_OF(number_dtypes); d++) {
         tp_dtype_t dtype = number_dtypes[d];
-        tp_tensor_t *x = from_doubles(c, dtype, TP_SHAPE(4), (const double[]){6, 3, 0, 11});
-        tp_tensor_t *y = from_doubles(c, dtype, TP_SHAPE(4), (const double[]){2, 3, 5, 4});
-        tp_tensor_t *z = from_doubles(c, dtype, TP_SHAPE(4), (const double[]){2, 3, 0, 4});
+        tp_tensor_t *x = tensor_of_doubles(c, dtype, TP_SHAPE(4), (const double[]){6, 3, 0, 11});
+        tp_tensor_t *y = tensor_of_doubles(c, dtype, TP_SHAPE(4), (const double[]){2, 3, 5, 4});
+        tp_tensor_t *z = tensor_of_doubles(c, dtype, TP_SHAPE(4), (const double[]){2, 3, 0, 4});
         tp_tensor_t *out;
         assert_ok(tp_add(c, x, y, &out));
         EXPECT(out, dtype, 8, 6, 5, 15);
@@ -303,8 +275,9 @@ static void arithmetic_on_every_number_dtype(void **state) {
         assert_ok(tp_add_n(c, pair, 2, &out));
         EXPECT(out, dtype, 8, 6, 5, 15);
         /* Broadcasting a row over a matrix. */
-        tp_tensor_t *matrix = from_doubles(c, dtype, TP_SHAPE(2, 2), (const double[]){1, 2, 3, 4});
-        tp_tensor_t *row = from_doubles(c, dtype, TP_SHAPE(2), (const double[]){10, 20});
+        tp_tensor_t *matrix =
+            tensor_of_doubles(c, dtype, TP_SHAPE(2, 2), (const double[]){1, 2, 3, 4});
+        tp_tensor_t *row = tensor_of_doubles(c, dtype, TP_SHAPE(2), (const double[]){10, 20});
         assert_ok(tp_add(c, matrix, row, &out));
         EXPECT(out, dtype, 11, 22, 13, 24);
         assert_ok(tp_bias_add(c, matrix, row, &out));
@@ -320,8 +293,8 @@ static void arithmetic_on_every_number_dtype(void **state) {
 /* Integer arithmetic wraps modulo 2^bits, in every width, and never traps. */
 static void integer_arithmetic_wraps(void **state) {
     tp_context_t *c = *state;
-    tp_tensor_t *a = TYPED(c, TP_INT8, int8_t, TP_SHAPE(3), 127, -128, -128);
-    tp_tensor_t *b = TYPED(c, TP_INT8, int8_t, TP_SHAPE(3), 1, 1, -1);
+    tp_tensor_t *a = TENSOR_OF(c, TP_INT8, int8_t, TP_SHAPE(3), 127, -128, -128);
+    tp_tensor_t *b = TENSOR_OF(c, TP_INT8, int8_t, TP_SHAPE(3), 1, 1, -1);
     tp_tensor_t *y;
     assert_ok(tp_add(c, a, b, &y));
     EXPECT_TYPED(y, TP_INT8, int8_t, -128, -127, 127);
@@ -340,8 +313,8 @@ static void integer_arithmetic_wraps(void **state) {
     tp_tensor_release(b);
     /* 300 * 300 = 90000, which is 24464 modulo 65536 (and overflows int, which uint16_t
      * operands would be promoted to). */
-    a = TYPED(c, TP_UINT16, uint16_t, TP_SHAPE(3), 300, 0, 65535);
-    b = TYPED(c, TP_UINT16, uint16_t, TP_SHAPE(3), 300, 1, 65535);
+    a = TENSOR_OF(c, TP_UINT16, uint16_t, TP_SHAPE(3), 300, 0, 65535);
+    b = TENSOR_OF(c, TP_UINT16, uint16_t, TP_SHAPE(3), 300, 1, 65535);
     assert_ok(tp_mul(c, a, b, &y));
     EXPECT_TYPED(y, TP_UINT16, uint16_t, 24464, 0, 1);
     assert_ok(tp_sub(c, a, b, &y));
@@ -350,8 +323,8 @@ static void integer_arithmetic_wraps(void **state) {
     EXPECT_TYPED(y, TP_UINT16, uint16_t, 24464, 0, 1);
     tp_tensor_release(a);
     tp_tensor_release(b);
-    a = TYPED(c, TP_UINT64, uint64_t, TP_SHAPE(2), UINT64_MAX, UINT64_C(1) << 63);
-    b = TYPED(c, TP_UINT64, uint64_t, TP_SHAPE(2), 3, 2);
+    a = TENSOR_OF(c, TP_UINT64, uint64_t, TP_SHAPE(2), UINT64_MAX, UINT64_C(1) << 63);
+    b = TENSOR_OF(c, TP_UINT64, uint64_t, TP_SHAPE(2), 3, 2);
     assert_ok(tp_div(c, a, b, &y)); /* unsigned division, no sign in sight */
     EXPECT_TYPED(y, TP_UINT64, uint64_t, 6148914691236517205u, UINT64_C(1) << 62);
     assert_ok(tp_add(c, a, b, &y));
@@ -360,13 +333,13 @@ static void integer_arithmetic_wraps(void **state) {
     EXPECT_TYPED(y, TP_UINT64, uint64_t, UINT64_MAX, UINT64_C(1) << 63);
     tp_tensor_release(a);
     tp_tensor_release(b);
-    a = TYPED(c, TP_INT16, int16_t, TP_SHAPE(4), -5, 5, -32768, 0);
+    a = TENSOR_OF(c, TP_INT16, int16_t, TP_SHAPE(4), -5, 5, -32768, 0);
     assert_ok(tp_relu(c, a, &y));
     EXPECT_TYPED(y, TP_INT16, int16_t, 0, 5, 0, 0);
     assert_ok(tp_abs(c, a, &y));
     EXPECT_TYPED(y, TP_INT16, int16_t, 5, 5, -32768, 0);
     tp_tensor_release(a);
-    a = TYPED(c, TP_UINT32, uint32_t, TP_SHAPE(2), 1, 0);
+    a = TENSOR_OF(c, TP_UINT32, uint32_t, TP_SHAPE(2), 1, 0);
     assert_ok(tp_neg(c, a, &y));
     EXPECT_TYPED(y, TP_UINT32, uint32_t, UINT32_MAX, 0);
     tp_tensor_release(a);
@@ -378,16 +351,16 @@ static void integer_division_by_zero_is_an_error(void **state) {
     tp_context_t *c = *state;
     const tp_dtype_t integers[] = {TP_INT8, TP_INT16, TP_UINT8, TP_UINT16, TP_UINT32, TP_UINT64};
     for (size_t d = 0; d < COUNT_OF(integers); d++) {
-        tp_tensor_t *x = from_doubles(c, integers[d], TP_SHAPE(2), (const double[]){4, 1});
-        tp_tensor_t *zero = from_doubles(c, integers[d], TP_SHAPE(2), (const double[]){2, 0});
+        tp_tensor_t *x = tensor_of_doubles(c, integers[d], TP_SHAPE(2), (const double[]){4, 1});
+        tp_tensor_t *zero = tensor_of_doubles(c, integers[d], TP_SHAPE(2), (const double[]){2, 0});
         tp_tensor_t *y = NULL;
         expect_refusal(tp_div(c, x, zero, &y), &y, TP_INVALID_ARGUMENT,
                        "Div: integer division by zero");
         tp_tensor_release(x);
         tp_tensor_release(zero);
     }
-    tp_tensor_t *x = TYPED(c, TP_FLOAT16, uint16_t, TP_SHAPE(2), 0x3c00, 0xbc00);
-    tp_tensor_t *zero = TYPED(c, TP_FLOAT16, uint16_t, TP_SHAPE(2), 0x0000, 0x0000);
+    tp_tensor_t *x = TENSOR_OF(c, TP_FLOAT16, uint16_t, TP_SHAPE(2), 0x3c00, 0xbc00);
+    tp_tensor_t *zero = TENSOR_OF(c, TP_FLOAT16, uint16_t, TP_SHAPE(2), 0x0000, 0x0000);
     tp_tensor_t *y;
     assert_ok(tp_div(c, x, zero, &y));
     EXPECT(y, TP_FLOAT16, INFINITY, -INFINITY);
@@ -401,12 +374,11 @@ static void integer_division_by_zero_is_an_error(void **state) {
 static void half_arithmetic_rounds_once_to_nearest_even(void **state) {
     tp_context_t *c = *state;
     /* float16 steps by 2 from 2048 and by 32 from 32768; its largest value is 65504. */
-    tp_tensor_t *a = TYPED(c, TP_FLOAT16, uint16_t, TP_SHAPE(6), 0x6800 /* 2048 */,
-                           0x6800, 0x7bff /* 65504 */, 0x7bff, 0x3c00 /* 1 */,
-                           0x0400 /* 2^-14 */);
-    tp_tensor_t *b = TYPED(c, TP_FLOAT16, uint16_t, TP_SHAPE(6), 0x3c00 /* 1 */,
-                           0x4200 /* 3 */, 0x4b80 /* 15 */, 0x4c00 /* 16 */,
-                           0x1000 /* 2^-11 */, 0x3800 /* 0.5 */);
+    tp_tensor_t *a = TENSOR_OF(c, TP_FLOAT16, uint16_t, TP_SHAPE(6), 0x6800 /* 2048 */, 0x6800,
+                               0x7bff /* 65504 */, 0x7bff, 0x3c00 /* 1 */, 0x0400 /* 2^-14 */);
+    tp_tensor_t *b =
+        TENSOR_OF(c, TP_FLOAT16, uint16_t, TP_SHAPE(6), 0x3c00 /* 1 */, 0x4200 /* 3 */,
+                  0x4b80 /* 15 */, 0x4c00 /* 16 */, 0x1000 /* 2^-11 */, 0x3800 /* 0.5 */);
     tp_tensor_t *y;
     /* 2049 and 2051 are ties; 65519 stays, 65520 overflows; 1 + 2^-11 is a tie, and
      * 0.5 + 2^-14 is nearer to 0.5 than to 0.5 + 2^-11. */
@@ -417,9 +389,9 @@ static void half_arithmetic_rounds_once_to_nearest_even(void **state) {
     tp_tensor_release(a);
     tp_tensor_release(b);
     /* bfloat16 steps by 2 from 256. */
-    a = TYPED(c, TP_BFLOAT16, uint16_t, TP_SHAPE(3), 0x4380 /* 256 */, 0x4380, 0x3f80 /* 1 */);
-    b = TYPED(c, TP_BFLOAT16, uint16_t, TP_SHAPE(3), 0x3f80 /* 1 */, 0x4040 /* 3 */,
-              0x3b80 /* 2^-8 */);
+    a = TENSOR_OF(c, TP_BFLOAT16, uint16_t, TP_SHAPE(3), 0x4380 /* 256 */, 0x4380, 0x3f80 /* 1 */);
+    b = TENSOR_OF(c, TP_BFLOAT16, uint16_t, TP_SHAPE(3), 0x3f80 /* 1 */, 0x4040 /* 3 */,
+                  0x3b80 /* 2^-8 */);
     assert_ok(tp_add(c, a, b, &y));
     EXPECT(y, TP_BFLOAT16, 256, 260, 1);
     tp_tensor_release(a);
@@ -429,8 +401,8 @@ static void half_arithmetic_rounds_once_to_nearest_even(void **state) {
 /* The float-only functions on the 16-bit floats: float32's result rounded once. */
 static void half_functions(void **state) {
     tp_context_t *c = *state;
-    tp_tensor_t *x = TYPED(c, TP_FLOAT16, uint16_t, TP_SHAPE(4), 0x0000 /* 0 */, 0x3c00 /* 1 */,
-                           0x4000 /* 2 */, 0x4a00 /* 12 */);
+    tp_tensor_t *x = TENSOR_OF(c, TP_FLOAT16, uint16_t, TP_SHAPE(4), 0x0000 /* 0 */, 0x3c00 /* 1 */,
+                               0x4000 /* 2 */, 0x4a00 /* 12 */);
     tp_tensor_t *y;
     /* e = 2.71828 lies between 2.7167969 and 2.71875 (float16 steps by 2^-9 there): the
      * nearer is 2.71875. e^2 = 7.389 rounds to 7.390625 (steps of 2^-8). e^12 = 162755 is
@@ -445,14 +417,14 @@ static void half_functions(void **state) {
     assert_ok(tp_log(c, x, &y));
     EXPECT(y, TP_FLOAT16, -INFINITY, 0, 0.693359375, 2.484375);
     tp_tensor_release(x);
-    x = TYPED(c, TP_BFLOAT16, uint16_t, TP_SHAPE(3), 0x0000, 0xbf80 /* -1 */, 0x4120 /* 10 */);
+    x = TENSOR_OF(c, TP_BFLOAT16, uint16_t, TP_SHAPE(3), 0x0000, 0xbf80 /* -1 */, 0x4120 /* 10 */);
     /* sigmoid(-1) = 0.268941 -> 0.26953125 (steps of 2^-9); sigmoid(10) = 0.9999546 -> 1. */
     assert_ok(tp_sigmoid(c, x, &y));
     EXPECT(y, TP_BFLOAT16, 0.5, 0.26953125, 1);
     assert_ok(tp_tanh(c, x, &y)); /* tanh(-1) = -0.761594 -> -0.76171875 */
     EXPECT(y, TP_BFLOAT16, 0, -0.76171875, 1);
     tp_tensor_release(x);
-    x = TYPED(c, TP_FLOAT16, uint16_t, TP_SHAPE(2, 2), 0x0000, 0x0000, 0x0000, 0x398c);
+    x = TENSOR_OF(c, TP_FLOAT16, uint16_t, TP_SHAPE(2, 2), 0x0000, 0x0000, 0x0000, 0x398c);
     /* Second row: 0 and 0.693359375 (ln 2 in float16): 1 / (1 + e^0.693359375) = 0.3332862
      * -> 0.333251953125 (steps of 2^-12), and 0.6667138 -> 0.66650390625 (steps of 2^-11). */
     assert_ok(tp_softmax(c, x, &y));
@@ -512,7 +484,7 @@ static void reductions_on_every_number_dtype(void **state) {
     for (size_t d = 0; d < COUNT_OF(number_dtypes); d++) {
         tp_dtype_t dtype = number_dtypes[d];
         tp_tensor_t *x =
-            from_doubles(c, dtype, TP_SHAPE(2, 3), (const double[]){1, 2, 3, 4, 5, 9});
+            tensor_of_doubles(c, dtype, TP_SHAPE(2, 3), (const double[]){1, 2, 3, 4, 5, 9});
         tp_tensor_t *y;
         assert_ok(tp_sum(c, x, rows, 1, false, &y));
         EXPECT(y, dtype, 6, 18);
@@ -530,37 +502,37 @@ static void reductions_on_every_number_dtype(void **state) {
 /* Integer means divide the exact 64-bit sum, whatever the dtype; sums wrap in the dtype. */
 static void integer_reductions(void **state) {
     tp_context_t *c = *state;
-    tp_tensor_t *x = TYPED(c, TP_INT8, int8_t, TP_SHAPE(3), 100, 100, 100), *y;
+    tp_tensor_t *x = TENSOR_OF(c, TP_INT8, int8_t, TP_SHAPE(3), 100, 100, 100), *y;
     assert_ok(tp_sum(c, x, NULL, 0, false, &y)); /* 300 modulo 256 = 44 */
     EXPECT_TYPED(y, TP_INT8, int8_t, 44);
     assert_ok(tp_mean(c, x, NULL, 0, false, &y));
     EXPECT_TYPED(y, TP_INT8, int8_t, 100);
     tp_tensor_release(x);
-    x = TYPED(c, TP_INT32, int32_t, TP_SHAPE(3), 1 << 30, 1 << 30, 1 << 30);
+    x = TENSOR_OF(c, TP_INT32, int32_t, TP_SHAPE(3), 1 << 30, 1 << 30, 1 << 30);
     assert_ok(tp_mean(c, x, NULL, 0, false, &y));
     EXPECT_TYPED(y, TP_INT32, int32_t, 1 << 30);
     tp_tensor_release(x);
-    x = TYPED(c, TP_INT16, int16_t, TP_SHAPE(2, 2), -5, -3, -100, -32768);
+    x = TENSOR_OF(c, TP_INT16, int16_t, TP_SHAPE(2, 2), -5, -3, -100, -32768);
     const int64_t last[] = {-1};
     assert_ok(tp_max(c, x, last, 1, false, &y));
     EXPECT_TYPED(y, TP_INT16, int16_t, -3, -100);
     assert_ok(tp_mean(c, x, last, 1, false, &y)); /* truncated towards zero */
     EXPECT_TYPED(y, TP_INT16, int16_t, -4, -16434);
     tp_tensor_release(x);
-    x = TYPED(c, TP_UINT64, uint64_t, TP_SHAPE(3), (UINT64_C(1) << 63) + 5, 7, 1);
+    x = TENSOR_OF(c, TP_UINT64, uint64_t, TP_SHAPE(3), (UINT64_C(1) << 63) + 5, 7, 1);
     assert_ok(tp_max(c, x, NULL, 0, false, &y)); /* unsigned comparison */
     EXPECT_TYPED(y, TP_UINT64, uint64_t, (UINT64_C(1) << 63) + 5);
     assert_ok(tp_sum(c, x, NULL, 0, false, &y));
     EXPECT_TYPED(y, TP_UINT64, uint64_t, (UINT64_C(1) << 63) + 13);
     tp_tensor_release(x);
-    x = TYPED(c, TP_UINT32, uint32_t, TP_SHAPE(2), UINT32_MAX, UINT32_MAX - 2);
+    x = TENSOR_OF(c, TP_UINT32, uint32_t, TP_SHAPE(2), UINT32_MAX, UINT32_MAX - 2);
     assert_ok(tp_mean(c, x, NULL, 0, false, &y)); /* the sum needs 33 bits */
     EXPECT_TYPED(y, TP_UINT32, uint32_t, UINT32_MAX - 1);
     tp_tensor_release(x);
     /* Of nothing: Max gives the dtype's smallest value, Sum and Mean 0. */
     const tp_dtype_t empty_dtypes[] = {TP_INT16, TP_UINT32};
     for (size_t d = 0; d < 2; d++) {
-        x = from_doubles(c, empty_dtypes[d], TP_SHAPE(2, 0), NULL);
+        x = tensor_of_doubles(c, empty_dtypes[d], TP_SHAPE(2, 0), NULL);
         assert_ok(tp_max(c, x, last, 1, false, &y));
         EXPECT(y, empty_dtypes[d], d == 0 ? -32768 : 0, d == 0 ? -32768 : 0);
         assert_ok(tp_mean(c, x, last, 1, false, &y));
@@ -575,23 +547,23 @@ static void half_reductions_accumulate_in_float32(void **state) {
     tp_context_t *c = *state;
     uint16_t ones[4096];
     for (size_t i = 0; i < 4096; i++) ones[i] = 0x3c00;
-    tp_tensor_t *x = typed_tensor(c, TP_FLOAT16, TP_SHAPE(4096), ones, sizeof ones), *y;
+    tp_tensor_t *x = tensor_of_bytes(c, TP_FLOAT16, TP_SHAPE(4096), ones, sizeof ones), *y;
     assert_ok(tp_sum(c, x, NULL, 0, false, &y));
     EXPECT(y, TP_FLOAT16, 4096);
     tp_tensor_release(x);
     for (size_t i = 0; i < 512; i++) ones[i] = 0x3f80;
-    x = typed_tensor(c, TP_BFLOAT16, TP_SHAPE(512), ones, 512 * sizeof *ones);
+    x = tensor_of_bytes(c, TP_BFLOAT16, TP_SHAPE(512), ones, 512 * sizeof *ones);
     assert_ok(tp_sum(c, x, NULL, 0, false, &y));
     EXPECT(y, TP_BFLOAT16, 512);
     tp_tensor_release(x);
     /* The mean of two 65504s is 65504, though their sum is no float16. */
-    x = TYPED(c, TP_FLOAT16, uint16_t, TP_SHAPE(2), 0x7bff, 0x7bff);
+    x = TENSOR_OF(c, TP_FLOAT16, uint16_t, TP_SHAPE(2), 0x7bff, 0x7bff);
     assert_ok(tp_mean(c, x, NULL, 0, false, &y));
     EXPECT(y, TP_FLOAT16, 65504);
     assert_ok(tp_sum(c, x, NULL, 0, false, &y));
     EXPECT(y, TP_FLOAT16, INFINITY);
     tp_tensor_release(x);
-    x = TYPED(c, TP_FLOAT16, uint16_t, TP_SHAPE(3), 0x3c00, 0x7e00 /* NaN */, 0x4000);
+    x = TENSOR_OF(c, TP_FLOAT16, uint16_t, TP_SHAPE(3), 0x3c00, 0x7e00 /* NaN */, 0x4000);
     assert_ok(tp_max(c, x, NULL, 0, false, &y));
     EXPECT(y, TP_FLOAT16, NAN);
     tp_tensor_release(x);
@@ -604,8 +576,8 @@ static void half_matmul_accumulates_in_float32(void **state) {
     const double a_values[] = {1, 2, 3, 4}, b_values[] = {5, 6, 7, 8};
     const tp_dtype_t halves[] = {TP_FLOAT16, TP_BFLOAT16};
     for (size_t d = 0; d < 2; d++) {
-        tp_tensor_t *a = from_doubles(c, halves[d], TP_SHAPE(2, 2), a_values);
-        tp_tensor_t *b = from_doubles(c, halves[d], TP_SHAPE(2, 2), b_values), *y;
+        tp_tensor_t *a = tensor_of_doubles(c, halves[d], TP_SHAPE(2, 2), a_values);
+        tp_tensor_t *b = tensor_of_doubles(c, halves[d], TP_SHAPE(2, 2), b_values), *y;
         assert_ok(tp_matmul(c, a, b, false, false, &y));
         EXPECT(y, halves[d], 19, 22, 43, 50);
         assert_ok(tp_matmul(c, a, b, true, true, &y)); /* a^T b^T = (b a)^T */
@@ -615,16 +587,17 @@ static void half_matmul_accumulates_in_float32(void **state) {
     }
     /* 256 + 1 + 1: 258 in float32, which bfloat16 holds; summed in bfloat16, each + 1 would
      * round back to 256. */
-    tp_tensor_t *a = TYPED(c, TP_BFLOAT16, uint16_t, TP_SHAPE(1, 3), 0x4380, 0x3f80, 0x3f80);
-    tp_tensor_t *b = TYPED(c, TP_BFLOAT16, uint16_t, TP_SHAPE(3, 1), 0x3f80, 0x3f80, 0x3f80), *y;
+    tp_tensor_t *a = TENSOR_OF(c, TP_BFLOAT16, uint16_t, TP_SHAPE(1, 3), 0x4380, 0x3f80, 0x3f80);
+    tp_tensor_t *b = TENSOR_OF(c, TP_BFLOAT16, uint16_t, TP_SHAPE(3, 1), 0x3f80, 0x3f80, 0x3f80);
+    tp_tensor_t *y;
     assert_ok(tp_matmul(c, a, b, false, false, &y));
     EXPECT(y, TP_BFLOAT16, 258);
     tp_tensor_release(a);
     tp_tensor_release(b);
     uint16_t ones[4096];
     for (size_t i = 0; i < 4096; i++) ones[i] = 0x3c00;
-    a = typed_tensor(c, TP_FLOAT16, TP_SHAPE(1, 4096), ones, sizeof ones);
-    b = typed_tensor(c, TP_FLOAT16, TP_SHAPE(4096, 1), ones, sizeof ones);
+    a = tensor_of_bytes(c, TP_FLOAT16, TP_SHAPE(1, 4096), ones, sizeof ones);
+    b = tensor_of_bytes(c, TP_FLOAT16, TP_SHAPE(4096, 1), ones, sizeof ones);
     assert_ok(tp_matmul(c, a, b, false, false, &y));
     EXPECT(y, TP_FLOAT16, 4096);
     tp_tensor_release(a);
@@ -635,8 +608,9 @@ static void half_matmul_accumulates_in_float32(void **state) {
 
 static void fills_and_copies_of_new_dtypes(void **state) {
     tp_context_t *c = *state;
-    tp_tensor_t *x = TYPED(c, TP_FLOAT16, uint16_t, TP_SHAPE(3), 0x7d01 /* a signalling NaN */,
-                           0x8000, 0x0001), *y;
+    tp_tensor_t *x = TENSOR_OF(c, TP_FLOAT16, uint16_t, TP_SHAPE(3), 0x7d01 /* a signalling NaN */,
+                               0x8000, 0x0001);
+    tp_tensor_t *y;
     assert_ok(tp_ones_like(c, x, &y));
     EXPECT_TYPED(y, TP_FLOAT16, uint16_t, 0x3c00, 0x3c00, 0x3c00);
     assert_ok(tp_zeros_like(c, x, &y));
@@ -644,19 +618,19 @@ static void fills_and_copies_of_new_dtypes(void **state) {
     assert_ok(tp_identity(c, x, &y)); /* bytes moved, not converted: the payload survives */
     EXPECT_TYPED(y, TP_FLOAT16, uint16_t, 0x7d01, 0x8000, 0x0001);
     tp_tensor_release(x);
-    x = TYPED(c, TP_BFLOAT16, uint16_t, TP_SHAPE(2), 0x1234, 0x4321);
+    x = TENSOR_OF(c, TP_BFLOAT16, uint16_t, TP_SHAPE(2), 0x1234, 0x4321);
     assert_ok(tp_ones_like(c, x, &y));
     EXPECT_TYPED(y, TP_BFLOAT16, uint16_t, 0x3f80, 0x3f80);
     tp_tensor_release(x);
-    x = TYPED(c, TP_UINT64, uint64_t, TP_SHAPE(5), 1, 2, 3, 4, 5);
+    x = TENSOR_OF(c, TP_UINT64, uint64_t, TP_SHAPE(5), 1, 2, 3, 4, 5);
     assert_ok(tp_ones_like(c, x, &y));
     EXPECT_TYPED(y, TP_UINT64, uint64_t, 1, 1, 1, 1, 1);
     tp_tensor_release(x);
-    tp_tensor_t *seven = TYPED(c, TP_UINT16, uint16_t, TP_SCALAR_SHAPE, 65535);
+    tp_tensor_t *seven = TENSOR_OF(c, TP_UINT16, uint16_t, TP_SCALAR_SHAPE, 65535);
     assert_ok(tp_fill(c, TP_SHAPE(3), seven, &y));
     EXPECT_TYPED(y, TP_UINT16, uint16_t, 65535, 65535, 65535);
     tp_tensor_release(seven);
-    x = TYPED(c, TP_INT16, int16_t, TP_SHAPE(2, 3), 1, 2, 3, 4, 5, -6);
+    x = TENSOR_OF(c, TP_INT16, int16_t, TP_SHAPE(2, 3), 1, 2, 3, 4, 5, -6);
     assert_ok(tp_transpose(c, x, NULL, 0, &y));
     EXPECT_TYPED(y, TP_INT16, int16_t, 1, 4, 2, 5, 3, -6);
     assert_ok(tp_reshape(c, x, TP_SHAPE(3, 2), &y));
@@ -706,16 +680,16 @@ static void random_16_bit_floats(void **state) {
 
 static void activation_gradients_of_new_dtypes(void **state) {
     tp_context_t *c = *state;
-    tp_tensor_t *inputs[2] = {TYPED(c, TP_INT8, int8_t, TP_SHAPE(3), 5, -7, 9),
-                              TYPED(c, TP_INT8, int8_t, TP_SHAPE(3), 1, -1, 0)};
+    tp_tensor_t *inputs[2] = {TENSOR_OF(c, TP_INT8, int8_t, TP_SHAPE(3), 5, -7, 9),
+                              TENSOR_OF(c, TP_INT8, int8_t, TP_SHAPE(3), 1, -1, 0)};
     tp_tensor_t *y;
     assert_ok(tp_execute(c, "ReluGrad", inputs, 2, NULL, 0, &y, 1));
     EXPECT_TYPED(y, TP_INT8, int8_t, 5, 0, 0);
     tp_tensor_release(inputs[0]);
     tp_tensor_release(inputs[1]);
     /* SigmoidGrad(y, dy) = dy y (1 - y): 0.5 * 0.5 * 1 = 0.25. */
-    inputs[0] = TYPED(c, TP_FLOAT16, uint16_t, TP_SHAPE(1), 0x3800);
-    inputs[1] = TYPED(c, TP_FLOAT16, uint16_t, TP_SHAPE(1), 0x3c00);
+    inputs[0] = TENSOR_OF(c, TP_FLOAT16, uint16_t, TP_SHAPE(1), 0x3800);
+    inputs[1] = TENSOR_OF(c, TP_FLOAT16, uint16_t, TP_SHAPE(1), 0x3c00);
     assert_ok(tp_execute(c, "SigmoidGrad", inputs, 2, NULL, 0, &y, 1));
     EXPECT(y, TP_FLOAT16, 0.25);
     tp_tensor_release(inputs[0]);
@@ -729,8 +703,8 @@ static void activation_gradients_of_new_dtypes(void **state) {
  * as their float32 values, NaN unequal to everything. */
 static void comparisons_and_selections(void **state) {
     tp_context_t *c = *state;
-    tp_tensor_t *a = TYPED(c, TP_UINT64, uint64_t, TP_SHAPE(3), UINT64_MAX, 5, 7);
-    tp_tensor_t *b = TYPED(c, TP_UINT64, uint64_t, TP_SHAPE(3), 1, 5, 9), *y;
+    tp_tensor_t *a = TENSOR_OF(c, TP_UINT64, uint64_t, TP_SHAPE(3), UINT64_MAX, 5, 7);
+    tp_tensor_t *b = TENSOR_OF(c, TP_UINT64, uint64_t, TP_SHAPE(3), 1, 5, 9), *y;
     assert_ok(tp_greater(c, a, b, &y));
     EXPECT_TYPED(y, TP_BOOL, bool, true, false, false);
     assert_ok(tp_argmax(c, a, 0, TP_INT64, &y));
@@ -739,7 +713,7 @@ static void comparisons_and_selections(void **state) {
     EXPECT_TYPED(y, TP_UINT64, uint64_t, 5);
     tp_tensor_release(a);
     tp_tensor_release(b);
-    a = TYPED(c, TP_INT8, int8_t, TP_SHAPE(4), -128, 0, 3, -1);
+    a = TENSOR_OF(c, TP_INT8, int8_t, TP_SHAPE(4), -128, 0, 3, -1);
     assert_ok(tp_sign(c, a, &y));
     EXPECT_TYPED(y, TP_INT8, int8_t, -1, 0, 1, -1);
     assert_ok(tp_argmin(c, a, 0, TP_INT32, &y));
@@ -747,8 +721,8 @@ static void comparisons_and_selections(void **state) {
     assert_ok(tp_min(c, a, NULL, 0, false, &y));
     EXPECT_TYPED(y, TP_INT8, int8_t, -128);
     tp_tensor_release(a);
-    a = TYPED(c, TP_FLOAT16, uint16_t, TP_SHAPE(3), 0x3c00, 0x7e00 /* NaN */, 0xc000);
-    b = TYPED(c, TP_FLOAT16, uint16_t, TP_SHAPE(3), 0x3c00, 0x7e00, 0x3c00);
+    a = TENSOR_OF(c, TP_FLOAT16, uint16_t, TP_SHAPE(3), 0x3c00, 0x7e00 /* NaN */, 0xc000);
+    b = TENSOR_OF(c, TP_FLOAT16, uint16_t, TP_SHAPE(3), 0x3c00, 0x7e00, 0x3c00);
     assert_ok(tp_equal(c, a, b, &y));
     EXPECT_TYPED(y, TP_BOOL, bool, true, false, false);
     assert_ok(tp_less(c, a, b, &y));
@@ -759,10 +733,10 @@ static void comparisons_and_selections(void **state) {
     EXPECT(y, TP_FLOAT16, 1, NAN, -1);
     tp_tensor_release(b);
     /* Rsqrt(4) = 0.5 exactly; Rsqrt(2) = 0.70710678 -> 0.70703125 (bfloat16, steps of 2^-8). */
-    b = TYPED(c, TP_BFLOAT16, uint16_t, TP_SHAPE(2), 0x4080 /* 4 */, 0x4000 /* 2 */);
+    b = TENSOR_OF(c, TP_BFLOAT16, uint16_t, TP_SHAPE(2), 0x4080 /* 4 */, 0x4000 /* 2 */);
     assert_ok(tp_rsqrt(c, b, &y));
     EXPECT(y, TP_BFLOAT16, 0.5, 0.70703125);
-    tp_tensor_t *condition = TYPED(c, TP_BOOL, bool, TP_SHAPE(3), true, false, true);
+    tp_tensor_t *condition = TENSOR_OF(c, TP_BOOL, bool, TP_SHAPE(3), true, false, true);
     tp_tensor_t *zeros;
     assert_ok(tp_zeros_like(c, a, &zeros));
     assert_ok(tp_select(c, condition, a, zeros, &y));
@@ -775,7 +749,7 @@ static void comparisons_and_selections(void **state) {
 
 static void array_ops_write_new_dtypes(void **state) {
     tp_context_t *c = *state;
-    tp_tensor_t *indices = TYPED(c, TP_INT32, int32_t, TP_SHAPE(2), 1, 0), *y;
+    tp_tensor_t *indices = TENSOR_OF(c, TP_INT32, int32_t, TP_SHAPE(2), 1, 0), *y;
     /* on 0.1 in float16 is 0x2e66, off -2 is 0xc000. */
     assert_ok(tp_one_hot(c, indices, 2, 0.1, -2, -1, TP_FLOAT16, &y));
     EXPECT_TYPED(y, TP_FLOAT16, uint16_t, 0xc000, 0x2e66, 0x2e66, 0xc000);
@@ -785,13 +759,13 @@ static void array_ops_write_new_dtypes(void **state) {
     y = NULL;
     expect_refusal(tp_one_hot(c, indices, 2, 128, 0, -1, TP_INT8, &y), &y, TP_INVALID_ARGUMENT,
                    "on_value 128 is not a value of int8");
-    tp_tensor_t *x = TYPED(c, TP_BFLOAT16, uint16_t, TP_SHAPE(2), 0x3f80, 0x4000);
+    tp_tensor_t *x = TENSOR_OF(c, TP_BFLOAT16, uint16_t, TP_SHAPE(2), 0x3f80, 0x4000);
     const int64_t paddings[] = {1, 1};
     assert_ok(tp_pad(c, x, paddings, 1, 1.0 + 1.0 / 256, &y)); /* a tie: 1 */
     EXPECT_TYPED(y, TP_BFLOAT16, uint16_t, 0x3f80, 0x3f80, 0x4000, 0x3f80);
     tp_tensor_release(x);
-    x = TYPED(c, TP_INT8, int8_t, TP_SHAPE(3, 2), 100, 1, 100, 2, -3, 3);
-    tp_tensor_t *ids = TYPED(c, TP_INT32, int32_t, TP_SHAPE(3), 0, 0, 1);
+    x = TENSOR_OF(c, TP_INT8, int8_t, TP_SHAPE(3, 2), 100, 1, 100, 2, -3, 3);
+    tp_tensor_t *ids = TENSOR_OF(c, TP_INT32, int32_t, TP_SHAPE(3), 0, 0, 1);
     assert_ok(tp_unsorted_segment_sum(c, x, ids, 2, &y)); /* 200 wraps to -56 */
     EXPECT_TYPED(y, TP_INT8, int8_t, -56, 3, -3, 3);
     tp_tensor_release(ids);
@@ -803,15 +777,15 @@ static void array_ops_write_new_dtypes(void **state) {
  * two channels against a 1x1 filter is a dot product: 1 * 0.5 + 3 * 0.25 = 1.25. */
 static void convolution_and_pooling_of_halves(void **state) {
     tp_context_t *c = *state;
-    tp_tensor_t *image = TYPED(c, TP_FLOAT16, uint16_t, TP_SHAPE(1, 1, 1, 2), 0x3c00, 0x4200);
-    tp_tensor_t *filter = TYPED(c, TP_FLOAT16, uint16_t, TP_SHAPE(1, 1, 2, 1), 0x3800, 0x3400);
+    tp_tensor_t *image = TENSOR_OF(c, TP_FLOAT16, uint16_t, TP_SHAPE(1, 1, 1, 2), 0x3c00, 0x4200);
+    tp_tensor_t *filter = TENSOR_OF(c, TP_FLOAT16, uint16_t, TP_SHAPE(1, 1, 2, 1), 0x3800, 0x3400);
     tp_tensor_t *y;
     assert_ok(tp_conv2d(c, image, filter, NULL, &y));
     EXPECT(y, TP_FLOAT16, 1.25);
     tp_tensor_release(image);
     tp_tensor_release(filter);
-    image = TYPED(c, TP_BFLOAT16, uint16_t, TP_SHAPE(1, 2, 2, 1), 0x3f80, 0xc000, 0x4040,
-                  0x3f00 /* 1, -2, 3, 0.5 */);
+    image = TENSOR_OF(c, TP_BFLOAT16, uint16_t, TP_SHAPE(1, 2, 2, 1), 0x3f80, 0xc000, 0x4040,
+                      0x3f00 /* 1, -2, 3, 0.5 */);
     tp_pool_options_t window = {.window_height = 2, .window_width = 2};
     assert_ok(tp_max_pool(c, image, &window, &y));
     EXPECT(y, TP_BFLOAT16, 3);
@@ -824,10 +798,10 @@ static void convolution_and_pooling_of_halves(void **state) {
 
 static void unsupported_dtypes_name_the_op_and_the_dtype(void **state) {
     tp_context_t *c = *state;
-    tp_tensor_t *i8 = TYPED(c, TP_INT8, int8_t, TP_SHAPE(2, 2), 1, 2, 3, 4);
-    tp_tensor_t *u16 = TYPED(c, TP_UINT16, uint16_t, TP_SHAPE(2, 2), 1, 2, 3, 4);
-    tp_tensor_t *h = TYPED(c, TP_FLOAT16, uint16_t, TP_SHAPE(2, 2), 0, 0, 0, 0);
-    tp_tensor_t *flags = TYPED(c, TP_BOOL, bool, TP_SHAPE(2), true, false);
+    tp_tensor_t *i8 = TENSOR_OF(c, TP_INT8, int8_t, TP_SHAPE(2, 2), 1, 2, 3, 4);
+    tp_tensor_t *u16 = TENSOR_OF(c, TP_UINT16, uint16_t, TP_SHAPE(2, 2), 1, 2, 3, 4);
+    tp_tensor_t *h = TENSOR_OF(c, TP_FLOAT16, uint16_t, TP_SHAPE(2, 2), 0, 0, 0, 0);
+    tp_tensor_t *flags = TENSOR_OF(c, TP_BOOL, bool, TP_SHAPE(2), true, false);
     tp_tensor_t *y = NULL;
     expect_refusal(tp_exp(c, i8, &y), &y, TP_INVALID_ARGUMENT, "Exp does not support int8");
     expect_refusal(tp_matmul(c, u16, u16, false, false, &y), &y, TP_INVALID_ARGUMENT,

@@ -11,15 +11,7 @@
 
 #include "tensorplug/training.h"
 
-#define COUNT_OF(array) (sizeof(array) / sizeof((array)[0]))
-
 /* ---- Tensors in and out ---------------------------------------------------------------------- */
-
-static int64_t element_count(tp_shape_t shape) {
-    int64_t count = 0;
-    assert_ok(tp_shape_num_elements(&shape, &count));
-    return count;
-}
 
 static tp_tensor_t *make_f64(tp_context_t *c, tp_shape_t shape, const double *values) {
     size_t size = (size_t)element_count(shape) * sizeof(double);
@@ -51,23 +43,6 @@ static double read_scalar(tp_tensor_t *tensor) {
         if (!(fabs(expect_got_ - expect_want_) <= (tolerance)))                                \
             fail_msg("got %.17g, wanted %.17g", expect_got_, expect_want_);                    \
     } while (0)
-
-static bool same_shape(tp_shape_t a, tp_shape_t b) {
-    if (a.rank != b.rank) return false;
-    for (int32_t d = 0; d < a.rank; d++)
-        if (a.dims[d] != b.dims[d]) return false;
-    return true;
-}
-
-static void assert_shape(tp_tensor_t *tensor, tp_shape_t want) {
-    tp_shape_t got = tp_tensor_shape(tensor);
-    if (!same_shape(got, want)) {
-        char got_text[128], want_text[128];
-        tp_shape_format(&got, got_text, sizeof got_text);
-        tp_shape_format(&want, want_text, sizeof want_text);
-        fail_msg("shape %s, wanted %s", got_text, want_text);
-    }
-}
 
 static bool close_to(double got, double want, double relative, double absolute) {
     return fabs(got - want) <= relative * fmax(fabs(got), fabs(want)) + absolute;
@@ -196,7 +171,7 @@ static void check_gradient(tp_context_t *c, const gradient_case_t *test) {
     assert_ok(error);
     for (size_t i = 0; i < test->num_inputs; i++) {
         assert_non_null(grads[i]);
-        assert_shape(grads[i], test->shapes[i]);
+        assert_tensor_shape(grads[i], test->shapes[i]);
         read_f64(grads[i], analytic[i], counts[i]);
     }
     release_all(grads, test->num_inputs);
@@ -741,9 +716,9 @@ static void a_variable_read_twice_gets_its_gradient_once(void **state) {
     tp_variable_t *variables[2] = {w, unused};
     tp_tensor_t *grads[2] = {NULL, NULL};
     assert_ok(tp_tape_gradient_variables(tape, loss, variables, 2, grads));
-    assert_shape(grads[0], TP_SHAPE(2, 2));
+    assert_tensor_shape(grads[0], TP_SHAPE(2, 2));
     expect_values(grads[0], (const double[]){3, -4, 0.5, 6}, 4); /* d sum(w*w) / dw = 2w */
-    assert_shape(grads[1], TP_SHAPE(3));
+    assert_tensor_shape(grads[1], TP_SHAPE(3));
     expect_all(grads[1], 0);
     /* The read value as a source gives the same. */
     tp_tensor_t *by_tensor = NULL;
@@ -812,9 +787,9 @@ static void a_source_the_target_does_not_reach_gets_zeros(void **state) {
     tp_tensor_t *sources[3] = {x, y, unwatched}, *grads[3] = {NULL, NULL, NULL};
     assert_ok(tp_tape_gradient(tape, loss, sources, 3, grads));
     expect_values(grads[0], (const double[]){6, -2}, 2);
-    assert_shape(grads[1], TP_SHAPE(2, 2));
+    assert_tensor_shape(grads[1], TP_SHAPE(2, 2));
     expect_all(grads[1], 0);
-    assert_shape(grads[2], TP_SHAPE(3));
+    assert_tensor_shape(grads[2], TP_SHAPE(3));
     expect_all(grads[2], 0);
     tp_tape_destroy(tape);
     tp_tensor_t *all[] = {x, y, unwatched, square, loss, y_neg, grads[0], grads[1], grads[2]};
@@ -912,7 +887,7 @@ static void ops_after_stop_are_not_recorded(void **state) {
     /* An intermediate the tape made is a source as well as a watched tensor. */
     tp_tensor_t *by_intermediate = NULL;
     assert_ok(tp_tape_gradient(tape, recorded, &square, 1, &by_intermediate));
-    assert_shape(by_intermediate, TP_SHAPE(3));
+    assert_tensor_shape(by_intermediate, TP_SHAPE(3));
     expect_all(by_intermediate, 1);
     tp_tape_destroy(tape);
     tp_tensor_t *all[] = {x, square, recorded, unrecorded, cube, cube_sum,
@@ -1251,13 +1226,7 @@ static const char *const CPU0 = "/job:localhost/replica:0/task:0/device:CPU:0";
 static const char *const CPU1 = "/job:localhost/replica:0/task:0/device:CPU:1";
 
 static int two_cpus_setup(void **state) {
-    if (cpu_context_setup(state) != 0) return -1;
-    const uint64_t limits[2] = {64ull << 20, 64ull << 20};
-    tp_status_t *error = tp_context_set_logical_devices(*state, "CPU:0", limits, 2);
-    if (error == NULL) return 0;
-    print_error("%s\n", tp_status_message(error));
-    tp_status_free(error);
-    return -1;
+    return split_cpu_context_setup(state, 2, 64ull << 20);
 }
 
 /* x on CPU:0; a = x * x on CPU:0; y = a * a, f = sum(y) on CPU:1. The gradient 4x^3 is made by
@@ -1397,10 +1366,10 @@ static void a_tape_inside_a_traced_function_equals_the_eager_tape(void **state) 
         assert_ok(tp_function_call(function, inputs, 3, traced, 4));
         assert_int_equal(tp_function_trace_count(function), 1);
         assert_ok(loss_and_gradients(c, inputs, eager));
-        assert_shape(traced[0], TP_SCALAR_SHAPE);
-        assert_shape(traced[1], TP_SHAPE(4, 3));
-        assert_shape(traced[2], TP_SHAPE(3, 2));
-        assert_shape(traced[3], TP_SHAPE(2));
+        assert_tensor_shape(traced[0], TP_SCALAR_SHAPE);
+        assert_tensor_shape(traced[1], TP_SHAPE(4, 3));
+        assert_tensor_shape(traced[2], TP_SHAPE(3, 2));
+        assert_tensor_shape(traced[3], TP_SHAPE(2));
         expect_same_results(traced, eager);
 
         /* And by hand: with r = x @ w + b over n = 8 elements, db = sum over rows of 2r / n. */

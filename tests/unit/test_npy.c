@@ -16,32 +16,14 @@
 #include "cpu_fixture.h"
 #include "queued_support.h"
 
-static char folder[256];
-
 static int make_folder(void **state) {
     (void)state;
-    snprintf(folder, sizeof folder, "/tmp/tp_test_npy.XXXXXX");
-    return mkdtemp(folder) != NULL ? 0 : -1;
+    return scratch_folder_make("/tmp/tp_test_npy.XXXXXX");
 }
 
 static int remove_folder(void **state) {
     (void)state;
-    char command[512];
-    snprintf(command, sizeof command, "rm -rf '%s'", folder);
-    return system(command) == 0 ? 0 : -1;
-}
-
-static const char *path_of(const char *name) {
-    static char path[512];
-    snprintf(path, sizeof path, "%s/%s", folder, name);
-    return path;
-}
-
-static void write_file(const char *path, const void *bytes, size_t size) {
-    FILE *f = fopen(path, "wb");
-    assert_non_null(f);
-    assert_int_equal(fwrite(bytes, 1, size, f), size);
-    assert_int_equal(fclose(f), 0);
+    return scratch_folder_remove();
 }
 
 /* The whole file, in a buffer the caller frees. */
@@ -119,10 +101,7 @@ static void values_of_every_dtype_round_trip_bit_for_bit(void **state) {
         free(file);
         assert_ok(tp_tensor_load_npy(context, path, &loaded));
         assert_int_equal(tp_tensor_dtype(loaded), cases[i].dtype);
-        tp_shape_t shape = tp_tensor_shape(loaded);
-        assert_int_equal(shape.rank, 2);
-        assert_int_equal(shape.dims[0], 2);
-        assert_int_equal(shape.dims[1], 4);
+        assert_tensor_shape(loaded, TP_SHAPE(2, 4));
         assert_string_equal(tp_tensor_device(loaded),
                             "/job:localhost/replica:0/task:0/device:CPU:0");
         unsigned char back[64];
@@ -185,9 +164,7 @@ static void round_trip(tp_context_t *context, tp_dtype_t dtype, tp_shape_t shape
     assert_ok(tp_tensor_create(context, dtype, shape, values, size, &tensor));
     assert_ok(tp_tensor_save_npy(tensor, path_of(name)));
     assert_ok(tp_tensor_load_npy(context, path_of(name), &loaded));
-    tp_shape_t got = tp_tensor_shape(loaded);
-    assert_int_equal(got.rank, shape.rank);
-    for (int32_t d = 0; d < shape.rank; d++) assert_int_equal(got.dims[d], shape.dims[d]);
+    assert_tensor_shape(loaded, shape);
     assert_ok(tp_tensor_read(loaded, back, size));
     if (size > 0) assert_memory_equal(back, values, size);
     tp_tensor_release(tensor);
@@ -517,8 +494,9 @@ static void missing_files_and_folders_are_named(void **state) {
              path_of("absent.npy"));
     assert_error(tp_tensor_load_npy(context, path_of("absent.npy"), &tensor), TP_NOT_FOUND,
                  wanted);
-    snprintf(wanted, sizeof wanted, "cannot read '%s': it is not a regular file", folder);
-    assert_error(tp_tensor_load_npy(context, folder, &tensor), TP_INVALID_ARGUMENT, wanted);
+    snprintf(wanted, sizeof wanted, "cannot read '%s': it is not a regular file",
+             scratch_folder());
+    assert_error(tp_tensor_load_npy(context, scratch_folder(), &tensor), TP_INVALID_ARGUMENT, wanted);
     assert_null(tensor);
     assert_error(tp_tensor_load_npy(context, NULL, &tensor), TP_INVALID_ARGUMENT,
                  "argument 'path' is NULL");
@@ -527,7 +505,7 @@ static void missing_files_and_folders_are_named(void **state) {
 /* Names the folder's entries whose name starts with `prefix`, so that a test sees what a save
  * left behind. */
 static int count_entries(const char *prefix) {
-    DIR *dir = opendir(folder);
+    DIR *dir = opendir(scratch_folder());
     assert_non_null(dir);
     int count = 0;
     for (struct dirent *entry; (entry = readdir(dir)) != NULL;)
@@ -544,9 +522,9 @@ static void a_failed_save_leaves_no_file_behind(void **state) {
     snprintf(wanted, sizeof wanted,
              "tp_tensor_save_npy: cannot create a file beside '%s/no/such/folder.npy': No such "
              "file or directory",
-             folder);
+             scratch_folder());
     char path[600];
-    snprintf(path, sizeof path, "%s/no/such/folder.npy", folder);
+    snprintf(path, sizeof path, "%s/no/such/folder.npy", scratch_folder());
     assert_error(tp_tensor_save_npy(tensor, path), TP_NOT_FOUND, wanted);
 
     /* The name is a folder: the bytes are written beside it, the rename fails, and the new file
@@ -565,11 +543,7 @@ static void a_failed_save_leaves_no_file_behind(void **state) {
     assert_int_equal(count_entries("replaced.npy"), 1);
     assert_ok(tp_tensor_load_npy(context, path_of("replaced.npy"), &loaded));
     assert_int_equal(tp_tensor_num_elements(loaded), 4);
-    struct stat info;
-    assert_int_equal(stat(path_of("replaced.npy"), &info), 0);
-    mode_t mask = umask(0);
-    umask(mask);
-    assert_int_equal(info.st_mode & 0777, 0666 & ~mask);
+    assert_new_file_mode(path_of("replaced.npy"));
     tp_tensor_release(loaded);
     tp_tensor_release(bigger);
     tp_tensor_release(tensor);

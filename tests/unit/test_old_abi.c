@@ -15,13 +15,6 @@ static int setup(void **state) {
 
 static int teardown(void **state) { return context_teardown(state); }
 
-static tp_tensor_t *tensor(tp_context_t *context, tp_dtype_t dtype, const void *data,
-                           size_t size, int64_t count) {
-    tp_tensor_t *t;
-    assert_ok(tp_tensor_create(context, dtype, TP_SHAPE(count), data, size, &t));
-    return t;
-}
-
 static void expect_device(const tp_tensor_t *t, const char *type) {
     if (strstr(tp_tensor_device(t), type) == NULL) {
         print_error("the tensor is on %s, not %s\n", tp_tensor_device(t), type);
@@ -49,7 +42,7 @@ static void the_old_plugin_loads(void **state) {
  * `negated`. */
 static void expect_neg(tp_context_t *context, tp_dtype_t dtype, const void *values, size_t size,
                        const char *device, const void *negated) {
-    tp_tensor_t *x = tensor(context, dtype, values, size, 2), *y;
+    tp_tensor_t *x = tensor_of_bytes(context, dtype, TP_SHAPE(2), values, size), *y;
     assert_ok(tp_neg(context, x, &y));
     unsigned char got[16];
     tp_status_t *status = tp_tensor_read(y, got, size);
@@ -86,7 +79,8 @@ static void new_dtypes_pass_the_old_kernel_by(void **state) {
 static void a_scope_on_the_old_device_refuses_new_dtypes(void **state) {
     tp_context_t *context = *state;
     const uint16_t halves[] = {0x4000 /* 2 */};
-    tp_tensor_t *x = tensor(context, TP_BFLOAT16, halves, sizeof halves, 1), *y = NULL;
+    tp_tensor_t *x = tensor_of_bytes(context, TP_BFLOAT16, TP_SHAPE(1), halves, sizeof halves);
+    tp_tensor_t *y = NULL;
     assert_ok(tp_device_push(context, "/OLD:0"));
     assert_error(tp_neg(context, x, &y), TP_INVALID_ARGUMENT,
                  "for op Neg: no kernel for Neg with T=bfloat16 on OLD devices; device types "
@@ -94,7 +88,7 @@ static void a_scope_on_the_old_device_refuses_new_dtypes(void **state) {
     assert_null(y);
     /* The 1.6 dtypes still run there. */
     const float one[] = {1.0f};
-    tp_tensor_t *f = tensor(context, TP_FLOAT32, one, sizeof one, 1);
+    tp_tensor_t *f = tensor_of_bytes(context, TP_FLOAT32, TP_SHAPE(1), one, sizeof one);
     assert_ok(tp_neg(context, f, &y));
     expect_device(y, "OLD:0");
     assert_ok(tp_device_pop(context));
@@ -108,7 +102,8 @@ static void a_scope_on_the_old_device_refuses_new_dtypes(void **state) {
 static void an_open_attribute_keeps_new_dtypes_away(void **state) {
     tp_context_t *context = *state;
     const float values[] = {3.0f, -4.0f};
-    tp_tensor_t *x = tensor(context, TP_FLOAT32, values, sizeof values, 2), *y;
+    tp_tensor_t *x = tensor_of_bytes(context, TP_FLOAT32, TP_SHAPE(2), values, sizeof values);
+    tp_tensor_t *y;
     assert_ok(tp_cast(context, x, TP_INT32, &y));
     expect_device(y, "OLD:0");
     tp_tensor_release(y);
@@ -132,7 +127,7 @@ static void an_open_attribute_keeps_new_dtypes_away(void **state) {
 static void an_old_op_allows_only_old_dtypes(void **state) {
     tp_context_t *context = *state;
     const int32_t values[] = {5, -6};
-    tp_tensor_t *x = tensor(context, TP_INT32, values, sizeof values, 2), *y;
+    tp_tensor_t *x = tensor_of_bytes(context, TP_INT32, TP_SHAPE(2), values, sizeof values), *y;
     assert_ok(tp_execute(context, "OldTwice", &x, 1, NULL, 0, &y, 1));
     expect_device(y, "OLD:0");
     int32_t got[2];
@@ -141,7 +136,7 @@ static void an_old_op_allows_only_old_dtypes(void **state) {
     tp_tensor_release(y);
     tp_tensor_release(x);
     const int16_t shorts[] = {1, 2};
-    x = tensor(context, TP_INT16, shorts, sizeof shorts, 2);
+    x = tensor_of_bytes(context, TP_INT16, TP_SHAPE(2), shorts, sizeof shorts);
     y = NULL;
     assert_error(tp_execute(context, "OldTwice", &x, 1, NULL, 0, &y, 1), TP_INVALID_ARGUMENT,
                  "int16");

@@ -50,31 +50,13 @@ typedef tp_status_t *(*binary_fn)(tp_context_t *, tp_tensor_t *, tp_tensor_t *, 
 typedef tp_status_t *(*reduce_fn)(tp_context_t *, tp_tensor_t *, const int64_t *, size_t, bool,
                                   tp_tensor_t **);
 
-#define COUNT_OF(array) (sizeof(array) / sizeof((array)[0]))
-
-static tp_tensor_t *make_tensor(tp_context_t *c, tp_dtype_t dtype, tp_shape_t shape,
-                                const void *data, size_t size) {
-    tp_tensor_t *tensor = NULL;
-    assert_ok(tp_tensor_create(c, dtype, shape, data, size, &tensor));
-    return tensor;
-}
-
 /* F32(c, TP_SHAPE(2, 3), 1, 2, 3, 4, 5, 6): a tensor of those values. tp_tensor_create checks
  * that the number of values matches the shape. */
-#define TENSOR_OF(c, dtype, ctype, shape, ...)                                                 \
-    make_tensor((c), (dtype), (shape), (const ctype[]){__VA_ARGS__},                           \
-                sizeof((const ctype[]){__VA_ARGS__}))
 #define F32(c, shape, ...) TENSOR_OF(c, TP_FLOAT32, float, shape, __VA_ARGS__)
 #define F64(c, shape, ...) TENSOR_OF(c, TP_FLOAT64, double, shape, __VA_ARGS__)
 #define I32(c, shape, ...) TENSOR_OF(c, TP_INT32, int32_t, shape, __VA_ARGS__)
 #define I64(c, shape, ...) TENSOR_OF(c, TP_INT64, int64_t, shape, __VA_ARGS__)
 #define BOOLS(c, shape, ...) TENSOR_OF(c, TP_BOOL, bool, shape, __VA_ARGS__)
-
-static int64_t element_count(tp_shape_t shape) {
-    int64_t count = 0;
-    assert_ok(tp_shape_num_elements(&shape, &count));
-    return count;
-}
 
 static int64_t load_integer(const void *data, tp_dtype_t dtype, int64_t i) {
     switch (dtype) {
@@ -87,41 +69,7 @@ static int64_t load_integer(const void *data, tp_dtype_t dtype, int64_t i) {
     return 0;
 }
 
-/* A tensor of `dtype` holding `values` converted to it (they must be exact in that dtype). */
-static tp_tensor_t *make_from_doubles(tp_context_t *c, tp_dtype_t dtype, tp_shape_t shape,
-                                      const double *values) {
-    int64_t count = element_count(shape);
-    size_t size = (size_t)count * tp_dtype_size(dtype);
-    void *buffer = malloc(size > 0 ? size : 1);
-    assert_non_null(buffer);
-    for (int64_t i = 0; i < count; i++) tp_dtype_store_double(buffer, dtype, i, values[i]);
-    tp_tensor_t *tensor = NULL;
-    tp_status_t *status = tp_tensor_create(c, dtype, shape, buffer, size, &tensor);
-    free(buffer);
-    assert_ok(status);
-    return tensor;
-}
-
 /* ---- Reading tensors ------------------------------------------------------------------------- */
-
-/* Every element of `tensor`, whatever its dtype, as doubles in a malloc'd array. */
-static double *read_doubles(tp_tensor_t *tensor, size_t *out_count) {
-    size_t count = (size_t)tp_tensor_num_elements(tensor), size = tp_tensor_byte_size(tensor);
-    tp_dtype_t dtype = tp_tensor_dtype(tensor);
-    void *raw = malloc(size > 0 ? size : 1);
-    double *values = malloc(count > 0 ? count * sizeof *values : 1);
-    assert_non_null(raw);
-    assert_non_null(values);
-    tp_status_t *status = tp_tensor_read(tensor, raw, size);
-    if (status == NULL)
-        for (size_t i = 0; i < count; i++)
-            values[i] = tp_dtype_load_double(raw, dtype, (int64_t)i);
-    free(raw);
-    if (status != NULL) free(values);
-    assert_ok(status);
-    *out_count = count;
-    return values;
-}
 
 enum { MAX_SNAPSHOT = 64 };
 
@@ -155,15 +103,8 @@ static void take_snapshot(tp_tensor_t *tensor, snapshot_t *out) {
     }
 }
 
-static bool same_shape(const tp_shape_t *a, const tp_shape_t *b) {
-    if (a->rank != b->rank) return false;
-    for (int32_t d = 0; d < a->rank; d++)
-        if (a->dims[d] != b->dims[d]) return false;
-    return true;
-}
-
 static void assert_shape(tp_shape_t got, tp_shape_t wanted) {
-    if (!same_shape(&got, &wanted)) {
+    if (!same_shape(got, wanted)) {
         char g[128], w[128];
         tp_shape_format(&got, g, sizeof g);
         tp_shape_format(&wanted, w, sizeof w);
@@ -229,14 +170,6 @@ static void expect_integers(tp_tensor_t *tensor, tp_dtype_t dtype, tp_shape_t sh
     expect_integers((t), (dtype), (shape), INTEGERS(__VA_ARGS__),                              \
                     COUNT_OF(INTEGERS(__VA_ARGS__)))
 
-/* `expr` fails with `code` and a message containing `fragment`, and leaves `out` NULL. */
-#define assert_op_fails(out, expr, code, fragment)                                             \
-    do {                                                                                       \
-        (out) = NULL;                                                                          \
-        assert_error((expr), (code), (fragment));                                              \
-        assert_null(out);                                                                      \
-    } while (0)
-
 /* Tolerances: float32 transcendental results are rounded from double, float64 ones come from
  * libm. */
 static const double F32_TOL = 1e-6, F64_TOL = 1e-14;
@@ -270,7 +203,7 @@ static const unary_case_t float_unary_cases[] = {
 
 static void run_unary_case(tp_context_t *c, const unary_case_t *test, tp_dtype_t dtype) {
     tp_shape_t shape = TP_SHAPE(test->count);
-    tp_tensor_t *x = make_from_doubles(c, dtype, shape, test->input);
+    tp_tensor_t *x = tensor_of_doubles(c, dtype, shape, test->input);
     tp_tensor_t *y = NULL;
     tp_status_t *status = test->fn(c, x, &y);
     tp_tensor_release(x);
@@ -543,8 +476,8 @@ static void run_broadcast_case(tp_context_t *c, const broadcast_case_t *test, tp
     const double *expected[] = {test->add, test->sub, test->mul, test->div};
     size_t count = (size_t)element_count(test->z_shape);
     for (size_t op = 0; op < COUNT_OF(binary_fns); op++) {
-        tp_tensor_t *x = make_from_doubles(c, dtype, test->x_shape, test->x);
-        tp_tensor_t *y = make_from_doubles(c, dtype, test->y_shape, test->y);
+        tp_tensor_t *x = tensor_of_doubles(c, dtype, test->x_shape, test->x);
+        tp_tensor_t *y = tensor_of_doubles(c, dtype, test->y_shape, test->y);
         tp_tensor_t *z = NULL;
         tp_status_t *status = binary_fns[op](c, x, y, &z);
         tp_tensor_release(x);
@@ -776,10 +709,10 @@ static void matmul_with_every_transpose_combination(void **state) {
     for (size_t d = 0; d < COUNT_OF(dtypes); d++) {
         for (int flags = 0; flags < 4; flags++) {
             bool ta = flags & 1, tb = flags & 2;
-            tp_tensor_t *x = make_from_doubles(c, dtypes[d], ta ? TP_SHAPE(3, 2) : TP_SHAPE(2, 3),
-                                               ta ? a_t : a);
-            tp_tensor_t *y = make_from_doubles(c, dtypes[d], tb ? TP_SHAPE(2, 3) : TP_SHAPE(3, 2),
-                                               tb ? b_t : b);
+            tp_tensor_t *x =
+                tensor_of_doubles(c, dtypes[d], ta ? TP_SHAPE(3, 2) : TP_SHAPE(2, 3), ta ? a_t : a);
+            tp_tensor_t *y =
+                tensor_of_doubles(c, dtypes[d], tb ? TP_SHAPE(2, 3) : TP_SHAPE(3, 2), tb ? b_t : b);
             tp_tensor_t *z = NULL;
             tp_status_t *status = tp_matmul(c, x, y, ta, tb, &z);
             tp_tensor_release(x);
@@ -804,8 +737,8 @@ static void matmul_transpose_flags_change_square_products(void **state) {
     };
     const tp_dtype_t dtypes[] = {TP_FLOAT32, TP_FLOAT64};
     for (size_t d = 0; d < COUNT_OF(dtypes); d++) {
-        tp_tensor_t *a = make_from_doubles(c, dtypes[d], TP_SHAPE(2, 2), DOUBLES(1, 2, 3, 4));
-        tp_tensor_t *b = make_from_doubles(c, dtypes[d], TP_SHAPE(2, 2), DOUBLES(5, 6, 7, 8));
+        tp_tensor_t *a = tensor_of_doubles(c, dtypes[d], TP_SHAPE(2, 2), DOUBLES(1, 2, 3, 4));
+        tp_tensor_t *b = tensor_of_doubles(c, dtypes[d], TP_SHAPE(2, 2), DOUBLES(5, 6, 7, 8));
         for (int flags = 0; flags < 4; flags++) {
             tp_tensor_t *z = NULL;
             describe("%s MatMul of 2x2 matrices, flags %d", tp_dtype_name(dtypes[d]), flags);
@@ -832,8 +765,8 @@ static void matmul_transposed_operands_give_the_outer_shape(void **state) {
 /* An empty inner dimension: the product of (2, 0) and (0, 3) is a (2, 3) matrix of zeros. */
 static void matmul_with_an_empty_inner_dimension_gives_zeros(void **state) {
     tp_context_t *c = *state;
-    tp_tensor_t *a = make_tensor(c, TP_FLOAT32, TP_SHAPE(2, 0), NULL, 0);
-    tp_tensor_t *b = make_tensor(c, TP_FLOAT32, TP_SHAPE(0, 3), NULL, 0);
+    tp_tensor_t *a = tensor_of_bytes(c, TP_FLOAT32, TP_SHAPE(2, 0), NULL, 0);
+    tp_tensor_t *b = tensor_of_bytes(c, TP_FLOAT32, TP_SHAPE(0, 3), NULL, 0);
     /* Leave garbage where the output is likely to be allocated. */
     tp_tensor_t *garbage = F32(c, TP_SHAPE(2, 3), NAN, NAN, NAN, NAN, NAN, NAN);
     tp_tensor_release(garbage);
@@ -900,7 +833,7 @@ static void reductions_of_a_matrix_over_each_axis(void **state) {
     const double axis1[3][2] = {{6, 15}, {2, 5}, {3, 6}};
     const int64_t zero = 0, one = 1, minus_one = -1;
     for (size_t d = 0; d < COUNT_OF(dtypes); d++) {
-        tp_tensor_t *x = make_from_doubles(c, dtypes[d], TP_SHAPE(2, 3), DOUBLES(1, 2, 3, 4, 5, 6));
+        tp_tensor_t *x = tensor_of_doubles(c, dtypes[d], TP_SHAPE(2, 3), DOUBLES(1, 2, 3, 4, 5, 6));
         for (size_t r = 0; r < COUNT_OF(reductions); r++) {
             check_reduction(c, r, x, NULL, 0, false, TP_SCALAR_SHAPE, all[r]);
             check_reduction(c, r, x, NULL, 0, true, TP_SHAPE(1, 1), all[r]);
@@ -920,7 +853,7 @@ static void reductions_over_two_axes_of_a_3d_tensor(void **state) {
      * Sum = 32j + 60, Mean = Sum / 8, Max = 15 + 4j. */
     double values[24];
     for (int i = 0; i < 24; i++) values[i] = i;
-    tp_tensor_t *x = make_from_doubles(c, TP_FLOAT32, TP_SHAPE(2, 3, 4), values);
+    tp_tensor_t *x = tensor_of_doubles(c, TP_FLOAT32, TP_SHAPE(2, 3, 4), values);
     const double wanted[3][3] = {{60, 92, 124}, {7.5, 11.5, 15.5}, {15, 19, 23}};
     const int64_t axes[] = {0, 2}, negative_axes[] = {-1, 0};
     for (size_t r = 0; r < COUNT_OF(reductions); r++) {
@@ -1022,7 +955,7 @@ static void transpose_with_a_perm_moves_every_element(void **state) {
     /* x[i][j][k] = 12i + 4j + k over (2, 3, 4); perm (2, 0, 1) gives y[k][i][j] = x[i][j][k]. */
     double values[24];
     for (int i = 0; i < 24; i++) values[i] = i;
-    tp_tensor_t *x = make_from_doubles(c, TP_INT32, TP_SHAPE(2, 3, 4), values), *y = NULL;
+    tp_tensor_t *x = tensor_of_doubles(c, TP_INT32, TP_SHAPE(2, 3, 4), values), *y = NULL;
     const int64_t perm[] = {2, 0, 1};
     assert_ok(tp_transpose(c, x, perm, 3, &y));
     expect_ints(y, TP_INT32, TP_SHAPE(4, 2, 3),
@@ -1073,7 +1006,7 @@ static void softmax_normalizes_each_row(void **state) {
                              row0[0], row0[1], row0[2]};
     const tp_dtype_t dtypes[] = {TP_FLOAT32, TP_FLOAT64};
     for (size_t d = 0; d < COUNT_OF(dtypes); d++) {
-        tp_tensor_t *x = make_from_doubles(c, dtypes[d], TP_SHAPE(3, 3), logits), *y = NULL;
+        tp_tensor_t *x = tensor_of_doubles(c, dtypes[d], TP_SHAPE(3, 3), logits), *y = NULL;
         assert_ok(tp_softmax(c, x, &y));
         tp_tensor_release(x);
         snapshot_t got;
@@ -1377,7 +1310,7 @@ static void large_broadcast_takes_the_threaded_path(void **state) {
                                            LARGE * sizeof *rows, &x);
     free(rows);
     assert_ok(status);
-    tp_tensor_t *y = make_tensor(c, TP_FLOAT32, TP_SHAPE(1000), columns, sizeof columns);
+    tp_tensor_t *y = tensor_of_bytes(c, TP_FLOAT32, TP_SHAPE(1000), columns, sizeof columns);
     tp_tensor_t *z = NULL;
     assert_ok(tp_add(c, x, y, &z));
     /* Sum of i over the rows and 1000 j over the columns, each 1000 times. */
@@ -1393,7 +1326,7 @@ static void nan_passes_through_relu_and_an_empty_mean_is_nan(void **state) {
     const double values[3] = {NAN, -1.0, 2.0};
     for (int k = 0; k < 2; k++) {
         tp_dtype_t dtype = k == 0 ? TP_FLOAT32 : TP_FLOAT64;
-        tp_tensor_t *x = make_from_doubles(c, dtype, TP_SHAPE(3), values), *y = NULL;
+        tp_tensor_t *x = tensor_of_doubles(c, dtype, TP_SHAPE(3), values), *y = NULL;
         assert_ok(tp_relu(c, x, &y));
         size_t count;
         double *got = read_doubles(y, &count);
@@ -1403,7 +1336,7 @@ static void nan_passes_through_relu_and_an_empty_mean_is_nan(void **state) {
         tp_tensor_release(x);
         assert_true(ok);
     }
-    tp_tensor_t *empty = make_from_doubles(c, TP_FLOAT32, TP_SHAPE(2, 0), NULL), *mean = NULL;
+    tp_tensor_t *empty = tensor_of_doubles(c, TP_FLOAT32, TP_SHAPE(2, 0), NULL), *mean = NULL;
     const int64_t axis[1] = {1};
     assert_ok(tp_mean(c, empty, axis, 1, false, &mean));
     size_t count;

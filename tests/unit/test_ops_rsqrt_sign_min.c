@@ -7,28 +7,6 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
-#define COUNT_OF(array) (sizeof(array) / sizeof((array)[0]))
-
-/* A tensor of `dtype` holding `count` values given as doubles. */
-static tp_tensor_t *make(tp_context_t *c, tp_dtype_t dtype, tp_shape_t shape,
-                         const double *values, int64_t count) {
-    void *data = malloc((size_t)count * 8 + 1);
-    assert_non_null(data);
-    for (int64_t i = 0; i < count; i++) {
-        switch (dtype) {
-        case TP_FLOAT32: ((float *)data)[i] = (float)values[i]; break;
-        case TP_FLOAT64: ((double *)data)[i] = values[i]; break;
-        case TP_INT32: ((int32_t *)data)[i] = (int32_t)values[i]; break;
-        default: ((int64_t *)data)[i] = (int64_t)values[i]; break;
-        }
-    }
-    tp_tensor_t *tensor = NULL;
-    assert_ok(tp_tensor_create(c, dtype, shape, data, (size_t)count * tp_dtype_size(dtype),
-                               &tensor));
-    free(data);
-    return tensor;
-}
-
 /* Reads `tensor` (of `dtype` and `count` elements) back as doubles. */
 static void read_back(tp_tensor_t *tensor, tp_dtype_t dtype, double *out, int64_t count) {
     assert_int_equal(tp_tensor_dtype(tensor), dtype);
@@ -57,9 +35,7 @@ static bool same_value(double got, double want, double tolerance) {
 
 static void expect(tp_tensor_t *tensor, tp_dtype_t dtype, tp_shape_t shape, const double *want,
                    int64_t count, double tolerance, const char *what) {
-    tp_shape_t got_shape = tp_tensor_shape(tensor);
-    assert_int_equal(got_shape.rank, shape.rank);
-    for (int32_t d = 0; d < shape.rank; d++) assert_int_equal(got_shape.dims[d], shape.dims[d]);
+    assert_tensor_shape(tensor, shape);
     double got[16];
     assert_true(count <= 16);
     read_back(tensor, dtype, got, count);
@@ -75,7 +51,7 @@ static void rsqrt_of_floats(void **state) {
     const double want[] = {0.5, 2, 0.70710678118654752, INFINITY, -INFINITY, NAN, 0, NAN};
     const tp_dtype_t dtypes[] = {TP_FLOAT32, TP_FLOAT64};
     for (size_t d = 0; d < COUNT_OF(dtypes); d++) {
-        tp_tensor_t *in = make(c, dtypes[d], TP_SHAPE(2, 4), x, 8), *out = NULL;
+        tp_tensor_t *in = tensor_of_doubles(c, dtypes[d], TP_SHAPE(2, 4), x), *out = NULL;
         assert_ok(tp_rsqrt(c, in, &out));
         /* Two roundings in float64 (the root, then the quotient): within 2 ulp. */
         expect(out, dtypes[d], TP_SHAPE(2, 4), want, 8, dtypes[d] == TP_FLOAT32 ? 1e-7 : 3e-16,
@@ -84,7 +60,8 @@ static void rsqrt_of_floats(void **state) {
         tp_tensor_release(out);
     }
     /* Integers have no square root to invert: refused when the op is checked. */
-    tp_tensor_t *integers = make(c, TP_INT32, TP_SHAPE(2), (const double[]){1, 4}, 2), *out = NULL;
+    tp_tensor_t *integers = tensor_of_doubles(c, TP_INT32, TP_SHAPE(2), (const double[]){1, 4}),
+                *out = NULL;
     assert_error(tp_rsqrt(c, integers, &out), TP_INVALID_ARGUMENT, "Rsqrt");
     assert_null(out);
     tp_tensor_release(integers);
@@ -96,7 +73,7 @@ static void sign_of_every_number_dtype(void **state) {
     const double want[] = {-1, -0.0, 0, 1, 1, NAN};
     const tp_dtype_t floats[] = {TP_FLOAT32, TP_FLOAT64};
     for (size_t d = 0; d < COUNT_OF(floats); d++) {
-        tp_tensor_t *in = make(c, floats[d], TP_SHAPE(6), x, 6), *out = NULL;
+        tp_tensor_t *in = tensor_of_doubles(c, floats[d], TP_SHAPE(6), x), *out = NULL;
         assert_ok(tp_sign(c, in, &out));
         expect(out, floats[d], TP_SHAPE(6), want, 6, 0, "Sign");
         tp_tensor_release(in);
@@ -106,7 +83,8 @@ static void sign_of_every_number_dtype(void **state) {
     const double integer_signs[] = {-1, 0, 1, -1};
     const tp_dtype_t integer_dtypes[] = {TP_INT32, TP_INT64};
     for (size_t d = 0; d < COUNT_OF(integer_dtypes); d++) {
-        tp_tensor_t *in = make(c, integer_dtypes[d], TP_SHAPE(2, 2), integers, 4), *out = NULL;
+        tp_tensor_t *in = tensor_of_doubles(c, integer_dtypes[d], TP_SHAPE(2, 2), integers),
+                    *out = NULL;
         assert_ok(tp_sign(c, in, &out));
         expect(out, integer_dtypes[d], TP_SHAPE(2, 2), integer_signs, 4, 0, "Sign");
         tp_tensor_release(in);
@@ -121,7 +99,7 @@ static void min_over_each_axis(void **state) {
     const int64_t zero = 0, minus_one = -1;
     const tp_dtype_t dtypes[] = {TP_FLOAT32, TP_FLOAT64, TP_INT32, TP_INT64};
     for (size_t d = 0; d < COUNT_OF(dtypes); d++) {
-        tp_tensor_t *in = make(c, dtypes[d], TP_SHAPE(2, 3), x, 6), *out = NULL;
+        tp_tensor_t *in = tensor_of_doubles(c, dtypes[d], TP_SHAPE(2, 3), x), *out = NULL;
         assert_ok(tp_min(c, in, NULL, 0, false, &out));
         expect(out, dtypes[d], TP_SCALAR_SHAPE, (const double[]){-5}, 1, 0, "Min");
         tp_tensor_release(out);
@@ -138,7 +116,8 @@ static void min_over_each_axis(void **state) {
 /* Min starts from the largest value, not from 0; a NaN wins; nothing gives +inf. */
 static void min_starts_from_the_largest_value(void **state) {
     tp_context_t *c = *state;
-    tp_tensor_t *in = make(c, TP_INT32, TP_SHAPE(3), (const double[]){5, 2, 9}, 3), *out = NULL;
+    tp_tensor_t *in = tensor_of_doubles(c, TP_INT32, TP_SHAPE(3), (const double[]){5, 2, 9}),
+                *out = NULL;
     assert_ok(tp_min(c, in, NULL, 0, false, &out));
     expect(out, TP_INT32, TP_SCALAR_SHAPE, (const double[]){2}, 1, 0, "Min of positives");
     tp_tensor_release(in);
@@ -152,13 +131,13 @@ static void min_starts_from_the_largest_value(void **state) {
     assert_true(smallest == INT64_C(1) << 62);
     tp_tensor_release(in);
     tp_tensor_release(out);
-    in = make(c, TP_FLOAT64, TP_SHAPE(2, 3), (const double[]){3, NAN, 1, 2, 8, 6}, 6);
+    in = tensor_of_doubles(c, TP_FLOAT64, TP_SHAPE(2, 3), (const double[]){3, NAN, 1, 2, 8, 6});
     const int64_t one = 1;
     assert_ok(tp_min(c, in, &one, 1, false, &out));
     expect(out, TP_FLOAT64, TP_SHAPE(2), (const double[]){NAN, 2}, 2, 0, "Min with a NaN");
     tp_tensor_release(in);
     tp_tensor_release(out);
-    in = make(c, TP_FLOAT32, TP_SHAPE(0, 2), NULL, 0);
+    in = tensor_of_doubles(c, TP_FLOAT32, TP_SHAPE(0, 2), NULL);
     const int64_t zero = 0;
     assert_ok(tp_min(c, in, &zero, 1, false, &out));
     expect(out, TP_FLOAT32, TP_SHAPE(2), (const double[]){INFINITY, INFINITY}, 2, 0,
@@ -169,7 +148,8 @@ static void min_starts_from_the_largest_value(void **state) {
 
 static void min_refuses_bad_axes_and_bools(void **state) {
     tp_context_t *c = *state;
-    tp_tensor_t *in = make(c, TP_FLOAT32, TP_SHAPE(2, 3), (const double[]){1, 2, 3, 4, 5, 6}, 6);
+    tp_tensor_t *in =
+        tensor_of_doubles(c, TP_FLOAT32, TP_SHAPE(2, 3), (const double[]){1, 2, 3, 4, 5, 6});
     tp_tensor_t *out = NULL;
     const int64_t two = 2, repeated[] = {0, -2};
     assert_error(tp_min(c, in, &two, 1, false, &out), TP_INVALID_ARGUMENT,

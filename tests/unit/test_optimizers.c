@@ -15,38 +15,12 @@
 #include <unistd.h>
 
 #include "cpu_fixture.h"
-#include "tensorplug/training.h"
+#include "training_support.h"
 
 enum { N = 4, STEPS = 5 };
 
 /* Two logical CPUs, so that variables can live on a device other than CPU:0. */
-static int setup(void **state) {
-    if (cpu_context_setup(state) != 0) return -1;
-    tp_status_t *error =
-        tp_context_set_logical_devices(*state, "CPU:0", (uint64_t[]){32u << 20, 32u << 20}, 2);
-    if (error == NULL) return 0;
-    print_error("%s\n", tp_status_message(error));
-    tp_status_free(error);
-    return -1;
-}
-
-static tp_variable_t *variable(tp_context_t *context, const char *name, tp_dtype_t dtype,
-                               const double *values, size_t count, const char *device) {
-    tp_tensor_t *initial;
-    if (dtype == TP_FLOAT32) {
-        float narrow[N];
-        for (size_t i = 0; i < count; i++) narrow[i] = (float)values[i];
-        assert_ok(tp_tensor_create(context, dtype, TP_SHAPE((int64_t)count), narrow,
-                                   count * sizeof(float), &initial));
-    } else {
-        assert_ok(tp_tensor_create(context, dtype, TP_SHAPE((int64_t)count), values,
-                                   count * sizeof(double), &initial));
-    }
-    tp_variable_t *v;
-    assert_ok(tp_variable_create(context, name, initial, device, &v));
-    tp_tensor_release(initial);
-    return v;
-}
+static int setup(void **state) { return split_cpu_context_setup(state, 2, 32u << 20); }
 
 static tp_tensor_t *tensor(tp_context_t *context, tp_dtype_t dtype, const double *values,
                            size_t count) {
@@ -61,6 +35,15 @@ static tp_tensor_t *tensor(tp_context_t *context, tp_dtype_t dtype, const double
                                    count * sizeof(double), &t));
     }
     return t;
+}
+
+static tp_variable_t *variable(tp_context_t *context, const char *name, tp_dtype_t dtype,
+                               const double *values, size_t count, const char *device) {
+    tp_tensor_t *initial = tensor(context, dtype, values, count);
+    tp_variable_t *v;
+    assert_ok(tp_variable_create(context, name, initial, device, &v));
+    tp_tensor_release(initial);
+    return v;
 }
 
 /* The values of `v` (float32 or float64) as doubles. */
@@ -119,6 +102,12 @@ static double gradient_at(int step, size_t i) {
 
 static const double start[N] = {1.0, -2.0, 0.5, 3.0};
 
+/* The gradient of step `step`: its values in `g`, and as a tensor of `dtype`. */
+static tp_tensor_t *gradient(tp_context_t *context, tp_dtype_t dtype, int step, double *g) {
+    for (size_t i = 0; i < N; i++) g[i] = gradient_at(step, i);
+    return tensor(context, dtype, g, N);
+}
+
 /* ---- SGD -------------------------------------------------------------------------------- */
 
 /* Runs STEPS steps of `optimizer` on a float32 variable and checks it, and its velocity where
@@ -130,8 +119,7 @@ static void check_sgd(tp_context_t *context, tp_optimizer_t *optimizer, double l
     memcpy(want, start, sizeof want);
     for (int step = 0; step < STEPS; step++) {
         double g[N];
-        for (size_t i = 0; i < N; i++) g[i] = gradient_at(step, i);
-        tp_tensor_t *grad = tensor(context, TP_FLOAT32, g, N);
+        tp_tensor_t *grad = gradient(context, TP_FLOAT32, step, g);
         assert_ok(tp_optimizer_apply(optimizer, &w, &grad, 1));
         tp_tensor_release(grad);
         for (size_t i = 0; i < N; i++) {
@@ -226,8 +214,7 @@ static void check_adam(tp_context_t *context, tp_dtype_t dtype, double tolerance
     memcpy(want.w, start, sizeof want.w);
     for (int step = 0; step < STEPS; step++) {
         double g[N];
-        for (size_t i = 0; i < N; i++) g[i] = gradient_at(step, i);
-        tp_tensor_t *grad = tensor(context, dtype, g, N);
+        tp_tensor_t *grad = gradient(context, dtype, step, g);
         assert_ok(tp_optimizer_apply(optimizer, &w, &grad, 1));
         tp_tensor_release(grad);
         adam_by_hand(&want, g, step + 1, 0.01, 0.8, 0.95, 1e-3);
@@ -301,8 +288,7 @@ static void the_learning_rate_changes_between_steps(void **state) {
         if (step > 0) assert_ok(tp_optimizer_set_learning_rate(optimizer, rates[step]));
         assert_float_equal(tp_optimizer_learning_rate(optimizer), rates[step], 0);
         double g[N];
-        for (size_t i = 0; i < N; i++) g[i] = gradient_at(step, i);
-        tp_tensor_t *grad = tensor(context, TP_FLOAT32, g, N);
+        tp_tensor_t *grad = gradient(context, TP_FLOAT32, step, g);
         assert_ok(tp_optimizer_apply(optimizer, &w, &grad, 1));
         tp_tensor_release(grad);
         for (size_t i = 0; i < N; i++) {
@@ -336,10 +322,9 @@ static void each_variable_is_updated_on_its_device(void **state) {
     memcpy(want.w, start, sizeof want.w);
     for (int step = 0; step < 3; step++) {
         double g[N];
-        for (size_t i = 0; i < N; i++) g[i] = gradient_at(step, i);
         /* Both gradients on CPU:0: b's is copied to CPU:1. */
-        tp_tensor_t *grads[2] = {tensor(context, TP_FLOAT32, g, N),
-                                 tensor(context, TP_FLOAT32, g, N)};
+        tp_tensor_t *grads[2] = {gradient(context, TP_FLOAT32, step, g), NULL};
+        grads[1] = tensor(context, TP_FLOAT32, g, N);
         assert_ok(tp_optimizer_apply(optimizer, on, grads, 2));
         tp_tensor_release(grads[0]);
         tp_tensor_release(grads[1]);
@@ -377,8 +362,7 @@ static void a_checkpoint_saves_and_restores_the_state(void **state) {
     tp_variable_t *restored = variable(context, "w", TP_FLOAT32, zeros, N, "/cpu:1");
     double g[N];
     for (int step = 0; step < 3; step++) {
-        for (size_t i = 0; i < N; i++) g[i] = gradient_at(step, i);
-        tp_tensor_t *grad = tensor(context, TP_FLOAT32, g, N);
+        tp_tensor_t *grad = gradient(context, TP_FLOAT32, step, g);
         assert_ok(tp_optimizer_apply(first, &w, &grad, 1));
         tp_tensor_release(grad);
     }
@@ -396,8 +380,7 @@ static void a_checkpoint_saves_and_restores_the_state(void **state) {
     assert_ok(tp_checkpoint_load(context, path, loaded, NULL, 4));
     assert_int_equal(iterations(second), 3);
 
-    for (size_t i = 0; i < N; i++) g[i] = gradient_at(3, i);
-    tp_tensor_t *grad = tensor(context, TP_FLOAT32, g, N);
+    tp_tensor_t *grad = gradient(context, TP_FLOAT32, 3, g);
     assert_ok(tp_optimizer_apply(first, &w, &grad, 1));
     assert_ok(tp_optimizer_apply(second, &restored, &grad, 1));
     tp_tensor_release(grad);
@@ -660,19 +643,7 @@ static int64_t train_with_adam(tp_context_t *context, tp_mirrored_strategy_t *st
     options.batch_size = 8; /* 8, 8, 5 rows: shares of 4 and 4, then 2 and 3 */
     options.optimizer = optimizer;
     assert_ok(tp_model_fit(model, x, y, &options, NULL));
-    size_t at = 0;
-    for (size_t layer = 0; layer < tp_model_num_layers(model); layer++) {
-        tp_tensor_t *parts[2];
-        assert_ok(tp_model_get_weights(model, layer, &parts[0], &parts[1]));
-        for (int p = 0; p < 2; p++) {
-            size_t count = (size_t)tp_tensor_num_elements(parts[p]);
-            assert_true(at + count <= capacity);
-            assert_ok(tp_tensor_read(parts[p], out + at, count * sizeof(float)));
-            at += count;
-            tp_tensor_release(parts[p]);
-        }
-    }
-    assert_int_equal(at, capacity);
+    assert_int_equal(read_weights(model, out, capacity), capacity);
     int64_t steps = iterations(optimizer);
     tp_tensor_release(x);
     tp_tensor_release(y);

@@ -20,18 +20,8 @@ static double *draw(tp_context_t *c, random_fn fn, tp_dtype_t dtype, int64_t cou
                     int64_t seed) {
     tp_tensor_t *t = NULL;
     assert_ok(fn(c, dtype, TP_SHAPE(count), seed, &t));
-    size_t n = (size_t)count;
-    double *values = malloc((n > 0 ? n : 1) * sizeof *values);
-    assert_non_null(values);
-    if (dtype == TP_FLOAT32) {
-        float *raw = malloc((n > 0 ? n : 1) * sizeof *raw);
-        assert_non_null(raw);
-        assert_ok(tp_tensor_read(t, raw, n * sizeof *raw));
-        for (size_t i = 0; i < n; i++) values[i] = raw[i];
-        free(raw);
-    } else {
-        assert_ok(tp_tensor_read(t, values, n * sizeof *values));
-    }
+    assert_int_equal(tp_tensor_dtype(t), dtype);
+    double *values = read_doubles(t, NULL);
     tp_tensor_release(t);
     return values;
 }

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "cpu_fixture.h"
-#include "tensorplug/training.h"
+#include "training_support.h"
 
 static tp_variable_t *variable(tp_context_t *context, const char *name, tp_shape_t shape,
                                const float *values) {
@@ -119,23 +119,6 @@ static void a_fit_step_is_gradient_descent_on_the_mean_squared_error(void **stat
 }
 
 enum { ROWS = 64, FEATURES = 3, HIDDEN = 8, EPOCHS = 6 };
-
-/* Every weight of the model, layer by layer (kernel, then bias). */
-static size_t read_weights(tp_model_t *model, float *out, size_t capacity) {
-    size_t at = 0;
-    for (size_t layer = 0; layer < tp_model_num_layers(model); layer++) {
-        tp_tensor_t *parts[2];
-        assert_ok(tp_model_get_weights(model, layer, &parts[0], &parts[1]));
-        for (int p = 0; p < 2; p++) {
-            size_t count = tp_tensor_byte_size(parts[p]) / sizeof(float);
-            assert_true(at + count <= capacity);
-            assert_ok(tp_tensor_read(parts[p], out + at, count * sizeof(float)));
-            at += count;
-            tp_tensor_release(parts[p]);
-        }
-    }
-    return at;
-}
 
 /* The losses fit printed, one per epoch. */
 static int parse_losses(const char *progress, double *losses, int capacity) {
