@@ -26,16 +26,8 @@ static void broadcast_init(broadcast_t *b, const tp_tensor_view_t *out,
     b->rank = out->rank > 0 ? out->rank : 1;
     b->operands = count;
     for (int32_t d = 0; d < b->rank; d++) b->dims[d] = out->rank > 0 ? out->dims[d] : 1;
-    for (int32_t k = 0; k < count; k++) {
-        const tp_tensor_view_t *view = &operands[k].view;
-        int64_t stride = 1;
-        for (int32_t d = b->rank - 1; d >= 0; d--) {
-            int32_t own = d - (b->rank - view->rank);
-            int64_t dim = own >= 0 ? view->dims[own] : 1;
-            b->strides[k][d] = dim == 1 ? 0 : stride;
-            stride *= dim;
-        }
-    }
+    for (int32_t k = 0; k < count; k++)
+        cpu_broadcast_strides(&operands[k].view, b->rank, b->strides[k]);
 }
 
 /* Where each operand's part of output row `row` starts. */

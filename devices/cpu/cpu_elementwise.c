@@ -396,8 +396,7 @@ static void binary_range(void *arg, int64_t begin, int64_t end) {
     }
 }
 
-/* Strides of `view` aligned to the output's last dimensions, 0 along broadcast dimensions. */
-static void broadcast_strides(const tp_tensor_view_t *view, int32_t rank, int64_t *strides) {
+void cpu_broadcast_strides(const tp_tensor_view_t *view, int32_t rank, int64_t *strides) {
     int64_t stride = 1;
     for (int32_t d = rank - 1; d >= 0; d--) {
         int32_t own = d - (rank - view->rank);

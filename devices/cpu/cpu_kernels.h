@@ -57,6 +57,10 @@ bool cpu_stage(bool input, int32_t index, tp_kernel_context_t *context, cpu_tens
 /* Writes `value` into element i as Cast converts a float64 to `dtype`, any dtype: a 16-bit
  * float rounded to nearest even, an integer saturated (cpu_elementwise.c). */
 void cpu_store_double(void *data, tp_dtype_t dtype, int64_t i, double value);
+/* The element strides of `view` along an output of `rank` dimensions that it broadcasts to
+ * (NumPy's rule: aligned to the output's last dimensions), 0 along those it is broadcast over
+ * (cpu_elementwise.c). */
+void cpu_broadcast_strides(const tp_tensor_view_t *view, int32_t rank, int64_t *strides);
 
 /* Copies input 0 to output 0 byte for byte: Identity, and Reshape. */
 void cpu_copy_kernel(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t *status);
