@@ -128,15 +128,11 @@ static void constant(void *kernel, tp_kernel_context_t *context, tp_plugin_statu
 }
 
 /* Writes `value`, converted to the tensor's dtype as Cast converts a float64, to every element
- * of `t`: the first element, then the filled part copied onto the rest, doubling. */
+ * of `t`. */
 static void fill_with(cpu_tensor_t *t, double value) {
-    if (t->view.num_elements == 0) return;
-    cpu_store_double(t->data, t->view.dtype, 0, value);
-    size_t filled = (size_t)(t->view.byte_size / (uint64_t)t->view.num_elements);
-    for (size_t total = (size_t)t->view.byte_size; filled < total; filled *= 2) {
-        size_t chunk = filled < total - filled ? filled : total - filled;
-        memcpy((char *)t->data + filled, t->data, chunk);
-    }
+    _Alignas(16) unsigned char element[16] = {0};
+    cpu_store_double(element, t->view.dtype, 0, value);
+    cpu_fill_elements(t->data, t->view.num_elements, element, cpu_element_size(&t->view));
 }
 
 static void zeros_like(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t *status) {
@@ -416,8 +412,8 @@ static void run_binary(binary_t op, tp_kernel_context_t *context, tp_plugin_stat
     job.same_shape = x.view.num_elements == z.view.num_elements &&
                      y.view.num_elements == z.view.num_elements;
     for (int32_t d = 0; d < z.view.rank; d++) job.dims[d] = z.view.dims[d];
-    broadcast_strides(&x.view, z.view.rank, job.x_strides);
-    broadcast_strides(&y.view, z.view.rank, job.y_strides);
+    cpu_broadcast_strides(&x.view, z.view.rank, job.x_strides);
+    cpu_broadcast_strides(&y.view, z.view.rank, job.y_strides);
     /* Division flags zero divisors from every slice; one thread keeps that simple. */
     if (op == DIV && cpu_is_integer(job.dtype))
         binary_range(&job, 0, z.view.num_elements);
