@@ -23,17 +23,6 @@
 
 #include "cpu_kernels.h"
 
-static inline double load(tp_dtype_t dtype, const void *data, int64_t i) {
-    return dtype == TP_FLOAT32 ? (double)((const float *)data)[i] : ((const double *)data)[i];
-}
-
-static inline void store(tp_dtype_t dtype, void *data, int64_t i, double value) {
-    if (dtype == TP_FLOAT32)
-        ((float *)data)[i] = (float)value;
-    else
-        ((double *)data)[i] = value;
-}
-
 typedef struct {
     double epsilon, factor;
     bool training;
@@ -68,11 +57,11 @@ static void batch_statistics(const layout_t *l, const void *x, double *mean, dou
     for (int64_t c = 0; c < l->channels; c++) mean[c] = variance[c] = 0;
     for (int64_t r = 0; r < l->rows; r++)
         for (int64_t c = 0; c < l->channels; c++)
-            mean[c] += load(l->dtype, x, r * l->channels + c);
+            mean[c] += cpu_load_float(x, l->dtype, r * l->channels + c);
     for (int64_t c = 0; c < l->channels; c++) mean[c] /= (double)l->rows;
     for (int64_t r = 0; r < l->rows; r++) {
         for (int64_t c = 0; c < l->channels; c++) {
-            double d = load(l->dtype, x, r * l->channels + c) - mean[c];
+            double d = cpu_load_float(x, l->dtype, r * l->channels + c) - mean[c];
             variance[c] += d * d;
         }
     }
@@ -105,10 +94,10 @@ static void normalize_rows(void *arg, int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; r++) {
         for (int64_t c = 0; c < l->channels; c++) {
             int64_t i = r * l->channels + c;
-            double centred = load(l->dtype, job->x, i) - job->mean[c];
-            double value = load(l->dtype, job->scale, c) * centred * job->inv[c] +
-                           load(l->dtype, job->offset, c);
-            store(l->dtype, job->y, i, value);
+            double centred = cpu_load_float(job->x, l->dtype, i) - job->mean[c];
+            double value = cpu_load_float(job->scale, l->dtype, c) * centred * job->inv[c] +
+                           cpu_load_float(job->offset, l->dtype, c);
+            cpu_store_float(job->y, l->dtype, i, value);
         }
     }
 }
@@ -135,18 +124,18 @@ static void fused_batch_norm(void *kernel, tp_kernel_context_t *context,
         for (int64_t c = 0; c < l.channels; c++) {
             double m = mean[c], v = variance[c] * bessel;
             if (attrs.factor != 1) {
-                m = (1 - attrs.factor) * load(t, mean_in.data, c) + attrs.factor * m;
-                v = (1 - attrs.factor) * load(t, variance_in.data, c) + attrs.factor * v;
+                m = (1 - attrs.factor) * cpu_load_float(mean_in.data, t, c) + attrs.factor * m;
+                v = (1 - attrs.factor) * cpu_load_float(variance_in.data, t, c) + attrs.factor * v;
             }
-            store(t, batch_mean.data, c, l.rows > 0 ? m : NAN);
-            store(t, batch_variance.data, c, l.rows > 0 ? v : NAN);
+            cpu_store_float(batch_mean.data, t, c, l.rows > 0 ? m : NAN);
+            cpu_store_float(batch_variance.data, t, c, l.rows > 0 ? v : NAN);
         }
     } else {
         for (int64_t c = 0; c < l.channels; c++) {
-            mean[c] = load(t, mean_in.data, c);
-            variance[c] = load(t, variance_in.data, c);
-            store(t, batch_mean.data, c, mean[c]);
-            store(t, batch_variance.data, c, variance[c]);
+            mean[c] = cpu_load_float(mean_in.data, t, c);
+            variance[c] = cpu_load_float(variance_in.data, t, c);
+            cpu_store_float(batch_mean.data, t, c, mean[c]);
+            cpu_store_float(batch_variance.data, t, c, variance[c]);
         }
     }
     for (int64_t c = 0; c < l.channels; c++) inv[c] = 1 / sqrt(variance[c] + attrs.epsilon);
@@ -179,8 +168,9 @@ static void gradient_rows(void *arg, int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; r++) {
         for (int64_t c = 0; c < l->channels; c++) {
             int64_t i = r * l->channels + c;
-            double centred = load(t, job->x, i) - job->mean[c], dy = load(t, job->dy, i);
-            double through_y = load(t, job->scale, c) * job->inv[c];
+            double centred = cpu_load_float(job->x, t, i) - job->mean[c];
+            double dy = cpu_load_float(job->dy, t, i);
+            double through_y = cpu_load_float(job->scale, t, c) * job->inv[c];
             double value;
             if (job->training)
                 value = through_y * (dy - job->sum_dy[c] / count -
@@ -188,7 +178,7 @@ static void gradient_rows(void *arg, int64_t begin, int64_t end) {
                         job->from_mean[c] + job->from_variance[c] * centred;
             else
                 value = through_y * dy;
-            store(t, job->dx, i, value);
+            cpu_store_float(job->dx, t, i, value);
         }
     }
 }
@@ -220,8 +210,8 @@ static void fused_batch_norm_grad(void *kernel, tp_kernel_context_t *context,
         batch_statistics(&l, x.data, mean, variance);
     } else {
         for (int64_t c = 0; c < l.channels; c++) {
-            mean[c] = load(t, mean_in.data, c);
-            variance[c] = load(t, variance_in.data, c);
+            mean[c] = cpu_load_float(mean_in.data, t, c);
+            variance[c] = cpu_load_float(variance_in.data, t, c);
         }
     }
     for (int64_t c = 0; c < l.channels; c++) {
@@ -231,19 +221,20 @@ static void fused_batch_norm_grad(void *kernel, tp_kernel_context_t *context,
     for (int64_t r = 0; r < l.rows; r++) {
         for (int64_t c = 0; c < l.channels; c++) {
             int64_t i = r * l.channels + c;
-            double g = load(t, dy.data, i);
+            double g = cpu_load_float(dy.data, t, i);
             sum_dy[c] += g;
-            sum_dy_xhat[c] += g * (load(t, x.data, i) - mean[c]) * inv[c];
+            sum_dy_xhat[c] += g * (cpu_load_float(x.data, t, i) - mean[c]) * inv[c];
         }
     }
     double count = (double)l.rows;
     double bessel = count / (l.rows > 1 ? count - 1 : 1);
     for (int64_t c = 0; c < l.channels; c++) {
-        store(t, doffset.data, c, sum_dy[c]);
-        store(t, dscale.data, c, sum_dy_xhat[c]);
-        from_mean[c] = l.rows > 0 ? attrs.factor * load(t, dmean.data, c) / count : 0;
-        from_variance[c] =
-            l.rows > 0 ? 2 * attrs.factor * bessel * load(t, dvariance.data, c) / count : 0;
+        cpu_store_float(doffset.data, t, c, sum_dy[c]);
+        cpu_store_float(dscale.data, t, c, sum_dy_xhat[c]);
+        from_mean[c] = l.rows > 0 ? attrs.factor * cpu_load_float(dmean.data, t, c) / count : 0;
+        from_variance[c] = l.rows > 0 ? 2 * attrs.factor * bessel *
+                                            cpu_load_float(dvariance.data, t, c) / count
+                                      : 0;
     }
     gradient_job_t job = {l,      attrs.training, dy.data,     x.data,    scale.data,
                           mean,   inv,            sum_dy,      sum_dy_xhat, from_mean,

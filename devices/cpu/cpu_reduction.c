@@ -8,18 +8,14 @@
 
 typedef enum { SUM, MEAN, MAX, MIN } reduction_t;
 
-/* Element i of a float tensor (float32 or float64: 16-bit floats arrive as float32,
- * cpu_staging.c) as a double; integers are reduced in 64-bit integers below instead. */
+/* Element i of a float tensor as a double (cpu_dtypes.h); integers are reduced in 64-bit
+ * integers below instead. */
 static double load(const cpu_tensor_t *t, int64_t i) {
-    return t->view.dtype == TP_FLOAT32 ? ((const float *)t->data)[i]
-                                       : ((const double *)t->data)[i];
+    return cpu_load_float(t->data, t->view.dtype, i);
 }
 
 static void store(cpu_tensor_t *t, int64_t i, double value) {
-    if (t->view.dtype == TP_FLOAT32)
-        ((float *)t->data)[i] = (float)value;
-    else
-        ((double *)t->data)[i] = value;
+    cpu_store_float(t->data, t->view.dtype, i, value);
 }
 
 /* The output element that input element i is reduced into: its coordinates over `out_strides`,
