@@ -377,18 +377,16 @@ static void tile(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t 
         !cpu_output(context, 0, &y, status))
         return;
     int32_t rank = x.view.rank;
-    int64_t x_strides[TP_MAX_RANK], pairs[MAX_WALK_RANK];
+    int64_t x_strides[TP_MAX_RANK];
     cpu_row_major_strides(rank, x.view.dims, x_strides);
-    walk_t walk = {.element = cpu_element_size(&y.view), .source = x.data,
+    walk_t walk = {.rank = 2 * rank, .element = cpu_element_size(&y.view), .source = x.data,
                    .destination = y.data};
     for (int32_t d = 0; d < rank; d++) {
-        pairs[2 * d] = multiples[d];
-        pairs[2 * d + 1] = x.view.dims[d];
+        walk.dims[2 * d] = multiples[d];
+        walk.dims[2 * d + 1] = x.view.dims[d];
         walk.from[2 * d] = 0;
         walk.from[2 * d + 1] = x_strides[d];
     }
-    walk.rank = 2 * rank;
-    for (int32_t d = 0; d < walk.rank; d++) walk.dims[d] = pairs[d];
     cpu_row_major_strides(walk.rank, walk.dims, walk.to);
     run_walk(&walk);
 }
