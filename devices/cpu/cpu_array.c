@@ -114,18 +114,12 @@ static void run_walk(walk_t *walk) {
     cpu_parallel_for(rows, walk->dims[walk->rank - 1], walk_rows, walk);
 }
 
-/* A walk over `rank` dimensions `dims` whose destination is dense (row-major over dims). */
-static void dense_destination(walk_t *walk, int32_t rank, const int64_t *dims) {
+/* A walk over `rank` dimensions `dims` that is dense (row-major over dims) on one side:
+ * `dense_strides` is walk->from for a dense source, walk->to for a dense destination. */
+static void dense_walk(walk_t *walk, int32_t rank, const int64_t *dims, int64_t *dense_strides) {
     walk->rank = rank;
     for (int32_t d = 0; d < rank; d++) walk->dims[d] = dims[d];
-    cpu_row_major_strides(rank, dims, walk->to);
-}
-
-/* A walk over `rank` dimensions `dims` whose source is dense. */
-static void dense_source(walk_t *walk, int32_t rank, const int64_t *dims) {
-    walk->rank = rank;
-    for (int32_t d = 0; d < rank; d++) walk->dims[d] = dims[d];
-    cpu_row_major_strides(rank, dims, walk->from);
+    cpu_row_major_strides(rank, dims, dense_strides);
 }
 
 void cpu_fill_elements(void *data, int64_t count, const void *value, size_t size) {
@@ -180,7 +174,7 @@ static void concat(void *kernel, tp_kernel_context_t *context, tp_plugin_status_
         if (!cpu_input(context, i, &x, status)) return;
         walk_t walk = {.element = cpu_element_size(&y.view), .source = x.data,
                        .destination = y.data, .to_start = offset * y_strides[axis]};
-        dense_source(&walk, rank, x.view.dims);
+        dense_walk(&walk, rank, x.view.dims, walk.from);
         for (int32_t d = 0; d < rank; d++) walk.to[d] = y_strides[d];
         run_walk(&walk);
         offset += x.view.dims[axis];
@@ -200,7 +194,7 @@ static void slice(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t
         return;
     walk_t walk = {.element = cpu_element_size(&y.view), .source = x.data,
                    .destination = y.data};
-    dense_destination(&walk, y.view.rank, y.view.dims);
+    dense_walk(&walk, y.view.rank, y.view.dims, walk.to);
     cpu_row_major_strides(x.view.rank, x.view.dims, walk.from);
     for (int32_t d = 0; d < x.view.rank; d++) walk.from_start += begin[d] * walk.from[d];
     run_walk(&walk);
@@ -359,7 +353,7 @@ static void pad(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t *
     size_t size = cpu_element_size(&y.view);
     cpu_fill_elements(y.data, y.view.num_elements, value, size);
     walk_t walk = {.element = size, .source = x.data, .destination = y.data};
-    dense_source(&walk, x.view.rank, x.view.dims);
+    dense_walk(&walk, x.view.rank, x.view.dims, walk.from);
     cpu_row_major_strides(y.view.rank, y.view.dims, walk.to);
     for (int32_t d = 0; d < y.view.rank; d++) walk.to_start += paddings[2 * d] * walk.to[d];
     run_walk(&walk);
