@@ -348,7 +348,7 @@ static void pad(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t *
     if (cpu_failed(status) || !cpu_input(context, 0, &x, status) ||
         !cpu_output(context, 0, &y, status))
         return;
-    unsigned char value[16];
+    _Alignas(16) unsigned char value[16];
     if (!cpu_scalar_bytes(y.view.dtype, constant, value, "Pad", status)) return;
     size_t size = cpu_element_size(&y.view);
     cpu_fill_elements(y.data, y.view.num_elements, value, size);

@@ -164,7 +164,7 @@ static void one_hot(void *kernel, tp_kernel_context_t *context, tp_plugin_status
     if (cpu_failed(status) || !cpu_input(context, 0, &indices, status) ||
         !cpu_output(context, 0, &y, status))
         return;
-    unsigned char on_bytes[16], off_bytes[16];
+    _Alignas(16) unsigned char on_bytes[16], off_bytes[16];
     if (!cpu_scalar_bytes(y.view.dtype, on, on_bytes, "OneHot", status) ||
         !cpu_scalar_bytes(y.view.dtype, off, off_bytes, "OneHot", status))
         return;

@@ -87,8 +87,9 @@ size_t cpu_element_size(const tp_tensor_view_t *view);
 void cpu_row_major_strides(int32_t rank, const int64_t *dims, int64_t *strides);
 /* Writes the `size` bytes at `value` to each of `count` elements at `data`. */
 void cpu_fill_elements(void *data, int64_t count, const void *value, size_t size);
-/* `value` as one element of `dtype` (at most 16 bytes) at `out`; fails naming `op` for a dtype
- * it cannot write. */
+/* `value` as one element of `dtype` (at most 16 bytes) at `out`, which is aligned for any
+ * dtype (it is stored through the dtype's C type); fails naming `op` for a dtype it cannot
+ * write. */
 bool cpu_scalar_bytes(tp_dtype_t dtype, double value, void *out, const char *op,
                       tp_plugin_status_t *status);
 void cpu_register_conv_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status);
