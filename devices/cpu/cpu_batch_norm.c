@@ -197,15 +197,11 @@ static void fused_batch_norm_grad(void *kernel, tp_kernel_context_t *context,
         return;
     layout_t l = layout_of(&x.view);
     tp_dtype_t t = l.dtype;
-    double *stats, *sums;
-    if (!scratch("FusedBatchNormGrad", l.channels, 3, &stats, status)) return;
-    if (!scratch("FusedBatchNormGrad", l.channels, 4, &sums, status)) {
-        free(stats);
-        return;
-    }
+    double *stats;
+    if (!scratch("FusedBatchNormGrad", l.channels, 7, &stats, status)) return;
     double *mean = stats, *variance = stats + l.channels, *inv = stats + 2 * l.channels;
-    double *sum_dy = sums, *sum_dy_xhat = sums + l.channels;
-    double *from_mean = sums + 2 * l.channels, *from_variance = sums + 3 * l.channels;
+    double *sum_dy = stats + 3 * l.channels, *sum_dy_xhat = stats + 4 * l.channels;
+    double *from_mean = stats + 5 * l.channels, *from_variance = stats + 6 * l.channels;
     if (attrs.training) {
         batch_statistics(&l, x.data, mean, variance);
     } else {
@@ -240,7 +236,6 @@ static void fused_batch_norm_grad(void *kernel, tp_kernel_context_t *context,
                           mean,   inv,            sum_dy,      sum_dy_xhat, from_mean,
                           from_variance,          dx.data};
     cpu_parallel_for(l.rows, 4 * l.channels + 1, gradient_rows, &job);
-    free(sums);
     free(stats);
 }
 
