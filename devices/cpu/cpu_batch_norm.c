@@ -68,6 +68,12 @@ static void batch_statistics(const layout_t *l, const void *x, double *mean, dou
     for (int64_t c = 0; c < l->channels; c++) variance[c] /= (double)l->rows;
 }
 
+/* Bessel's correction M / (M - 1) of a batch's variance over M rows (M / 1 for M = 1): the
+ * forward pass applies it to batch_variance, and the gradient differentiates through it. */
+static double bessel_factor(int64_t rows) {
+    return (double)rows / (double)(rows > 1 ? rows - 1 : 1);
+}
+
 /* `arrays` arrays of C doubles in one allocation; false with RESOURCE_EXHAUSTED on `status`. */
 static bool scratch(const char *op, int64_t channels, int64_t arrays, double **out,
                     tp_plugin_status_t *status) {
@@ -120,7 +126,7 @@ static void fused_batch_norm(void *kernel, tp_kernel_context_t *context,
     tp_dtype_t t = l.dtype;
     if (attrs.training) {
         batch_statistics(&l, x.data, mean, variance);
-        double bessel = (double)l.rows / (double)(l.rows > 1 ? l.rows - 1 : 1);
+        double bessel = bessel_factor(l.rows);
         for (int64_t c = 0; c < l.channels; c++) {
             double m = mean[c], v = variance[c] * bessel;
             if (attrs.factor != 1) {
@@ -223,7 +229,7 @@ static void fused_batch_norm_grad(void *kernel, tp_kernel_context_t *context,
         }
     }
     double count = (double)l.rows;
-    double bessel = count / (l.rows > 1 ? count - 1 : 1);
+    double bessel = bessel_factor(l.rows);
     for (int64_t c = 0; c < l.channels; c++) {
         cpu_store_float(doffset.data, t, c, sum_dy[c]);
         cpu_store_float(dscale.data, t, c, sum_dy_xhat[c]);
