@@ -8,11 +8,6 @@
 #include "cpu_kernels.h"
 #include "tensorplug/float16.h"
 
-static const tp_dtype_t floats[] = {CPU_FLOAT_DTYPES};
-static const tp_dtype_t numbers[] = {CPU_NUMBER_DTYPES};
-static const tp_dtype_t all_types[] = {CPU_ALL_DTYPES};
-#define COUNT(array) (sizeof(array) / sizeof((array)[0]))
-
 /* ---- Unary ----------------------------------------------------------------------------------- */
 
 typedef enum { RELU, SIGMOID, TANH, EXP, LOG, SQRT, NEG, ABS, SQUARE, RSQRT, SIGN } unary_t;
@@ -469,32 +464,28 @@ static void bias_add(void *kernel, tp_kernel_context_t *context, tp_plugin_statu
 }
 
 void cpu_register_elementwise_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status) {
-    cpu_register(registrar, "Relu", "T", numbers, COUNT(numbers), relu, status);
-    cpu_register(registrar, "Neg", "T", numbers, COUNT(numbers), neg, status);
-    cpu_register(registrar, "Abs", "T", numbers, COUNT(numbers), abs_kernel, status);
-    cpu_register(registrar, "Square", "T", numbers, COUNT(numbers), square, status);
-    cpu_register(registrar, "Sigmoid", "T", floats, COUNT(floats), sigmoid, status);
-    cpu_register(registrar, "Tanh", "T", floats, COUNT(floats), tanh_kernel, status);
-    cpu_register(registrar, "Exp", "T", floats, COUNT(floats), exp_kernel, status);
-    cpu_register(registrar, "Log", "T", floats, COUNT(floats), log_kernel, status);
-    cpu_register(registrar, "Sqrt", "T", floats, COUNT(floats), sqrt_kernel, status);
-    cpu_register(registrar, "Rsqrt", "T", floats, COUNT(floats), rsqrt_kernel, status);
-    cpu_register(registrar, "Sign", "T", numbers, COUNT(numbers), sign_kernel, status);
+    cpu_register(registrar, "Relu", "T", CPU_NUMBERS, relu, status);
+    cpu_register(registrar, "Neg", "T", CPU_NUMBERS, neg, status);
+    cpu_register(registrar, "Abs", "T", CPU_NUMBERS, abs_kernel, status);
+    cpu_register(registrar, "Square", "T", CPU_NUMBERS, square, status);
+    cpu_register(registrar, "Sigmoid", "T", CPU_FLOATS, sigmoid, status);
+    cpu_register(registrar, "Tanh", "T", CPU_FLOATS, tanh_kernel, status);
+    cpu_register(registrar, "Exp", "T", CPU_FLOATS, exp_kernel, status);
+    cpu_register(registrar, "Log", "T", CPU_FLOATS, log_kernel, status);
+    cpu_register(registrar, "Sqrt", "T", CPU_FLOATS, sqrt_kernel, status);
+    cpu_register(registrar, "Rsqrt", "T", CPU_FLOATS, rsqrt_kernel, status);
+    cpu_register(registrar, "Sign", "T", CPU_NUMBERS, sign_kernel, status);
     /* These move bytes, convert or make values: 16-bit floats are theirs to handle. */
-    cpu_register_native(registrar, "Const", "dtype", all_types, COUNT(all_types), constant,
-                        status);
-    cpu_register_native(registrar, "Identity", "T", all_types, COUNT(all_types),
-                        cpu_copy_kernel, status);
-    cpu_register_native(registrar, "ZerosLike", "T", all_types, COUNT(all_types), zeros_like,
-                        status);
-    cpu_register_native(registrar, "OnesLike", "T", all_types, COUNT(all_types), ones_like,
-                        status);
-    cpu_register_native(registrar, "Fill", "T", all_types, COUNT(all_types), fill, status);
-    cpu_register_native(registrar, "Cast", "SrcT", all_types, COUNT(all_types), cast, status);
-    cpu_register(registrar, "Add", "T", numbers, COUNT(numbers), add, status);
-    cpu_register(registrar, "Sub", "T", numbers, COUNT(numbers), sub, status);
-    cpu_register(registrar, "Mul", "T", numbers, COUNT(numbers), mul, status);
-    cpu_register(registrar, "Div", "T", numbers, COUNT(numbers), divide, status);
-    cpu_register(registrar, "AddN", "T", numbers, COUNT(numbers), add_n, status);
-    cpu_register(registrar, "BiasAdd", "T", numbers, COUNT(numbers), bias_add, status);
+    cpu_register_native(registrar, "Const", "dtype", CPU_ALL, constant, status);
+    cpu_register_native(registrar, "Identity", "T", CPU_ALL, cpu_copy_kernel, status);
+    cpu_register_native(registrar, "ZerosLike", "T", CPU_ALL, zeros_like, status);
+    cpu_register_native(registrar, "OnesLike", "T", CPU_ALL, ones_like, status);
+    cpu_register_native(registrar, "Fill", "T", CPU_ALL, fill, status);
+    cpu_register_native(registrar, "Cast", "SrcT", CPU_ALL, cast, status);
+    cpu_register(registrar, "Add", "T", CPU_NUMBERS, add, status);
+    cpu_register(registrar, "Sub", "T", CPU_NUMBERS, sub, status);
+    cpu_register(registrar, "Mul", "T", CPU_NUMBERS, mul, status);
+    cpu_register(registrar, "Div", "T", CPU_NUMBERS, divide, status);
+    cpu_register(registrar, "AddN", "T", CPU_NUMBERS, add_n, status);
+    cpu_register(registrar, "BiasAdd", "T", CPU_NUMBERS, bias_add, status);
 }
