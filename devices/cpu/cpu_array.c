@@ -35,6 +35,12 @@ void cpu_row_major_strides(int32_t rank, const int64_t *dims, int64_t *strides) 
     }
 }
 
+int64_t cpu_dims_product(const int64_t *dims, int32_t begin, int32_t end) {
+    int64_t product = 1;
+    for (int32_t d = begin; d < end; d++) product *= dims[d];
+    return product;
+}
+
 /* Drops dimensions of size 1 and merges neighbours that both sides step through as one, so
  * that a slice of whole rows becomes one long row (one memcpy). */
 static void simplify(walk_t *walk) {
@@ -109,8 +115,7 @@ static void run_walk(walk_t *walk) {
     for (int32_t d = 0; d < walk->rank; d++)
         if (walk->dims[d] == 0) return;
     simplify(walk);
-    int64_t rows = 1;
-    for (int32_t d = 0; d + 1 < walk->rank; d++) rows *= walk->dims[d];
+    int64_t rows = cpu_dims_product(walk->dims, 0, walk->rank - 1);
     cpu_parallel_for(rows, walk->dims[walk->rank - 1], walk_rows, walk);
 }
 

@@ -47,8 +47,8 @@ typedef struct {
 } layout_t;
 
 static layout_t layout_of(const tp_tensor_view_t *x) {
-    layout_t layout = {x->dtype, 1, x->dims[x->rank - 1]};
-    for (int32_t d = 0; d + 1 < x->rank; d++) layout.rows *= x->dims[d];
+    layout_t layout = {x->dtype, cpu_dims_product(x->dims, 0, x->rank - 1),
+                       x->dims[x->rank - 1]};
     return layout;
 }
 

@@ -85,6 +85,8 @@ void cpu_register_compare_kernels(tp_registrar_t *registrar, tp_plugin_status_t 
 size_t cpu_element_size(const tp_tensor_view_t *view);
 /* Element strides of a dense row-major tensor. */
 void cpu_row_major_strides(int32_t rank, const int64_t *dims, int64_t *strides);
+/* The product of dims[begin, end): 1 where that range is empty. */
+int64_t cpu_dims_product(const int64_t *dims, int32_t begin, int32_t end);
 /* Writes the `size` bytes at `value` to each of `count` elements at `data`. */
 void cpu_fill_elements(void *data, int64_t count, const void *value, size_t size);
 /* `value` as one element of `dtype` (at most 16 bytes) at `out`, which is aligned for any

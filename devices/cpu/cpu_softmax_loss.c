@@ -94,8 +94,7 @@ static void run(softmax_op_t op, tp_kernel_context_t *context, tp_plugin_status_
     if (!cpu_output(context, 0, &y, status)) return;
     if (op != LOG_SOFTMAX && !cpu_output(context, 1, &backprop, status)) return;
     int64_t width = x.view.dims[x.view.rank - 1];
-    int64_t rows = 1;
-    for (int32_t d = 0; d + 1 < x.view.rank; d++) rows *= x.view.dims[d];
+    int64_t rows = cpu_dims_product(x.view.dims, 0, x.view.rank - 1);
     softmax_job_t job = {.op = op, .dtype = x.view.dtype, .label_dtype = labels.view.dtype,
                          .width = width, .x = x.data, .labels = labels.data, .y = y.data,
                          .backprop = backprop.data};
