@@ -35,6 +35,12 @@ void cpu_row_major_strides(int32_t rank, const int64_t *dims, int64_t *strides) 
     }
 }
 
+int64_t cpu_dims_product(const int64_t *dims, int32_t begin, int32_t end) {
+    int64_t product = 1;
+    for (int32_t d = begin; d < end; d++) product *= dims[d];
+    return product;
+}
+
 /* Drops dimensions of size 1 and merges neighbours that both sides step through as one, so
  * that a slice of whole rows becomes one long row (one memcpy). */
 static void simplify(walk_t *walk) {
@@ -109,23 +115,16 @@ static void run_walk(walk_t *walk) {
     for (int32_t d = 0; d < walk->rank; d++)
         if (walk->dims[d] == 0) return;
     simplify(walk);
-    int64_t rows = 1;
-    for (int32_t d = 0; d + 1 < walk->rank; d++) rows *= walk->dims[d];
+    int64_t rows = cpu_dims_product(walk->dims, 0, walk->rank - 1);
     cpu_parallel_for(rows, walk->dims[walk->rank - 1], walk_rows, walk);
 }
 
-/* A walk over `rank` dimensions `dims` whose destination is dense (row-major over dims). */
-static void dense_destination(walk_t *walk, int32_t rank, const int64_t *dims) {
+/* A walk over `rank` dimensions `dims` that is dense (row-major over dims) on one side:
+ * `dense_strides` is walk->from for a dense source, walk->to for a dense destination. */
+static void dense_walk(walk_t *walk, int32_t rank, const int64_t *dims, int64_t *dense_strides) {
     walk->rank = rank;
     for (int32_t d = 0; d < rank; d++) walk->dims[d] = dims[d];
-    cpu_row_major_strides(rank, dims, walk->to);
-}
-
-/* A walk over `rank` dimensions `dims` whose source is dense. */
-static void dense_source(walk_t *walk, int32_t rank, const int64_t *dims) {
-    walk->rank = rank;
-    for (int32_t d = 0; d < rank; d++) walk->dims[d] = dims[d];
-    cpu_row_major_strides(rank, dims, walk->from);
+    cpu_row_major_strides(rank, dims, dense_strides);
 }
 
 void cpu_fill_elements(void *data, int64_t count, const void *value, size_t size) {
@@ -180,7 +179,7 @@ static void concat(void *kernel, tp_kernel_context_t *context, tp_plugin_status_
         if (!cpu_input(context, i, &x, status)) return;
         walk_t walk = {.element = cpu_element_size(&y.view), .source = x.data,
                        .destination = y.data, .to_start = offset * y_strides[axis]};
-        dense_source(&walk, rank, x.view.dims);
+        dense_walk(&walk, rank, x.view.dims, walk.from);
         for (int32_t d = 0; d < rank; d++) walk.to[d] = y_strides[d];
         run_walk(&walk);
         offset += x.view.dims[axis];
@@ -200,7 +199,7 @@ static void slice(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t
         return;
     walk_t walk = {.element = cpu_element_size(&y.view), .source = x.data,
                    .destination = y.data};
-    dense_destination(&walk, y.view.rank, y.view.dims);
+    dense_walk(&walk, y.view.rank, y.view.dims, walk.to);
     cpu_row_major_strides(x.view.rank, x.view.dims, walk.from);
     for (int32_t d = 0; d < x.view.rank; d++) walk.from_start += begin[d] * walk.from[d];
     run_walk(&walk);
@@ -354,12 +353,12 @@ static void pad(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t *
     if (cpu_failed(status) || !cpu_input(context, 0, &x, status) ||
         !cpu_output(context, 0, &y, status))
         return;
-    unsigned char value[16];
+    _Alignas(16) unsigned char value[16];
     if (!cpu_scalar_bytes(y.view.dtype, constant, value, "Pad", status)) return;
     size_t size = cpu_element_size(&y.view);
     cpu_fill_elements(y.data, y.view.num_elements, value, size);
     walk_t walk = {.element = size, .source = x.data, .destination = y.data};
-    dense_source(&walk, x.view.rank, x.view.dims);
+    dense_walk(&walk, x.view.rank, x.view.dims, walk.from);
     cpu_row_major_strides(y.view.rank, y.view.dims, walk.to);
     for (int32_t d = 0; d < y.view.rank; d++) walk.to_start += paddings[2 * d] * walk.to[d];
     run_walk(&walk);
@@ -377,18 +376,16 @@ static void tile(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t 
         !cpu_output(context, 0, &y, status))
         return;
     int32_t rank = x.view.rank;
-    int64_t x_strides[TP_MAX_RANK], pairs[MAX_WALK_RANK];
+    int64_t x_strides[TP_MAX_RANK];
     cpu_row_major_strides(rank, x.view.dims, x_strides);
-    walk_t walk = {.element = cpu_element_size(&y.view), .source = x.data,
+    walk_t walk = {.rank = 2 * rank, .element = cpu_element_size(&y.view), .source = x.data,
                    .destination = y.data};
     for (int32_t d = 0; d < rank; d++) {
-        pairs[2 * d] = multiples[d];
-        pairs[2 * d + 1] = x.view.dims[d];
+        walk.dims[2 * d] = multiples[d];
+        walk.dims[2 * d + 1] = x.view.dims[d];
         walk.from[2 * d] = 0;
         walk.from[2 * d + 1] = x_strides[d];
     }
-    walk.rank = 2 * rank;
-    for (int32_t d = 0; d < walk.rank; d++) walk.dims[d] = pairs[d];
     cpu_row_major_strides(walk.rank, walk.dims, walk.to);
     run_walk(&walk);
 }

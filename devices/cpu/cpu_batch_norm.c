@@ -23,17 +23,6 @@
 
 #include "cpu_kernels.h"
 
-static inline double load(tp_dtype_t dtype, const void *data, int64_t i) {
-    return dtype == TP_FLOAT32 ? (double)((const float *)data)[i] : ((const double *)data)[i];
-}
-
-static inline void store(tp_dtype_t dtype, void *data, int64_t i, double value) {
-    if (dtype == TP_FLOAT32)
-        ((float *)data)[i] = (float)value;
-    else
-        ((double *)data)[i] = value;
-}
-
 typedef struct {
     double epsilon, factor;
     bool training;
@@ -58,8 +47,8 @@ typedef struct {
 } layout_t;
 
 static layout_t layout_of(const tp_tensor_view_t *x) {
-    layout_t layout = {x->dtype, 1, x->dims[x->rank - 1]};
-    for (int32_t d = 0; d + 1 < x->rank; d++) layout.rows *= x->dims[d];
+    layout_t layout = {x->dtype, cpu_dims_product(x->dims, 0, x->rank - 1),
+                       x->dims[x->rank - 1]};
     return layout;
 }
 
@@ -68,15 +57,21 @@ static void batch_statistics(const layout_t *l, const void *x, double *mean, dou
     for (int64_t c = 0; c < l->channels; c++) mean[c] = variance[c] = 0;
     for (int64_t r = 0; r < l->rows; r++)
         for (int64_t c = 0; c < l->channels; c++)
-            mean[c] += load(l->dtype, x, r * l->channels + c);
+            mean[c] += cpu_load_float(x, l->dtype, r * l->channels + c);
     for (int64_t c = 0; c < l->channels; c++) mean[c] /= (double)l->rows;
     for (int64_t r = 0; r < l->rows; r++) {
         for (int64_t c = 0; c < l->channels; c++) {
-            double d = load(l->dtype, x, r * l->channels + c) - mean[c];
+            double d = cpu_load_float(x, l->dtype, r * l->channels + c) - mean[c];
             variance[c] += d * d;
         }
     }
     for (int64_t c = 0; c < l->channels; c++) variance[c] /= (double)l->rows;
+}
+
+/* Bessel's correction M / (M - 1) of a batch's variance over M rows (M / 1 for M = 1): the
+ * forward pass applies it to batch_variance, and the gradient differentiates through it. */
+static double bessel_factor(int64_t rows) {
+    return (double)rows / (double)(rows > 1 ? rows - 1 : 1);
 }
 
 /* `arrays` arrays of C doubles in one allocation; false with RESOURCE_EXHAUSTED on `status`. */
@@ -105,10 +100,10 @@ static void normalize_rows(void *arg, int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; r++) {
         for (int64_t c = 0; c < l->channels; c++) {
             int64_t i = r * l->channels + c;
-            double centred = load(l->dtype, job->x, i) - job->mean[c];
-            double value = load(l->dtype, job->scale, c) * centred * job->inv[c] +
-                           load(l->dtype, job->offset, c);
-            store(l->dtype, job->y, i, value);
+            double centred = cpu_load_float(job->x, l->dtype, i) - job->mean[c];
+            double value = cpu_load_float(job->scale, l->dtype, c) * centred * job->inv[c] +
+                           cpu_load_float(job->offset, l->dtype, c);
+            cpu_store_float(job->y, l->dtype, i, value);
         }
     }
 }
@@ -131,22 +126,22 @@ static void fused_batch_norm(void *kernel, tp_kernel_context_t *context,
     tp_dtype_t t = l.dtype;
     if (attrs.training) {
         batch_statistics(&l, x.data, mean, variance);
-        double bessel = (double)l.rows / (double)(l.rows > 1 ? l.rows - 1 : 1);
+        double bessel = bessel_factor(l.rows);
         for (int64_t c = 0; c < l.channels; c++) {
             double m = mean[c], v = variance[c] * bessel;
             if (attrs.factor != 1) {
-                m = (1 - attrs.factor) * load(t, mean_in.data, c) + attrs.factor * m;
-                v = (1 - attrs.factor) * load(t, variance_in.data, c) + attrs.factor * v;
+                m = (1 - attrs.factor) * cpu_load_float(mean_in.data, t, c) + attrs.factor * m;
+                v = (1 - attrs.factor) * cpu_load_float(variance_in.data, t, c) + attrs.factor * v;
             }
-            store(t, batch_mean.data, c, l.rows > 0 ? m : NAN);
-            store(t, batch_variance.data, c, l.rows > 0 ? v : NAN);
+            cpu_store_float(batch_mean.data, t, c, l.rows > 0 ? m : NAN);
+            cpu_store_float(batch_variance.data, t, c, l.rows > 0 ? v : NAN);
         }
     } else {
         for (int64_t c = 0; c < l.channels; c++) {
-            mean[c] = load(t, mean_in.data, c);
-            variance[c] = load(t, variance_in.data, c);
-            store(t, batch_mean.data, c, mean[c]);
-            store(t, batch_variance.data, c, variance[c]);
+            mean[c] = cpu_load_float(mean_in.data, t, c);
+            variance[c] = cpu_load_float(variance_in.data, t, c);
+            cpu_store_float(batch_mean.data, t, c, mean[c]);
+            cpu_store_float(batch_variance.data, t, c, variance[c]);
         }
     }
     for (int64_t c = 0; c < l.channels; c++) inv[c] = 1 / sqrt(variance[c] + attrs.epsilon);
@@ -179,8 +174,9 @@ static void gradient_rows(void *arg, int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; r++) {
         for (int64_t c = 0; c < l->channels; c++) {
             int64_t i = r * l->channels + c;
-            double centred = load(t, job->x, i) - job->mean[c], dy = load(t, job->dy, i);
-            double through_y = load(t, job->scale, c) * job->inv[c];
+            double centred = cpu_load_float(job->x, t, i) - job->mean[c];
+            double dy = cpu_load_float(job->dy, t, i);
+            double through_y = cpu_load_float(job->scale, t, c) * job->inv[c];
             double value;
             if (job->training)
                 value = through_y * (dy - job->sum_dy[c] / count -
@@ -188,7 +184,7 @@ static void gradient_rows(void *arg, int64_t begin, int64_t end) {
                         job->from_mean[c] + job->from_variance[c] * centred;
             else
                 value = through_y * dy;
-            store(t, job->dx, i, value);
+            cpu_store_float(job->dx, t, i, value);
         }
     }
 }
@@ -207,21 +203,17 @@ static void fused_batch_norm_grad(void *kernel, tp_kernel_context_t *context,
         return;
     layout_t l = layout_of(&x.view);
     tp_dtype_t t = l.dtype;
-    double *stats, *sums;
-    if (!scratch("FusedBatchNormGrad", l.channels, 3, &stats, status)) return;
-    if (!scratch("FusedBatchNormGrad", l.channels, 4, &sums, status)) {
-        free(stats);
-        return;
-    }
+    double *stats;
+    if (!scratch("FusedBatchNormGrad", l.channels, 7, &stats, status)) return;
     double *mean = stats, *variance = stats + l.channels, *inv = stats + 2 * l.channels;
-    double *sum_dy = sums, *sum_dy_xhat = sums + l.channels;
-    double *from_mean = sums + 2 * l.channels, *from_variance = sums + 3 * l.channels;
+    double *sum_dy = stats + 3 * l.channels, *sum_dy_xhat = stats + 4 * l.channels;
+    double *from_mean = stats + 5 * l.channels, *from_variance = stats + 6 * l.channels;
     if (attrs.training) {
         batch_statistics(&l, x.data, mean, variance);
     } else {
         for (int64_t c = 0; c < l.channels; c++) {
-            mean[c] = load(t, mean_in.data, c);
-            variance[c] = load(t, variance_in.data, c);
+            mean[c] = cpu_load_float(mean_in.data, t, c);
+            variance[c] = cpu_load_float(variance_in.data, t, c);
         }
     }
     for (int64_t c = 0; c < l.channels; c++) {
@@ -231,25 +223,25 @@ static void fused_batch_norm_grad(void *kernel, tp_kernel_context_t *context,
     for (int64_t r = 0; r < l.rows; r++) {
         for (int64_t c = 0; c < l.channels; c++) {
             int64_t i = r * l.channels + c;
-            double g = load(t, dy.data, i);
+            double g = cpu_load_float(dy.data, t, i);
             sum_dy[c] += g;
-            sum_dy_xhat[c] += g * (load(t, x.data, i) - mean[c]) * inv[c];
+            sum_dy_xhat[c] += g * (cpu_load_float(x.data, t, i) - mean[c]) * inv[c];
         }
     }
     double count = (double)l.rows;
-    double bessel = count / (l.rows > 1 ? count - 1 : 1);
+    double bessel = bessel_factor(l.rows);
     for (int64_t c = 0; c < l.channels; c++) {
-        store(t, doffset.data, c, sum_dy[c]);
-        store(t, dscale.data, c, sum_dy_xhat[c]);
-        from_mean[c] = l.rows > 0 ? attrs.factor * load(t, dmean.data, c) / count : 0;
-        from_variance[c] =
-            l.rows > 0 ? 2 * attrs.factor * bessel * load(t, dvariance.data, c) / count : 0;
+        cpu_store_float(doffset.data, t, c, sum_dy[c]);
+        cpu_store_float(dscale.data, t, c, sum_dy_xhat[c]);
+        from_mean[c] = l.rows > 0 ? attrs.factor * cpu_load_float(dmean.data, t, c) / count : 0;
+        from_variance[c] = l.rows > 0 ? 2 * attrs.factor * bessel *
+                                            cpu_load_float(dvariance.data, t, c) / count
+                                      : 0;
     }
     gradient_job_t job = {l,      attrs.training, dy.data,     x.data,    scale.data,
                           mean,   inv,            sum_dy,      sum_dy_xhat, from_mean,
                           from_variance,          dx.data};
     cpu_parallel_for(l.rows, 4 * l.channels + 1, gradient_rows, &job);
-    free(sums);
     free(stats);
 }
 

@@ -26,16 +26,8 @@ static void broadcast_init(broadcast_t *b, const tp_tensor_view_t *out,
     b->rank = out->rank > 0 ? out->rank : 1;
     b->operands = count;
     for (int32_t d = 0; d < b->rank; d++) b->dims[d] = out->rank > 0 ? out->dims[d] : 1;
-    for (int32_t k = 0; k < count; k++) {
-        const tp_tensor_view_t *view = &operands[k].view;
-        int64_t stride = 1;
-        for (int32_t d = b->rank - 1; d >= 0; d--) {
-            int32_t own = d - (b->rank - view->rank);
-            int64_t dim = own >= 0 ? view->dims[own] : 1;
-            b->strides[k][d] = dim == 1 ? 0 : stride;
-            stride *= dim;
-        }
-    }
+    for (int32_t k = 0; k < count; k++)
+        cpu_broadcast_strides(&operands[k].view, b->rank, b->strides[k]);
 }
 
 /* Where each operand's part of output row `row` starts. */
@@ -49,9 +41,7 @@ static void row_offsets(const broadcast_t *b, int64_t row, int64_t *offsets) {
 }
 
 static int64_t row_count(const broadcast_t *b) {
-    int64_t rows = 1;
-    for (int32_t d = 0; d + 1 < b->rank; d++) rows *= b->dims[d];
-    return rows;
+    return cpu_dims_product(b->dims, 0, b->rank - 1);
 }
 
 /* ---- Comparisons ----------------------------------------------------------------------------- */
@@ -245,8 +235,7 @@ static void run_arg_search(bool largest, tp_kernel_context_t *context,
         !cpu_output(context, 0, &y, status))
         return;
     if (axis < 0) axis += x.view.rank;
-    int64_t inner = 1;
-    for (int32_t d = (int32_t)axis + 1; d < x.view.rank; d++) inner *= x.view.dims[d];
+    int64_t inner = cpu_dims_product(x.view.dims, (int32_t)axis + 1, x.view.rank);
     arg_job_t job = {largest, x.view.dtype, y.view.dtype, x.data, y.data, x.view.dims[axis],
                      inner};
     cpu_parallel_for(y.view.num_elements, job.n, arg_positions, &job);

@@ -6,22 +6,6 @@
 #include "cpu_conv.h"
 #include "cpu_kernels.h"
 
-/* The window's output against the tensor that holds it: the host's shape inference made them
- * agree, and a kernel that indexes memory by the window checks before it trusts that. */
-static bool output_matches(const cpu_window_t *w, const int64_t *dims, const char *op_name,
-                           const char *what, tp_plugin_status_t *status) {
-    if (dims[0] == w->batch && dims[1] == w->out_h && dims[2] == w->out_w &&
-        dims[3] == w->out_channels)
-        return true;
-    tp_cpu_host->status_set(status, TP_INVALID_ARGUMENT,
-                            "%s: %s is [%lld,%lld,%lld,%lld], not the convolution's "
-                            "[%lld,%lld,%lld,%lld]",
-                            op_name, what, (long long)dims[0], (long long)dims[1], (long long)dims[2],
-                            (long long)dims[3], (long long)w->batch, (long long)w->out_h,
-                            (long long)w->out_w, (long long)w->out_channels);
-    return false;
-}
-
 /* An empty result needs nothing; a result whose sum runs over an empty input (no channels, no
  * images) is zero. True when the kernel is done. */
 static bool trivial(const cpu_tensor_t *a, const cpu_tensor_t *b, cpu_tensor_t *out) {
@@ -38,7 +22,8 @@ static void conv2d(void *kernel, tp_kernel_context_t *context, tp_plugin_status_
     if (!cpu_input(context, 0, &input, status) || !cpu_input(context, 1, &filter, status) ||
         !cpu_output(context, 0, &output, status) ||
         !cpu_conv_window(context, input.view.dims, filter.view.dims, &w, status) ||
-        !output_matches(&w, output.view.dims, "Conv2D", "the output", status) ||
+        !cpu_window_output_matches(&w, output.view.dims, "Conv2D", "the output",
+                                   "convolution's", status) ||
         trivial(&input, &filter, &output))
         return;
     if (output.view.dtype == TP_FLOAT32)
@@ -58,7 +43,8 @@ static void conv2d_backprop_input(void *kernel, tp_kernel_context_t *context,
         !cpu_input(context, 1, &output_grad, status) ||
         !cpu_output(context, 0, &input_grad, status) ||
         !cpu_conv_window(context, input_grad.view.dims, filter.view.dims, &w, status) ||
-        !output_matches(&w, output_grad.view.dims, name, "out_backprop", status) ||
+        !cpu_window_output_matches(&w, output_grad.view.dims, name, "out_backprop",
+                                   "convolution's", status) ||
         trivial(&filter, &output_grad, &input_grad))
         return;
     if (input_grad.view.dtype == TP_FLOAT32)
@@ -78,7 +64,8 @@ static void conv2d_backprop_filter(void *kernel, tp_kernel_context_t *context,
     if (!cpu_input(context, 0, &input, status) || !cpu_input(context, 1, &output_grad, status) ||
         !cpu_output(context, 0, &filter_grad, status) ||
         !cpu_conv_window(context, input.view.dims, filter_grad.view.dims, &w, status) ||
-        !output_matches(&w, output_grad.view.dims, name, "out_backprop", status) ||
+        !cpu_window_output_matches(&w, output_grad.view.dims, name, "out_backprop",
+                                   "convolution's", status) ||
         trivial(&input, &output_grad, &filter_grad))
         return;
     if (filter_grad.view.dtype == TP_FLOAT32)

@@ -123,6 +123,12 @@ static bool plan(const cpu_window_t *w, const char *op_name, plan_t *out,
     return true;
 }
 
+/* The number of images in the batch that starts at image `first`. */
+static int64_t images_from(const cpu_window_t *w, const plan_t *p, int64_t first) {
+    int64_t left = w->batch - first;
+    return left < p->images_per_batch ? left : p->images_per_batch;
+}
+
 /* The column matrix of images [first, first + count) of `input`. */
 static const double *columns_of(const cpu_window_t *w, const plan_t *p, const double *input,
                                 int64_t first, int64_t count) {
@@ -138,8 +144,7 @@ bool cpu_conv_gemm_forward(const cpu_window_t *w, const double *input, const dou
     plan_t p;
     if (!plan(w, op_name, &p, status)) return false;
     for (int64_t first = 0; first < w->batch; first += p.images_per_batch) {
-        int64_t count = w->batch - first < p.images_per_batch ? w->batch - first
-                                                              : p.images_per_batch;
+        int64_t count = images_from(w, &p, first);
         const double *columns = columns_of(w, &p, input, first, count);
         int rows = (int)(count * p.pixels), k = (int)p.row_size, o = (int)w->out_channels;
         cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, o, k, 1.0, columns, k,
@@ -158,8 +163,7 @@ bool cpu_conv_gemm_input_grad(const cpu_window_t *w, const double *filter,
     if (!p.image_is_columns)
         memset(input_grad, 0, (size_t)(w->batch * image_size) * sizeof(double));
     for (int64_t first = 0; first < w->batch; first += p.images_per_batch) {
-        int64_t count = w->batch - first < p.images_per_batch ? w->batch - first
-                                                              : p.images_per_batch;
+        int64_t count = images_from(w, &p, first);
         int rows = (int)(count * p.pixels), k = (int)p.row_size, o = (int)w->out_channels;
         double *target = p.image_is_columns ? input_grad + first * image_size : p.columns;
         cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, k, o, 1.0,
@@ -178,8 +182,7 @@ bool cpu_conv_gemm_filter_grad(const cpu_window_t *w, const double *input,
     plan_t p;
     if (!plan(w, op_name, &p, status)) return false;
     for (int64_t first = 0; first < w->batch; first += p.images_per_batch) {
-        int64_t count = w->batch - first < p.images_per_batch ? w->batch - first
-                                                              : p.images_per_batch;
+        int64_t count = images_from(w, &p, first);
         const double *columns = columns_of(w, &p, input, first, count);
         int rows = (int)(count * p.pixels), k = (int)p.row_size, o = (int)w->out_channels;
         /* The first batch writes the gradient, the others add to it. */

@@ -88,6 +88,20 @@ static inline void cpu_store_integer(void *data, tp_dtype_t dtype, int64_t i, ui
     }
 }
 
+/* Element i of a float32 or float64 tensor, as a double: the kernels' floats (16-bit floats
+ * arrive as float32, cpu_staging.c). */
+static inline double cpu_load_float(const void *data, tp_dtype_t dtype, int64_t i) {
+    return dtype == TP_FLOAT32 ? (double)((const float *)data)[i] : ((const double *)data)[i];
+}
+
+/* Stores `value` into element i of a float32 (rounded) or float64 tensor. */
+static inline void cpu_store_float(void *data, tp_dtype_t dtype, int64_t i, double value) {
+    if (dtype == TP_FLOAT32)
+        ((float *)data)[i] = (float)value;
+    else
+        ((double *)data)[i] = value;
+}
+
 /* The bits of an integer dtype's values. */
 static inline int cpu_integer_bits(tp_dtype_t dtype) {
     switch (dtype) {

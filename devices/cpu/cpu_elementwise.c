@@ -8,11 +8,6 @@
 #include "cpu_kernels.h"
 #include "tensorplug/float16.h"
 
-static const tp_dtype_t floats[] = {CPU_FLOAT_DTYPES};
-static const tp_dtype_t numbers[] = {CPU_NUMBER_DTYPES};
-static const tp_dtype_t all_types[] = {CPU_ALL_DTYPES};
-#define COUNT(array) (sizeof(array) / sizeof((array)[0]))
-
 /* ---- Unary ----------------------------------------------------------------------------------- */
 
 typedef enum { RELU, SIGMOID, TANH, EXP, LOG, SQRT, NEG, ABS, SQUARE, RSQRT, SIGN } unary_t;
@@ -128,15 +123,11 @@ static void constant(void *kernel, tp_kernel_context_t *context, tp_plugin_statu
 }
 
 /* Writes `value`, converted to the tensor's dtype as Cast converts a float64, to every element
- * of `t`: the first element, then the filled part copied onto the rest, doubling. */
+ * of `t`. */
 static void fill_with(cpu_tensor_t *t, double value) {
-    if (t->view.num_elements == 0) return;
-    cpu_store_double(t->data, t->view.dtype, 0, value);
-    size_t filled = (size_t)(t->view.byte_size / (uint64_t)t->view.num_elements);
-    for (size_t total = (size_t)t->view.byte_size; filled < total; filled *= 2) {
-        size_t chunk = filled < total - filled ? filled : total - filled;
-        memcpy((char *)t->data + filled, t->data, chunk);
-    }
+    _Alignas(16) unsigned char element[16] = {0};
+    cpu_store_double(element, t->view.dtype, 0, value);
+    cpu_fill_elements(t->data, t->view.num_elements, element, cpu_element_size(&t->view));
 }
 
 static void zeros_like(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t *status) {
@@ -396,8 +387,7 @@ static void binary_range(void *arg, int64_t begin, int64_t end) {
     }
 }
 
-/* Strides of `view` aligned to the output's last dimensions, 0 along broadcast dimensions. */
-static void broadcast_strides(const tp_tensor_view_t *view, int32_t rank, int64_t *strides) {
+void cpu_broadcast_strides(const tp_tensor_view_t *view, int32_t rank, int64_t *strides) {
     int64_t stride = 1;
     for (int32_t d = rank - 1; d >= 0; d--) {
         int32_t own = d - (rank - view->rank);
@@ -417,8 +407,8 @@ static void run_binary(binary_t op, tp_kernel_context_t *context, tp_plugin_stat
     job.same_shape = x.view.num_elements == z.view.num_elements &&
                      y.view.num_elements == z.view.num_elements;
     for (int32_t d = 0; d < z.view.rank; d++) job.dims[d] = z.view.dims[d];
-    broadcast_strides(&x.view, z.view.rank, job.x_strides);
-    broadcast_strides(&y.view, z.view.rank, job.y_strides);
+    cpu_broadcast_strides(&x.view, z.view.rank, job.x_strides);
+    cpu_broadcast_strides(&y.view, z.view.rank, job.y_strides);
     /* Division flags zero divisors from every slice; one thread keeps that simple. */
     if (op == DIV && cpu_is_integer(job.dtype))
         binary_range(&job, 0, z.view.num_elements);
@@ -474,32 +464,28 @@ static void bias_add(void *kernel, tp_kernel_context_t *context, tp_plugin_statu
 }
 
 void cpu_register_elementwise_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status) {
-    cpu_register(registrar, "Relu", "T", numbers, COUNT(numbers), relu, status);
-    cpu_register(registrar, "Neg", "T", numbers, COUNT(numbers), neg, status);
-    cpu_register(registrar, "Abs", "T", numbers, COUNT(numbers), abs_kernel, status);
-    cpu_register(registrar, "Square", "T", numbers, COUNT(numbers), square, status);
-    cpu_register(registrar, "Sigmoid", "T", floats, COUNT(floats), sigmoid, status);
-    cpu_register(registrar, "Tanh", "T", floats, COUNT(floats), tanh_kernel, status);
-    cpu_register(registrar, "Exp", "T", floats, COUNT(floats), exp_kernel, status);
-    cpu_register(registrar, "Log", "T", floats, COUNT(floats), log_kernel, status);
-    cpu_register(registrar, "Sqrt", "T", floats, COUNT(floats), sqrt_kernel, status);
-    cpu_register(registrar, "Rsqrt", "T", floats, COUNT(floats), rsqrt_kernel, status);
-    cpu_register(registrar, "Sign", "T", numbers, COUNT(numbers), sign_kernel, status);
+    cpu_register(registrar, "Relu", "T", CPU_NUMBERS, relu, status);
+    cpu_register(registrar, "Neg", "T", CPU_NUMBERS, neg, status);
+    cpu_register(registrar, "Abs", "T", CPU_NUMBERS, abs_kernel, status);
+    cpu_register(registrar, "Square", "T", CPU_NUMBERS, square, status);
+    cpu_register(registrar, "Sigmoid", "T", CPU_FLOATS, sigmoid, status);
+    cpu_register(registrar, "Tanh", "T", CPU_FLOATS, tanh_kernel, status);
+    cpu_register(registrar, "Exp", "T", CPU_FLOATS, exp_kernel, status);
+    cpu_register(registrar, "Log", "T", CPU_FLOATS, log_kernel, status);
+    cpu_register(registrar, "Sqrt", "T", CPU_FLOATS, sqrt_kernel, status);
+    cpu_register(registrar, "Rsqrt", "T", CPU_FLOATS, rsqrt_kernel, status);
+    cpu_register(registrar, "Sign", "T", CPU_NUMBERS, sign_kernel, status);
     /* These move bytes, convert or make values: 16-bit floats are theirs to handle. */
-    cpu_register_native(registrar, "Const", "dtype", all_types, COUNT(all_types), constant,
-                        status);
-    cpu_register_native(registrar, "Identity", "T", all_types, COUNT(all_types),
-                        cpu_copy_kernel, status);
-    cpu_register_native(registrar, "ZerosLike", "T", all_types, COUNT(all_types), zeros_like,
-                        status);
-    cpu_register_native(registrar, "OnesLike", "T", all_types, COUNT(all_types), ones_like,
-                        status);
-    cpu_register_native(registrar, "Fill", "T", all_types, COUNT(all_types), fill, status);
-    cpu_register_native(registrar, "Cast", "SrcT", all_types, COUNT(all_types), cast, status);
-    cpu_register(registrar, "Add", "T", numbers, COUNT(numbers), add, status);
-    cpu_register(registrar, "Sub", "T", numbers, COUNT(numbers), sub, status);
-    cpu_register(registrar, "Mul", "T", numbers, COUNT(numbers), mul, status);
-    cpu_register(registrar, "Div", "T", numbers, COUNT(numbers), divide, status);
-    cpu_register(registrar, "AddN", "T", numbers, COUNT(numbers), add_n, status);
-    cpu_register(registrar, "BiasAdd", "T", numbers, COUNT(numbers), bias_add, status);
+    cpu_register_native(registrar, "Const", "dtype", CPU_ALL, constant, status);
+    cpu_register_native(registrar, "Identity", "T", CPU_ALL, cpu_copy_kernel, status);
+    cpu_register_native(registrar, "ZerosLike", "T", CPU_ALL, zeros_like, status);
+    cpu_register_native(registrar, "OnesLike", "T", CPU_ALL, ones_like, status);
+    cpu_register_native(registrar, "Fill", "T", CPU_ALL, fill, status);
+    cpu_register_native(registrar, "Cast", "SrcT", CPU_ALL, cast, status);
+    cpu_register(registrar, "Add", "T", CPU_NUMBERS, add, status);
+    cpu_register(registrar, "Sub", "T", CPU_NUMBERS, sub, status);
+    cpu_register(registrar, "Mul", "T", CPU_NUMBERS, mul, status);
+    cpu_register(registrar, "Div", "T", CPU_NUMBERS, divide, status);
+    cpu_register(registrar, "AddN", "T", CPU_NUMBERS, add_n, status);
+    cpu_register(registrar, "BiasAdd", "T", CPU_NUMBERS, bias_add, status);
 }

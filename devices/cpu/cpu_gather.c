@@ -81,9 +81,9 @@ static void gather(void *kernel, tp_kernel_context_t *context, tp_plugin_status_
         !cpu_input(context, 1, &indices, status) || !cpu_output(context, 0, &y, status))
         return;
     if (axis < 0) axis += params.view.rank;
-    int64_t n = params.view.dims[axis], outer = 1, inner = 1;
-    for (int32_t d = 0; d < axis; d++) outer *= params.view.dims[d];
-    for (int32_t d = (int32_t)axis + 1; d < params.view.rank; d++) inner *= params.view.dims[d];
+    int64_t n = params.view.dims[axis];
+    int64_t outer = cpu_dims_product(params.view.dims, 0, (int32_t)axis);
+    int64_t inner = cpu_dims_product(params.view.dims, (int32_t)axis + 1, params.view.rank);
     /* Every index is checked, even when the output is empty, so that a bad one never passes
      * unseen. */
     if (!check_indices("Gather", "indices", &indices, 0, n, status) || y.view.num_elements == 0)
@@ -142,8 +142,7 @@ static void unsorted_segment_sum(void *kernel, tp_kernel_context_t *context,
     if (!check_indices("UnsortedSegmentSum", "segment_ids", &ids, INT64_MIN, segments, status))
         return;
     if (y.view.byte_size > 0) memset(y.data, 0, y.view.byte_size);
-    int64_t columns = 1;
-    for (int32_t d = 1; d < y.view.rank; d++) columns *= y.view.dims[d];
+    int64_t columns = cpu_dims_product(y.view.dims, 1, y.view.rank);
     segment_job_t job = {&data, &ids, &y, ids.view.num_elements, columns};
     cpu_parallel_for(columns, job.rows, segment_columns, &job);
 }
@@ -164,7 +163,7 @@ static void one_hot(void *kernel, tp_kernel_context_t *context, tp_plugin_status
     if (cpu_failed(status) || !cpu_input(context, 0, &indices, status) ||
         !cpu_output(context, 0, &y, status))
         return;
-    unsigned char on_bytes[16], off_bytes[16];
+    _Alignas(16) unsigned char on_bytes[16], off_bytes[16];
     if (!cpu_scalar_bytes(y.view.dtype, on, on_bytes, "OneHot", status) ||
         !cpu_scalar_bytes(y.view.dtype, off, off_bytes, "OneHot", status))
         return;
@@ -173,8 +172,7 @@ static void one_hot(void *kernel, tp_kernel_context_t *context, tp_plugin_status
     if (y.view.num_elements == 0) return;
     /* The indices as [before, after] around the new axis. */
     int32_t at = axis == -1 ? indices.view.rank : (int32_t)axis;
-    int64_t after = 1;
-    for (int32_t d = at; d < indices.view.rank; d++) after *= indices.view.dims[d];
+    int64_t after = cpu_dims_product(indices.view.dims, at, indices.view.rank);
     for (int64_t k = 0; k < indices.view.num_elements; k++) {
         int64_t index = index_at(&indices, k);
         if (index < 0 || index >= depth) continue;

@@ -57,6 +57,10 @@ bool cpu_stage(bool input, int32_t index, tp_kernel_context_t *context, cpu_tens
 /* Writes `value` into element i as Cast converts a float64 to `dtype`, any dtype: a 16-bit
  * float rounded to nearest even, an integer saturated (cpu_elementwise.c). */
 void cpu_store_double(void *data, tp_dtype_t dtype, int64_t i, double value);
+/* The element strides of `view` along an output of `rank` dimensions that it broadcasts to
+ * (NumPy's rule: aligned to the output's last dimensions), 0 along those it is broadcast over
+ * (cpu_elementwise.c). */
+void cpu_broadcast_strides(const tp_tensor_view_t *view, int32_t rank, int64_t *strides);
 
 /* Copies input 0 to output 0 byte for byte: Identity, and Reshape. */
 void cpu_copy_kernel(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t *status);
@@ -81,10 +85,13 @@ void cpu_register_compare_kernels(tp_registrar_t *registrar, tp_plugin_status_t 
 size_t cpu_element_size(const tp_tensor_view_t *view);
 /* Element strides of a dense row-major tensor. */
 void cpu_row_major_strides(int32_t rank, const int64_t *dims, int64_t *strides);
+/* The product of dims[begin, end): 1 where that range is empty. */
+int64_t cpu_dims_product(const int64_t *dims, int32_t begin, int32_t end);
 /* Writes the `size` bytes at `value` to each of `count` elements at `data`. */
 void cpu_fill_elements(void *data, int64_t count, const void *value, size_t size);
-/* `value` as one element of `dtype` (at most 16 bytes) at `out`; fails naming `op` for a dtype
- * it cannot write. */
+/* `value` as one element of `dtype` (at most 16 bytes) at `out`, which is aligned for any
+ * dtype (it is stored through the dtype's C type); fails naming `op` for a dtype it cannot
+ * write. */
 bool cpu_scalar_bytes(tp_dtype_t dtype, double value, void *out, const char *op,
                       tp_plugin_status_t *status);
 void cpu_register_conv_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status);

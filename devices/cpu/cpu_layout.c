@@ -21,17 +21,13 @@ static void transpose(void *kernel, tp_kernel_context_t *context, tp_plugin_stat
     tp_cpu_host->kernel_attr_int_list(context, "perm", &perm, &count, status);
     if (cpu_failed(status)) return;
     int32_t rank = x.view.rank;
-    int64_t x_strides[TP_MAX_RANK], stride = 1;
-    for (int32_t d = rank - 1; d >= 0; d--) {
-        x_strides[d] = stride;
-        stride *= x.view.dims[d];
-    }
+    int64_t x_strides[TP_MAX_RANK];
+    cpu_row_major_strides(rank, x.view.dims, x_strides);
     /* Output dimension d walks input dimension perm[d] (reversed when perm is empty). */
     int64_t walk[TP_MAX_RANK];
     for (int32_t d = 0; d < rank; d++)
         walk[d] = x_strides[count == 0 ? rank - 1 - d : perm[d]];
-    size_t size = x.view.num_elements == 0
-                      ? 0 : (size_t)(x.view.byte_size / (uint64_t)x.view.num_elements);
+    size_t size = cpu_element_size(&x.view);
     for (int64_t i = 0; i < y.view.num_elements; i++) {
         int64_t rest = i, source = 0;
         for (int32_t d = rank - 1; d >= 0; d--) {

@@ -323,35 +323,41 @@ static plan_t *make_plan(const plan_key_t *key, const cpu_window_t *w, const cha
 
 /* ---- The cache ------------------------------------------------------------------------------- */
 
-/* The plan for `key`, in use by the caller until release_plan. */
-static plan_t *acquire_plan(const plan_key_t *key, const cpu_window_t *w, const char *op_name,
-                            failure_t *failure) {
-    pthread_mutex_lock(&cache_mutex);
+/* The cached plan for `key`, now in use by one more caller; NULL if none is kept. Called with
+ * cache_mutex held. */
+static plan_t *use_cached_plan(const plan_key_t *key) {
     for (int i = 0; i < CACHE_SLOTS; i++) {
         if (cache[i] != NULL && memcmp(&cache[i]->key, key, sizeof *key) == 0) {
             cache[i]->users++;
             cache[i]->last_use = ++cache_clock;
-            pthread_mutex_unlock(&cache_mutex);
             return cache[i];
         }
     }
+    return NULL;
+}
+
+/* The plan for `key`, in use by the caller until release_plan. */
+static plan_t *acquire_plan(const plan_key_t *key, const cpu_window_t *w, const char *op_name,
+                            failure_t *failure) {
+    pthread_mutex_lock(&cache_mutex);
+    plan_t *kept = use_cached_plan(key);
     pthread_mutex_unlock(&cache_mutex);
+    if (kept != NULL) return kept;
     /* Made outside the lock: oneDNN compiles kernels for a new shape, which takes milliseconds,
      * and other shapes need not wait for it. */
     plan_t *made = make_plan(key, w, op_name, failure);
     if (made == NULL) return NULL;
     made->users = 1;
     pthread_mutex_lock(&cache_mutex);
+    kept = use_cached_plan(key);
+    if (kept != NULL) {
+        /* Another thread made the same plan meanwhile: use the one kept. */
+        pthread_mutex_unlock(&cache_mutex);
+        destroy_plan(made);
+        return kept;
+    }
     int victim = -1;
     for (int i = 0; i < CACHE_SLOTS; i++) {
-        if (cache[i] != NULL && memcmp(&cache[i]->key, key, sizeof *key) == 0) {
-            /* Another thread made the same plan meanwhile: use the one kept. */
-            cache[i]->users++;
-            cache[i]->last_use = ++cache_clock;
-            pthread_mutex_unlock(&cache_mutex);
-            destroy_plan(made);
-            return cache[i];
-        }
         if (cache[i] == NULL) {
             if (victim < 0 || cache[victim] != NULL) victim = i;
         } else if (cache[i]->users == 0 &&

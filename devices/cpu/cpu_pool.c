@@ -85,16 +85,10 @@ static void run_pool(pool_op_t op, tp_kernel_context_t *context, tp_plugin_statu
     if (!cpu_pool_window(context, image, &w, status)) return;
     if (out.view.num_elements == 0) return;
     const int64_t *pooled = op == MAX_POOL || op == AVG_POOL ? out.view.dims : grad.view.dims;
-    if (pooled[0] != w.batch || pooled[1] != w.out_h || pooled[2] != w.out_w ||
-        pooled[3] != w.channels) {
-        tp_cpu_host->status_set(status, TP_INVALID_ARGUMENT,
-                                "%s: the pooled tensor is [%lld,%lld,%lld,%lld], not the "
-                                "window's [%lld,%lld,%lld,%lld]",
-                                names[op], (long long)pooled[0], (long long)pooled[1],
-                                (long long)pooled[2], (long long)pooled[3], (long long)w.batch,
-                                (long long)w.out_h, (long long)w.out_w, (long long)w.channels);
+    /* A pooling's out_channels are its channels (cpu_pool_window). */
+    if (!cpu_window_output_matches(&w, pooled, names[op], "the pooled tensor", "window's",
+                                   status))
         return;
-    }
     if (out.view.dtype == TP_FLOAT32) {
         cpu_onednn_run(onednn_ops[op], &w, input.data, grad.data, out.data, names[op], status);
         return;

@@ -8,18 +8,25 @@
 
 typedef enum { SUM, MEAN, MAX, MIN } reduction_t;
 
-/* Element i of a float tensor (float32 or float64: 16-bit floats arrive as float32,
- * cpu_staging.c) as a double; integers are reduced in 64-bit integers below instead. */
+/* Element i of a float tensor as a double (cpu_dtypes.h); integers are reduced in 64-bit
+ * integers below instead. */
 static double load(const cpu_tensor_t *t, int64_t i) {
-    return t->view.dtype == TP_FLOAT32 ? ((const float *)t->data)[i]
-                                       : ((const double *)t->data)[i];
+    return cpu_load_float(t->data, t->view.dtype, i);
 }
 
 static void store(cpu_tensor_t *t, int64_t i, double value) {
-    if (t->view.dtype == TP_FLOAT32)
-        ((float *)t->data)[i] = (float)value;
-    else
-        ((double *)t->data)[i] = value;
+    cpu_store_float(t->data, t->view.dtype, i, value);
+}
+
+/* The output element that input element i is reduced into: its coordinates over `out_strides`,
+ * which are 0 along the reduced dimensions. */
+static int64_t output_offset(const tp_tensor_view_t *x, const int64_t *out_strides, int64_t i) {
+    int64_t o = 0;
+    for (int32_t d = x->rank - 1; d >= 0; d--) {
+        o += (i % x->dims[d]) * out_strides[d];
+        i /= x->dims[d];
+    }
+    return o;
 }
 
 /* A float sum walked by rows of the innermost dimension, the output offset found once per row:
@@ -73,13 +80,8 @@ static void integer_reduction(reduction_t op, const cpu_tensor_t *x, cpu_tensor_
     }
     for (int64_t o = 0; o < outputs; o++)
         totals[o] = op == MAX ? cpu_integer_min(dtype) : op == MIN ? cpu_integer_max(dtype) : 0;
-    int32_t rank = x->view.rank;
     for (int64_t i = 0; i < x->view.num_elements; i++) {
-        int64_t rest = i, o = 0;
-        for (int32_t d = rank - 1; d >= 0; d--) {
-            o += (rest % x->view.dims[d]) * out_strides[d];
-            rest /= x->view.dims[d];
-        }
+        int64_t o = output_offset(&x->view, out_strides, i);
         uint64_t v = cpu_load_integer(x->data, dtype, i);
         bool above = is_signed ? (int64_t)v > (int64_t)totals[o] : v > totals[o];
         bool below = is_signed ? (int64_t)v < (int64_t)totals[o] : v < totals[o];
@@ -133,11 +135,7 @@ static void run_reduction(reduction_t op, tp_kernel_context_t *context,
     bool row_sum = !extreme && rank > 0;
     if (row_sum) float_row_sum(&x, &y, out_strides);
     for (int64_t i = 0; i < x.view.num_elements && !row_sum; i++) {
-        int64_t rest = i, o = 0;
-        for (int32_t d = rank - 1; d >= 0; d--) {
-            o += (rest % x.view.dims[d]) * out_strides[d];
-            rest /= x.view.dims[d];
-        }
+        int64_t o = output_offset(&x.view, out_strides, i);
         double current = load(&y, o), v = load(&x, i);
         /* A NaN wins, and stays: no comparison with it is true. */
         double next = op == MAX   ? (v > current || isnan(v) ? v : current)

@@ -14,17 +14,6 @@
 
 #include "cpu_kernels.h"
 
-static inline double load(tp_dtype_t dtype, const void *data, int64_t i) {
-    return dtype == TP_FLOAT32 ? (double)((const float *)data)[i] : ((const double *)data)[i];
-}
-
-static inline void store(tp_dtype_t dtype, void *data, int64_t i, double value) {
-    if (dtype == TP_FLOAT32)
-        ((float *)data)[i] = (float)value;
-    else
-        ((double *)data)[i] = value;
-}
-
 typedef enum { LOG_SOFTMAX, DENSE_LOSS, SPARSE_LOSS } softmax_op_t;
 
 typedef struct {
@@ -57,12 +46,15 @@ static void softmax_rows(void *arg, int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; r++) {
         int64_t base = r * width;
         double largest = -INFINITY, total = 0;
-        for (int64_t j = 0; j < width; j++) largest = fmax(largest, load(t, job->x, base + j));
-        for (int64_t j = 0; j < width; j++) total += exp(load(t, job->x, base + j) - largest);
+        for (int64_t j = 0; j < width; j++)
+            largest = fmax(largest, cpu_load_float(job->x, t, base + j));
+        for (int64_t j = 0; j < width; j++)
+            total += exp(cpu_load_float(job->x, t, base + j) - largest);
         double log_total = log(total); /* log(sum(exp(x - m))): lse - m */
         if (job->op == LOG_SOFTMAX) {
             for (int64_t j = 0; j < width; j++)
-                store(t, job->y, base + j, load(t, job->x, base + j) - largest - log_total);
+                cpu_store_float(job->y, t, base + j,
+                                cpu_load_float(job->x, t, base + j) - largest - log_total);
             continue;
         }
         /* loss = sum_j labels_j (lse - x_j); backprop_j = softmax_j - labels_j. A class whose
@@ -70,13 +62,13 @@ static void softmax_rows(void *arg, int64_t begin, int64_t end) {
         double loss = 0;
         int64_t label = job->op == SPARSE_LOSS ? label_at(job, r) : -1;
         for (int64_t j = 0; j < width; j++) {
-            double shifted = load(t, job->x, base + j) - largest;
+            double shifted = cpu_load_float(job->x, t, base + j) - largest;
             double target = job->op == SPARSE_LOSS ? (j == label ? 1.0 : 0.0)
-                                                   : load(t, job->labels, base + j);
+                                                   : cpu_load_float(job->labels, t, base + j);
             if (target != 0) loss += target * (log_total - shifted);
-            store(t, job->backprop, base + j, exp(shifted - log_total) - target);
+            cpu_store_float(job->backprop, t, base + j, exp(shifted - log_total) - target);
         }
-        store(t, job->y, r, loss);
+        cpu_store_float(job->y, t, r, loss);
         if (!isfinite(loss)) note_bad_row(job, r);
     }
 }
@@ -102,8 +94,7 @@ static void run(softmax_op_t op, tp_kernel_context_t *context, tp_plugin_status_
     if (!cpu_output(context, 0, &y, status)) return;
     if (op != LOG_SOFTMAX && !cpu_output(context, 1, &backprop, status)) return;
     int64_t width = x.view.dims[x.view.rank - 1];
-    int64_t rows = 1;
-    for (int32_t d = 0; d + 1 < x.view.rank; d++) rows *= x.view.dims[d];
+    int64_t rows = cpu_dims_product(x.view.dims, 0, x.view.rank - 1);
     softmax_job_t job = {.op = op, .dtype = x.view.dtype, .label_dtype = labels.view.dtype,
                          .width = width, .x = x.data, .labels = labels.data, .y = y.data,
                          .backprop = backprop.data};
@@ -121,7 +112,7 @@ static void run(softmax_op_t op, tp_kernel_context_t *context, tp_plugin_status_
     cpu_parallel_for(rows, 4 + 3 * width, softmax_rows, &job);
     long long bad = atomic_load(&job.first_bad_row);
     if (bad >= 0) {
-        double loss = load(job.dtype, job.y, bad);
+        double loss = cpu_load_float(job.y, job.dtype, bad);
         tp_cpu_host->status_set(status, TP_INVALID_ARGUMENT,
                                 "%s: the loss of row %lld is %s; that row's features or labels "
                                 "are NaN or infinite, or too large",

@@ -95,6 +95,21 @@ bool cpu_pool_window(tp_kernel_context_t *context, const int64_t *input, cpu_win
     return true;
 }
 
+bool cpu_window_output_matches(const cpu_window_t *w, const int64_t *dims,
+                               const char *op_name, const char *what, const char *whose,
+                               tp_plugin_status_t *status) {
+    if (dims[0] == w->batch && dims[1] == w->out_h && dims[2] == w->out_w &&
+        dims[3] == w->out_channels)
+        return true;
+    tp_cpu_host->status_set(status, TP_INVALID_ARGUMENT,
+                            "%s: %s is [%lld,%lld,%lld,%lld], not the %s [%lld,%lld,%lld,%lld]",
+                            op_name, what, (long long)dims[0], (long long)dims[1],
+                            (long long)dims[2], (long long)dims[3], whose, (long long)w->batch,
+                            (long long)w->out_h, (long long)w->out_w,
+                            (long long)w->out_channels);
+    return false;
+}
+
 void cpu_window_describe(const cpu_window_t *w, char *text, size_t capacity) {
     snprintf(text, capacity, "input [%lld,%lld,%lld,%lld], window %lldx%lld",
              (long long)w->batch, (long long)w->in_h, (long long)w->in_w,

@@ -32,6 +32,14 @@ bool cpu_conv_window(tp_kernel_context_t *context, const int64_t *input, const i
 bool cpu_pool_window(tp_kernel_context_t *context, const int64_t *input, cpu_window_t *out,
                      tp_plugin_status_t *status);
 
+/* True when `dims` [N,H,W,C] are the window's output [batch, out_h, out_w, out_channels]: the
+ * host's shape inference made them agree, and a kernel that indexes memory by the window checks
+ * before it trusts that. Otherwise fails with "<op_name>: <what> is [...], not the <whose>
+ * [...]". */
+bool cpu_window_output_matches(const cpu_window_t *window, const int64_t *dims,
+                               const char *op_name, const char *what, const char *whose,
+                               tp_plugin_status_t *status);
+
 /* "[32,8,8,1] by [3,3,1,32]": the shapes of a window, for messages. */
 void cpu_window_describe(const cpu_window_t *window, char *text, size_t capacity);
 
