@@ -197,6 +197,13 @@ int32_t opencl_kernel_for(const char *op, const int32_t *ids, tp_dtype_t dtype,
 void opencl_copy_tensor(tp_kernel_context_t *context, const char *what,
                         const tp_tensor_view_t *x, const tp_tensor_view_t *y,
                         tp_plugin_status_t *status);
+/* Queues check kernel `id` on one work-item with `args` and, after them, a zeroed record of
+ * OPENCL_RECORD_SIZE int64 values (args has room for num_args + 1), then the read of the
+ * record (opencl_stream_check_record): record[0] other than 0 fails `what` with the text
+ * `describe` makes of it. False with `status` set when it cannot be queued. */
+bool opencl_launch_check(tp_kernel_context_t *context, const char *what, int32_t id,
+                         opencl_arg_t *args, size_t num_args, opencl_describe_fn describe,
+                         tp_plugin_status_t *status);
 /* Strides that read `view` at each index of a tensor of `rank` dims `dims`: 0 along the
  * dimensions the view repeats, as NumPy broadcasting does. */
 void opencl_broadcast_strides(const tp_tensor_view_t *view, int32_t rank, const int64_t *dims,

@@ -49,30 +49,17 @@ static bool check_indices(tp_kernel_context_t *context, const char *what,
                           const tp_tensor_view_t *indices, cl_long low, cl_long limit,
                           opencl_describe_fn describe, tp_plugin_status_t *status) {
     if (indices->num_elements == 0) return true;
-    opencl_device_t *device = opencl_host->kernel_device(context);
-    const cl_long zeros[OPENCL_RECORD_SIZE] = {0};
-    cl_int error = CL_SUCCESS;
-    cl_mem record = clCreateBuffer(device->context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
-                                   sizeof zeros, (void *)zeros, &error);
-    if (record == NULL || error != CL_SUCCESS) {
-        opencl_fail(status, device, what, "clCreateBuffer", error);
-        return false;
-    }
     cl_mem i_mem = (cl_mem)indices->mem;
     cl_ulong total = (cl_ulong)indices->num_elements;
     cl_int rank = indices->rank;
     cl_long8 dims = {{0}};
     for (int32_t d = 0; d < indices->rank && d < 8; d++) dims.s[d] = indices->dims[d];
-    const opencl_arg_t args[] = {OPENCL_ARG(i_mem), OPENCL_ARG(indices->offset),
-                                 OPENCL_ARG(total), OPENCL_ARG(low),
-                                 OPENCL_ARG(limit), OPENCL_ARG(rank),
-                                 OPENCL_ARG(dims),  OPENCL_ARG(record)};
+    opencl_arg_t args[] = {OPENCL_ARG(i_mem), OPENCL_ARG(indices->offset),
+                           OPENCL_ARG(total), OPENCL_ARG(low),
+                           OPENCL_ARG(limit), OPENCL_ARG(rank),
+                           OPENCL_ARG(dims),  {0, NULL}};
     int32_t id = check_ids[index_kind(indices->dtype)];
-    if (opencl_launch(context, what, id, args, COUNT(args), 1, 0, status))
-        opencl_stream_check_record(opencl_host->kernel_stream(context), record, what, describe,
-                                   status);
-    clReleaseMemObject(record); /* OpenCL keeps it while queued commands use it */
-    return !opencl_failed(status);
+    return opencl_launch_check(context, what, id, args, COUNT(args) - 1, describe, status);
 }
 
 static void gather(tp_kernel_context_t *context, tp_plugin_status_t *status) {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* What every kernel file of the plug-in needs: reading a kernel's tensors, a status test, the
  * names and sizes of dtypes as the .cl files spell them, the kernel for a dtype, a device-side
- * copy, and registration with a create that shares the op's table with compute. */
+ * copy, a device-side check of the input, and registration with a create that shares the op's table with compute. */
 #include "opencl_device.h"
 
 bool opencl_failed(const tp_plugin_status_t *status) {
@@ -72,6 +72,26 @@ void opencl_copy_tensor(tp_kernel_context_t *context, const char *what,
     cl_int error = clEnqueueCopyBuffer(stream->queue, (cl_mem)x->mem, (cl_mem)y->mem, x->offset,
                                        y->offset, y->byte_size, 0, NULL, &event);
     opencl_stream_queued(stream, what, "clEnqueueCopyBuffer", error, event, status);
+}
+
+bool opencl_launch_check(tp_kernel_context_t *context, const char *what, int32_t id,
+                         opencl_arg_t *args, size_t num_args, opencl_describe_fn describe,
+                         tp_plugin_status_t *status) {
+    opencl_device_t *device = opencl_host->kernel_device(context);
+    const cl_long zeros[OPENCL_RECORD_SIZE] = {0};
+    cl_int error = CL_SUCCESS;
+    cl_mem record = clCreateBuffer(device->context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+                                   sizeof zeros, (void *)zeros, &error);
+    if (record == NULL || error != CL_SUCCESS) {
+        opencl_fail(status, device, what, "clCreateBuffer", error);
+        return false;
+    }
+    args[num_args] = OPENCL_ARG(record);
+    if (opencl_launch(context, what, id, args, num_args + 1, 1, 0, status))
+        opencl_stream_check_record(opencl_host->kernel_stream(context), record, what, describe,
+                                   status);
+    clReleaseMemObject(record); /* OpenCL keeps it while queued commands use it */
+    return !opencl_failed(status);
 }
 
 void opencl_register(tp_registrar_t *registrar, const char *op, const char *attr,
