@@ -7,7 +7,6 @@
  * input asks for a 17 GB output on the CPU and then again on PoCL's device, more than the
  * check's machine has. */
 #include <stdio.h>
-#include <string.h>
 
 #include "opencl_device.h"
 
@@ -69,22 +68,6 @@ static bool launch_walk(tp_kernel_context_t *context, const char *what,
     return opencl_launch(context, what, id, args, COUNT(args), (size_t)rows, 0, status);
 }
 
-/* The bytes of `value` in `dtype`, as the CPU writes Pad's constant (the core's shape function
- * checked that an integer dtype's value is whole and in range). */
-static void scalar_bytes(tp_dtype_t dtype, double value, unsigned char *out) {
-    float f = (float)value;
-    int32_t i = (int32_t)value;
-    int64_t l = (int64_t)value;
-    switch (dtype) {
-    case TP_FLOAT32: memcpy(out, &f, sizeof f); break;
-    case TP_FLOAT64: memcpy(out, &value, sizeof value); break;
-    case TP_INT32: memcpy(out, &i, sizeof i); break;
-    case TP_INT64: memcpy(out, &l, sizeof l); break;
-    case TP_UINT8: out[0] = (unsigned char)value; break;
-    default: out[0] = value != 0; break;
-    }
-}
-
 static void concat(tp_kernel_context_t *context, const char *what, const tp_tensor_view_t *y,
                    tp_plugin_status_t *status) {
     int64_t axis = 0;
@@ -129,11 +112,10 @@ static void pad(tp_kernel_context_t *context, const char *what, const tp_tensor_
     opencl_host->kernel_attr_int_list(context, "paddings", &paddings, &count, status);
     opencl_host->kernel_attr_float(context, "constant_value", &constant, status);
     if (opencl_failed(status)) return;
-    unsigned char pattern[8] = {0};
-    scalar_bytes(y->dtype, constant, pattern);
+    cl_ulong pattern = opencl_scalar_bits(y->dtype, constant);
     opencl_stream_t *stream = opencl_host->kernel_stream(context);
     cl_event event;
-    cl_int error = clEnqueueFillBuffer(stream->queue, (cl_mem)y->mem, pattern,
+    cl_int error = clEnqueueFillBuffer(stream->queue, (cl_mem)y->mem, &pattern,
                                        opencl_dtype_size(y->dtype), y->offset, y->byte_size, 0,
                                        NULL, &event);
     if (!opencl_stream_queued(stream, what, "clEnqueueFillBuffer", error, event, status)) return;

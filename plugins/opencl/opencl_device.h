@@ -186,6 +186,10 @@ bool opencl_output(tp_kernel_context_t *context, int32_t index, tp_tensor_view_t
 /* "float32", as kernel names end; NULL for a dtype the plug-in does not know. */
 const char *opencl_dtype_suffix(tp_dtype_t dtype);
 size_t opencl_dtype_size(tp_dtype_t dtype);
+/* The bytes of `value` in `dtype`, low bytes first, as the CPU writes an op's scalar attribute
+ * (OneHot's on_value and off_value, Pad's constant_value); the core's shape functions checked
+ * that an integer dtype's value is whole and in range. */
+cl_ulong opencl_scalar_bits(tp_dtype_t dtype, double value);
 /* The number of tp_dtype_t values: tables of kernel ids by dtype have this many entries. */
 #define OPENCL_NUM_DTYPES 7
 /* ids[dtype], the op's kernel for `dtype`, if it exists and the context's device can run it

@@ -5,7 +5,6 @@
  * CPU, through a record the stream reads back behind the launch. */
 #include <stdint.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "opencl_device.h"
 
@@ -99,34 +98,6 @@ static void gather(tp_kernel_context_t *context, tp_plugin_status_t *status) {
     opencl_launch(context, "Gather", id, args, COUNT(args), (size_t)rows, 0, status);
 }
 
-/* The bytes of `value` in `dtype`, low bytes first, as the CPU writes OneHot's values (the
- * core's shape function checked that an integer dtype's value is whole and in range). */
-static cl_ulong value_bits(tp_dtype_t dtype, double value) {
-    cl_ulong bits = 0;
-    /* Each conversion only for its own dtype: another's range may not hold the value. */
-    switch (dtype) {
-    case TP_FLOAT32: {
-        float f = (float)value;
-        memcpy(&bits, &f, sizeof f);
-        break;
-    }
-    case TP_FLOAT64: memcpy(&bits, &value, sizeof value); break;
-    case TP_INT32: {
-        int32_t i = (int32_t)value;
-        memcpy(&bits, &i, sizeof i);
-        break;
-    }
-    case TP_INT64: {
-        int64_t l = (int64_t)value;
-        memcpy(&bits, &l, sizeof l);
-        break;
-    }
-    case TP_BOOL: bits = value != 0; break;
-    default: bits = (unsigned char)(int64_t)value; break;
-    }
-    return bits;
-}
-
 static void one_hot(tp_kernel_context_t *context, tp_plugin_status_t *status) {
     tp_tensor_view_t indices, y;
     int64_t depth = 0, axis = -1;
@@ -143,8 +114,8 @@ static void one_hot(tp_kernel_context_t *context, tp_plugin_status_t *status) {
     for (int32_t d = at; d < indices.rank; d++) after *= indices.dims[d];
     if (after == 0) return;
     cl_mem i_mem = (cl_mem)indices.mem, y_mem = (cl_mem)y.mem;
-    cl_ulong n = (cl_ulong)y.num_elements, on_bits = value_bits(y.dtype, on),
-             off_bits = value_bits(y.dtype, off);
+    cl_ulong n = (cl_ulong)y.num_elements, on_bits = opencl_scalar_bits(y.dtype, on),
+             off_bits = opencl_scalar_bits(y.dtype, off);
     cl_long d = depth;
     const opencl_arg_t args[] = {OPENCL_ARG(i_mem), OPENCL_ARG(indices.offset), OPENCL_ARG(y_mem),
                                  OPENCL_ARG(y.offset), OPENCL_ARG(n), OPENCL_ARG(d),

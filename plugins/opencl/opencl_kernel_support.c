@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* What every kernel file of the plug-in needs: reading a kernel's tensors, a status test, the
- * names and sizes of dtypes as the .cl files spell them, the kernel for a dtype, a device-side
- * copy, a device-side check of the input, and registration with a create that shares the op's table with compute. */
+ * names and sizes of dtypes as the .cl files spell them, a scalar attribute's bytes, the kernel
+ * for a dtype, a device-side copy, a device-side check of the input, and registration with a
+ * create that shares the op's table with compute. */
+#include <string.h>
+
 #include "opencl_device.h"
 
 bool opencl_failed(const tp_plugin_status_t *status) {
@@ -42,6 +45,32 @@ size_t opencl_dtype_size(tp_dtype_t dtype) {
     case TP_INT32: return 4;
     default: return 1;
     }
+}
+
+cl_ulong opencl_scalar_bits(tp_dtype_t dtype, double value) {
+    cl_ulong bits = 0;
+    /* Each conversion only for its own dtype: another's range may not hold the value. */
+    switch (dtype) {
+    case TP_FLOAT32: {
+        float f = (float)value;
+        memcpy(&bits, &f, sizeof f);
+        break;
+    }
+    case TP_FLOAT64: memcpy(&bits, &value, sizeof value); break;
+    case TP_INT32: {
+        int32_t i = (int32_t)value;
+        memcpy(&bits, &i, sizeof i);
+        break;
+    }
+    case TP_INT64: {
+        int64_t l = (int64_t)value;
+        memcpy(&bits, &l, sizeof l);
+        break;
+    }
+    case TP_BOOL: bits = value != 0; break;
+    default: bits = (unsigned char)(int64_t)value; break;
+    }
+    return bits;
 }
 
 void *opencl_share_op(void *kernel_state, tp_kernel_context_t *context,
