@@ -26,8 +26,6 @@ static array_op_t ops[] = {
 /* walk_N and select_N by log2 of the element size (1, 2, 4, 8 bytes). */
 static int32_t walk_ids[4], select_ids[4];
 
-static int size_index(size_t size) { return size == 1 ? 0 : size == 2 ? 1 : size == 4 ? 2 : 3; }
-
 static void row_major(int32_t rank, const int64_t *dims, cl_long *strides) {
     cl_long stride = 1;
     for (int32_t d = rank - 1; d >= 0; d--) {
@@ -64,7 +62,7 @@ static bool launch_walk(tp_kernel_context_t *context, const char *what,
         OPENCL_ARG(w.dims),       OPENCL_ARG(w.from),      OPENCL_ARG(w.to),
         OPENCL_ARG(w.from_start), OPENCL_ARG(w.to_start),  OPENCL_ARG(row_length),
         OPENCL_ARG(from_step),    OPENCL_ARG(to_step)};
-    int32_t id = walk_ids[size_index(opencl_dtype_size(y->dtype))];
+    int32_t id = walk_ids[opencl_size_index(y->dtype)];
     return opencl_launch(context, what, id, args, COUNT(args), (size_t)rows, 0, status);
 }
 
@@ -151,7 +149,7 @@ static void select_op(tp_kernel_context_t *context, const char *what, const tp_t
         OPENCL_ARG(y_mem),      OPENCL_ARG(y->offset),       OPENCL_ARG(n),
         OPENCL_ARG(rank),       OPENCL_ARG(dims),            OPENCL_ARG(strides[0]),
         OPENCL_ARG(strides[1]), OPENCL_ARG(strides[2])};
-    int32_t id = select_ids[size_index(opencl_dtype_size(y->dtype))];
+    int32_t id = select_ids[opencl_size_index(y->dtype)];
     opencl_launch(context, what, id, args, COUNT(args), (size_t)n, 0, status);
 }
 

@@ -186,6 +186,9 @@ bool opencl_output(tp_kernel_context_t *context, int32_t index, tp_tensor_view_t
 /* "float32", as kernel names end; NULL for a dtype the plug-in does not know. */
 const char *opencl_dtype_suffix(tp_dtype_t dtype);
 size_t opencl_dtype_size(tp_dtype_t dtype);
+/* log2 of the element size: the index into tables of kernels by size (1, 2, 4, 8 bytes), those
+ * that move bytes whatever the dtype (kernels/array.cl, kernels/index.cl). */
+int opencl_size_index(tp_dtype_t dtype);
 /* The bytes of `value` in `dtype`, low bytes first, as the CPU writes an op's scalar attribute
  * (OneHot's on_value and off_value, Pad's constant_value); the core's shape functions checked
  * that an integer dtype's value is whole and in range. */

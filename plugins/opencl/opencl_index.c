@@ -15,7 +15,6 @@ static int32_t gather_ids[4][2], one_hot_ids[4][3], check_ids[2];
 /* UnsortedSegmentSum's by dtype and index dtype (0 int32, 1 int64). */
 static int32_t segment_ids[OPENCL_NUM_DTYPES][2];
 
-static int size_index(size_t size) { return size == 1 ? 0 : size == 2 ? 1 : size == 4 ? 2 : 3; }
 static int index_kind(tp_dtype_t dtype) {
     return dtype == TP_INT64 ? 1 : dtype == TP_UINT8 ? 2 : 0;
 }
@@ -94,7 +93,7 @@ static void gather(tp_kernel_context_t *context, tp_plugin_status_t *status) {
                                  OPENCL_ARG(y_mem),  OPENCL_ARG(y.offset),
                                  OPENCL_ARG(rows),   OPENCL_ARG(count),
                                  OPENCL_ARG(n),      OPENCL_ARG(inner)};
-    int32_t id = gather_ids[size_index(opencl_dtype_size(y.dtype))][kind];
+    int32_t id = gather_ids[opencl_size_index(y.dtype)][kind];
     opencl_launch(context, "Gather", id, args, COUNT(args), (size_t)rows, 0, status);
 }
 
@@ -120,7 +119,7 @@ static void one_hot(tp_kernel_context_t *context, tp_plugin_status_t *status) {
     const opencl_arg_t args[] = {OPENCL_ARG(i_mem), OPENCL_ARG(indices.offset), OPENCL_ARG(y_mem),
                                  OPENCL_ARG(y.offset), OPENCL_ARG(n), OPENCL_ARG(d),
                                  OPENCL_ARG(after), OPENCL_ARG(on_bits), OPENCL_ARG(off_bits)};
-    int32_t id = one_hot_ids[size_index(opencl_dtype_size(y.dtype))][index_kind(indices.dtype)];
+    int32_t id = one_hot_ids[opencl_size_index(y.dtype)][index_kind(indices.dtype)];
     opencl_launch(context, "OneHot", id, args, COUNT(args), (size_t)n, 0, status);
 }
 

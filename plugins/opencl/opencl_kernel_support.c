@@ -47,6 +47,11 @@ size_t opencl_dtype_size(tp_dtype_t dtype) {
     }
 }
 
+int opencl_size_index(tp_dtype_t dtype) {
+    size_t size = opencl_dtype_size(dtype);
+    return size == 1 ? 0 : size == 2 ? 1 : size == 4 ? 2 : 3;
+}
+
 cl_ulong opencl_scalar_bits(tp_dtype_t dtype, double value) {
     cl_ulong bits = 0;
     /* Each conversion only for its own dtype: another's range may not hold the value. */
