@@ -12,8 +12,8 @@
 
 /* By log2 of the element size and the index dtype (0 int32, 1 int64, 2 uint8). */
 static int32_t gather_ids[4][2], one_hot_ids[4][3], check_ids[2];
-/* UnsortedSegmentSum's by dtype and index dtype (0 int32, 1 int64). */
-static int32_t segment_ids[OPENCL_NUM_DTYPES][2];
+/* UnsortedSegmentSum's by index dtype (0 int32, 1 int64) and dtype. */
+static int32_t segment_ids[2][OPENCL_NUM_DTYPES];
 
 static int index_kind(tp_dtype_t dtype) {
     return dtype == TP_INT64 ? 1 : dtype == TP_UINT8 ? 2 : 0;
@@ -135,10 +135,8 @@ static void segment_sum(tp_kernel_context_t *context, tp_plugin_status_t *status
                                 (int)y.rank, (int)ids.rank);
         return;
     }
-    int kind = index_kind(ids.dtype);
-    int32_t kernel_ids[OPENCL_NUM_DTYPES];
-    for (int d = 0; d < OPENCL_NUM_DTYPES; d++) kernel_ids[d] = segment_ids[d][kind];
-    int32_t id = opencl_kernel_for("UnsortedSegmentSum", kernel_ids, y.dtype, context, status);
+    int32_t id = opencl_kernel_for("UnsortedSegmentSum", segment_ids[index_kind(ids.dtype)],
+                                   y.dtype, context, status);
     if (id < 0) return;
     cl_long segments = y.dims[0], columns = 1, rows = ids.num_elements;
     for (int32_t d = 1; d < y.rank; d++) columns *= y.dims[d];
@@ -193,13 +191,13 @@ void opencl_register_index_kernels(tp_registrar_t *registrar, bool fp64,
     }
     const tp_dtype_t sums[] = {TP_FLOAT32, TP_INT32, TP_INT64, TP_FLOAT64};
     size_t num_sums = fp64 ? COUNT(sums) : COUNT(sums) - 1;
-    for (int d = 0; d < OPENCL_NUM_DTYPES; d++) segment_ids[d][0] = segment_ids[d][1] = -1;
+    for (int d = 0; d < OPENCL_NUM_DTYPES; d++) segment_ids[0][d] = segment_ids[1][d] = -1;
     for (size_t t = 0; t < num_sums && !opencl_failed(status); t++)
         for (int k = 0; k < 2 && !opencl_failed(status); k++) {
             char name[64];
             snprintf(name, sizeof name, "segment_sum_%s_%s", opencl_dtype_suffix(sums[t]),
                      kinds[k]);
-            segment_ids[sums[t]][k] = opencl_kernel_id("index", name, status);
+            segment_ids[k][sums[t]] = opencl_kernel_id("index", name, status);
         }
     tp_dtype_t dtypes[] = {TP_FLOAT32, TP_INT32, TP_INT64, TP_UINT8, TP_BOOL, TP_FLOAT64};
     size_t num_dtypes = fp64 ? COUNT(dtypes) : COUNT(dtypes) - 1;

@@ -17,8 +17,9 @@ typedef enum { LOG_SOFTMAX, DENSE_LOSS, SPARSE_LOSS } loss_kind_t;
 typedef struct loss_op {
     const char *op;
     loss_kind_t kind;
-    /* The main kernel by dtype; the sparse loss's by dtype and label dtype (0 int32, 1 int64). */
-    int32_t ids[OPENCL_NUM_DTYPES][2];
+    /* The main kernel by label dtype (0 int32, 1 int64: the sparse loss's alone differ) and
+     * dtype. */
+    int32_t ids[2][OPENCL_NUM_DTYPES];
 } loss_op_t;
 
 static loss_op_t ops[] = {
@@ -56,9 +57,7 @@ static void compute(void *kernel, tp_kernel_context_t *context, tp_plugin_status
         (op->kind != LOG_SOFTMAX && !opencl_output(context, 1, &backprop, status)))
         return;
     int index = labels.dtype == TP_INT64 ? 1 : 0;
-    int32_t ids[OPENCL_NUM_DTYPES];
-    for (int d = 0; d < OPENCL_NUM_DTYPES; d++) ids[d] = op->ids[d][index];
-    int32_t id = opencl_kernel_for(op->op, ids, x.dtype, context, status);
+    int32_t id = opencl_kernel_for(op->op, op->ids[index], x.dtype, context, status);
     if (id < 0 || x.rank < 1) return; /* the shape functions refuse rank 0 */
     cl_long width = x.dims[x.rank - 1];
     cl_ulong rows = 1;
@@ -110,7 +109,7 @@ void opencl_register_loss_kernels(tp_registrar_t *registrar, bool fp64,
     }
     for (size_t i = 0; i < COUNT(ops) && !opencl_failed(status); i++) {
         loss_op_t *op = &ops[i];
-        for (int d = 0; d < OPENCL_NUM_DTYPES; d++) op->ids[d][0] = op->ids[d][1] = -1;
+        for (int d = 0; d < OPENCL_NUM_DTYPES; d++) op->ids[0][d] = op->ids[1][d] = -1;
         for (size_t f = 0; f < num_floats && !opencl_failed(status); f++)
             for (int index = 0; index < 2 && !opencl_failed(status); index++) {
                 char name[64];
@@ -120,7 +119,7 @@ void opencl_register_loss_kernels(tp_registrar_t *registrar, bool fp64,
                 else
                     snprintf(name, sizeof name, "%s_%s", families[op->kind],
                              opencl_dtype_suffix(floats[f]));
-                op->ids[floats[f]][index] = opencl_kernel_id("loss", name, status);
+                op->ids[index][floats[f]] = opencl_kernel_id("loss", name, status);
             }
         opencl_register(registrar, op->op, "T", floats, num_floats, op, compute, status);
     }
