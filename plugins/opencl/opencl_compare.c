@@ -2,7 +2,6 @@
 /* The comparisons (Equal, NotEqual, Less, LessEqual, Greater, GreaterEqual) and the searches
  * ArgMax and ArgMin on the GPU, from kernels/compare.cl. compute only queues work. */
 #include <stdio.h>
-#include <string.h>
 
 #include "opencl_device.h"
 

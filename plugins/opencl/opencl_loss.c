@@ -6,7 +6,6 @@
  * behind the launch (opencl_stream_check_record), so the failure reaches exactly the tensors
  * computed from the loss. */
 #include <stdio.h>
-#include <string.h>
 
 #include "opencl_device.h"
 
