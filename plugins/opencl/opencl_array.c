@@ -7,7 +7,6 @@
  * input asks for a 17 GB output on the CPU and then again on PoCL's device, more than the
  * check's machine has. */
 #include <stdio.h>
-#include <string.h>
 
 #include "opencl_device.h"
 
@@ -26,8 +25,6 @@ static array_op_t ops[] = {
 
 /* walk_N and select_N by log2 of the element size (1, 2, 4, 8 bytes). */
 static int32_t walk_ids[4], select_ids[4];
-
-static int size_index(size_t size) { return size == 1 ? 0 : size == 2 ? 1 : size == 4 ? 2 : 3; }
 
 static void row_major(int32_t rank, const int64_t *dims, cl_long *strides) {
     cl_long stride = 1;
@@ -65,24 +62,8 @@ static bool launch_walk(tp_kernel_context_t *context, const char *what,
         OPENCL_ARG(w.dims),       OPENCL_ARG(w.from),      OPENCL_ARG(w.to),
         OPENCL_ARG(w.from_start), OPENCL_ARG(w.to_start),  OPENCL_ARG(row_length),
         OPENCL_ARG(from_step),    OPENCL_ARG(to_step)};
-    int32_t id = walk_ids[size_index(opencl_dtype_size(y->dtype))];
+    int32_t id = walk_ids[opencl_size_index(y->dtype)];
     return opencl_launch(context, what, id, args, COUNT(args), (size_t)rows, 0, status);
-}
-
-/* The bytes of `value` in `dtype`, as the CPU writes Pad's constant (the core's shape function
- * checked that an integer dtype's value is whole and in range). */
-static void scalar_bytes(tp_dtype_t dtype, double value, unsigned char *out) {
-    float f = (float)value;
-    int32_t i = (int32_t)value;
-    int64_t l = (int64_t)value;
-    switch (dtype) {
-    case TP_FLOAT32: memcpy(out, &f, sizeof f); break;
-    case TP_FLOAT64: memcpy(out, &value, sizeof value); break;
-    case TP_INT32: memcpy(out, &i, sizeof i); break;
-    case TP_INT64: memcpy(out, &l, sizeof l); break;
-    case TP_UINT8: out[0] = (unsigned char)value; break;
-    default: out[0] = value != 0; break;
-    }
 }
 
 static void concat(tp_kernel_context_t *context, const char *what, const tp_tensor_view_t *y,
@@ -129,11 +110,10 @@ static void pad(tp_kernel_context_t *context, const char *what, const tp_tensor_
     opencl_host->kernel_attr_int_list(context, "paddings", &paddings, &count, status);
     opencl_host->kernel_attr_float(context, "constant_value", &constant, status);
     if (opencl_failed(status)) return;
-    unsigned char pattern[8] = {0};
-    scalar_bytes(y->dtype, constant, pattern);
+    cl_ulong pattern = opencl_scalar_bits(y->dtype, constant);
     opencl_stream_t *stream = opencl_host->kernel_stream(context);
     cl_event event;
-    cl_int error = clEnqueueFillBuffer(stream->queue, (cl_mem)y->mem, pattern,
+    cl_int error = clEnqueueFillBuffer(stream->queue, (cl_mem)y->mem, &pattern,
                                        opencl_dtype_size(y->dtype), y->offset, y->byte_size, 0,
                                        NULL, &event);
     if (!opencl_stream_queued(stream, what, "clEnqueueFillBuffer", error, event, status)) return;
@@ -169,7 +149,7 @@ static void select_op(tp_kernel_context_t *context, const char *what, const tp_t
         OPENCL_ARG(y_mem),      OPENCL_ARG(y->offset),       OPENCL_ARG(n),
         OPENCL_ARG(rank),       OPENCL_ARG(dims),            OPENCL_ARG(strides[0]),
         OPENCL_ARG(strides[1]), OPENCL_ARG(strides[2])};
-    int32_t id = select_ids[size_index(opencl_dtype_size(y->dtype))];
+    int32_t id = select_ids[opencl_size_index(y->dtype)];
     opencl_launch(context, what, id, args, COUNT(args), (size_t)n, 0, status);
 }
 

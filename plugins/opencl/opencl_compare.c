@@ -2,7 +2,6 @@
 /* The comparisons (Equal, NotEqual, Less, LessEqual, Greater, GreaterEqual) and the searches
  * ArgMax and ArgMin on the GPU, from kernels/compare.cl. compute only queues work. */
 #include <stdio.h>
-#include <string.h>
 
 #include "opencl_device.h"
 
@@ -12,8 +11,8 @@ typedef struct compare_op {
     const char *op, *kernel;
     bool ordered; /* an ordering or a search: no bool kernels */
     bool search;
-    /* By the input's dtype; a search's by input dtype and then index dtype (0 int32, 1 int64). */
-    int32_t ids[OPENCL_NUM_DTYPES][2];
+    /* By the input's dtype; a search's by index dtype (0 int32, 1 int64) and then input dtype. */
+    int32_t ids[2][OPENCL_NUM_DTYPES];
 } compare_op_t;
 
 static compare_op_t ops[] = {
@@ -27,21 +26,13 @@ static compare_op_t ops[] = {
     {"ArgMin", "arg_min", true, true, {{0}}},
 };
 
-/* The op's kernel for input dtype `dtype` (and index dtype `index`), or -1 with UNIMPLEMENTED. */
-static int32_t kernel_for(const compare_op_t *op, tp_dtype_t dtype, int index,
-                          tp_kernel_context_t *context, tp_plugin_status_t *status) {
-    int32_t ids[OPENCL_NUM_DTYPES];
-    for (int d = 0; d < OPENCL_NUM_DTYPES; d++) ids[d] = op->ids[d][index];
-    return opencl_kernel_for(op->op, ids, dtype, context, status);
-}
-
 static void compare(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t *status) {
     const compare_op_t *op = kernel;
     tp_tensor_view_t a, b, z;
     if (!opencl_input(context, 0, &a, status) || !opencl_input(context, 1, &b, status) ||
         !opencl_output(context, 0, &z, status))
         return;
-    int32_t id = kernel_for(op, a.dtype, 0, context, status);
+    int32_t id = opencl_kernel_for(op->op, op->ids[0], a.dtype, context, status);
     if (id < 0 || z.num_elements == 0) return;
     cl_long8 dims = {{0}}, a_strides = {{0}}, b_strides = {{0}};
     cl_int rank = 0;
@@ -76,7 +67,8 @@ static void search(void *kernel, tp_kernel_context_t *context, tp_plugin_status_
                                 op->op, (long long)axis, (int)x.rank);
         return;
     }
-    int32_t id = kernel_for(op, x.dtype, y.dtype == TP_INT64 ? 1 : 0, context, status);
+    int32_t id =
+        opencl_kernel_for(op->op, op->ids[y.dtype == TP_INT64 ? 1 : 0], x.dtype, context, status);
     if (id < 0 || y.num_elements == 0) return;
     cl_long extent = x.dims[axis], inner = 1;
     for (int32_t d = (int32_t)axis + 1; d < x.rank; d++) inner *= x.dims[d];
@@ -97,7 +89,7 @@ void opencl_register_compare_kernels(tp_registrar_t *registrar, bool fp64,
         compare_op_t *op = &ops[i];
         tp_dtype_t kept[COUNT(all)];
         size_t num_kept = 0;
-        for (int d = 0; d < OPENCL_NUM_DTYPES; d++) op->ids[d][0] = op->ids[d][1] = -1;
+        for (int d = 0; d < OPENCL_NUM_DTYPES; d++) op->ids[0][d] = op->ids[1][d] = -1;
         for (size_t k = 0; k < COUNT(all) && !opencl_failed(status); k++) {
             if ((all[k] == TP_FLOAT64 && !fp64) || (all[k] == TP_BOOL && op->ordered)) continue;
             kept[num_kept++] = all[k];
@@ -108,7 +100,7 @@ void opencl_register_compare_kernels(tp_registrar_t *registrar, bool fp64,
                              opencl_dtype_suffix(all[k]), index_suffixes[index]);
                 else
                     snprintf(name, sizeof name, "%s_%s", op->kernel, opencl_dtype_suffix(all[k]));
-                op->ids[all[k]][index] = opencl_kernel_id("compare", name, status);
+                op->ids[index][all[k]] = opencl_kernel_id("compare", name, status);
             }
         }
         opencl_register(registrar, op->op, "T", kept, num_kept, op,

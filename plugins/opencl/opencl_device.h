@@ -188,6 +188,13 @@ bool opencl_output(tp_kernel_context_t *context, int32_t index, tp_tensor_view_t
 /* "float32", as kernel names end; NULL for a dtype the plug-in does not know. */
 const char *opencl_dtype_suffix(tp_dtype_t dtype);
 size_t opencl_dtype_size(tp_dtype_t dtype);
+/* log2 of the element size: the index into tables of kernels by size (1, 2, 4, 8 bytes), those
+ * that move bytes whatever the dtype (kernels/array.cl, kernels/index.cl). */
+int opencl_size_index(tp_dtype_t dtype);
+/* The bytes of `value` in `dtype`, low bytes first, as the CPU writes an op's scalar attribute
+ * (OneHot's on_value and off_value, Pad's constant_value); the core's shape functions checked
+ * that an integer dtype's value is whole and in range. */
+cl_ulong opencl_scalar_bits(tp_dtype_t dtype, double value);
 /* The number of tp_dtype_t values: tables of kernel ids by dtype have this many entries. */
 #define OPENCL_NUM_DTYPES 7
 /* ids[dtype], the op's kernel for `dtype`, if it exists and the context's device can run it
@@ -199,6 +206,13 @@ int32_t opencl_kernel_for(const char *op, const int32_t *ids, tp_dtype_t dtype,
 void opencl_copy_tensor(tp_kernel_context_t *context, const char *what,
                         const tp_tensor_view_t *x, const tp_tensor_view_t *y,
                         tp_plugin_status_t *status);
+/* Queues check kernel `id` on one work-item with `args` and, after them, a zeroed record of
+ * OPENCL_RECORD_SIZE int64 values (args has room for num_args + 1), then the read of the
+ * record (opencl_stream_check_record): record[0] other than 0 fails `what` with the text
+ * `describe` makes of it. False with `status` set when it cannot be queued. */
+bool opencl_launch_check(tp_kernel_context_t *context, const char *what, int32_t id,
+                         opencl_arg_t *args, size_t num_args, opencl_describe_fn describe,
+                         tp_plugin_status_t *status);
 /* Strides that read `view` at each index of a tensor of `rank` dims `dims`: 0 along the
  * dimensions the view repeats, as NumPy broadcasting does. */
 void opencl_broadcast_strides(const tp_tensor_view_t *view, int32_t rank, const int64_t *dims,

@@ -5,7 +5,6 @@
  * CPU, through a record the stream reads back behind the launch. */
 #include <stdint.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "opencl_device.h"
 
@@ -13,10 +12,9 @@
 
 /* By log2 of the element size and the index dtype (0 int32, 1 int64, 2 uint8). */
 static int32_t gather_ids[4][2], one_hot_ids[4][3], check_ids[2];
-/* UnsortedSegmentSum's by dtype and index dtype (0 int32, 1 int64). */
-static int32_t segment_ids[OPENCL_NUM_DTYPES][2];
+/* UnsortedSegmentSum's by index dtype (0 int32, 1 int64) and dtype. */
+static int32_t segment_ids[2][OPENCL_NUM_DTYPES];
 
-static int size_index(size_t size) { return size == 1 ? 0 : size == 2 ? 1 : size == 4 ? 2 : 3; }
 static int index_kind(tp_dtype_t dtype) {
     return dtype == TP_INT64 ? 1 : dtype == TP_UINT8 ? 2 : 0;
 }
@@ -49,30 +47,17 @@ static bool check_indices(tp_kernel_context_t *context, const char *what,
                           const tp_tensor_view_t *indices, cl_long low, cl_long limit,
                           opencl_describe_fn describe, tp_plugin_status_t *status) {
     if (indices->num_elements == 0) return true;
-    opencl_device_t *device = opencl_host->kernel_device(context);
-    const cl_long zeros[OPENCL_RECORD_SIZE] = {0};
-    cl_int error = CL_SUCCESS;
-    cl_mem record = clCreateBuffer(device->context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
-                                   sizeof zeros, (void *)zeros, &error);
-    if (record == NULL || error != CL_SUCCESS) {
-        opencl_fail(status, device, what, "clCreateBuffer", error);
-        return false;
-    }
     cl_mem i_mem = (cl_mem)indices->mem;
     cl_ulong total = (cl_ulong)indices->num_elements;
     cl_int rank = indices->rank;
     cl_long8 dims = {{0}};
     for (int32_t d = 0; d < indices->rank && d < 8; d++) dims.s[d] = indices->dims[d];
-    const opencl_arg_t args[] = {OPENCL_ARG(i_mem), OPENCL_ARG(indices->offset),
-                                 OPENCL_ARG(total), OPENCL_ARG(low),
-                                 OPENCL_ARG(limit), OPENCL_ARG(rank),
-                                 OPENCL_ARG(dims),  OPENCL_ARG(record)};
+    opencl_arg_t args[] = {OPENCL_ARG(i_mem), OPENCL_ARG(indices->offset),
+                           OPENCL_ARG(total), OPENCL_ARG(low),
+                           OPENCL_ARG(limit), OPENCL_ARG(rank),
+                           OPENCL_ARG(dims),  {0, NULL}};
     int32_t id = check_ids[index_kind(indices->dtype)];
-    if (opencl_launch(context, what, id, args, COUNT(args), 1, 0, status))
-        opencl_stream_check_record(opencl_host->kernel_stream(context), record, what, describe,
-                                   status);
-    clReleaseMemObject(record); /* OpenCL keeps it while queued commands use it */
-    return !opencl_failed(status);
+    return opencl_launch_check(context, what, id, args, COUNT(args) - 1, describe, status);
 }
 
 static void gather(tp_kernel_context_t *context, tp_plugin_status_t *status) {
@@ -108,36 +93,8 @@ static void gather(tp_kernel_context_t *context, tp_plugin_status_t *status) {
                                  OPENCL_ARG(y_mem),  OPENCL_ARG(y.offset),
                                  OPENCL_ARG(rows),   OPENCL_ARG(count),
                                  OPENCL_ARG(n),      OPENCL_ARG(inner)};
-    int32_t id = gather_ids[size_index(opencl_dtype_size(y.dtype))][kind];
+    int32_t id = gather_ids[opencl_size_index(y.dtype)][kind];
     opencl_launch(context, "Gather", id, args, COUNT(args), (size_t)rows, 0, status);
-}
-
-/* The bytes of `value` in `dtype`, low bytes first, as the CPU writes OneHot's values (the
- * core's shape function checked that an integer dtype's value is whole and in range). */
-static cl_ulong value_bits(tp_dtype_t dtype, double value) {
-    cl_ulong bits = 0;
-    /* Each conversion only for its own dtype: another's range may not hold the value. */
-    switch (dtype) {
-    case TP_FLOAT32: {
-        float f = (float)value;
-        memcpy(&bits, &f, sizeof f);
-        break;
-    }
-    case TP_FLOAT64: memcpy(&bits, &value, sizeof value); break;
-    case TP_INT32: {
-        int32_t i = (int32_t)value;
-        memcpy(&bits, &i, sizeof i);
-        break;
-    }
-    case TP_INT64: {
-        int64_t l = (int64_t)value;
-        memcpy(&bits, &l, sizeof l);
-        break;
-    }
-    case TP_BOOL: bits = value != 0; break;
-    default: bits = (unsigned char)(int64_t)value; break;
-    }
-    return bits;
 }
 
 static void one_hot(tp_kernel_context_t *context, tp_plugin_status_t *status) {
@@ -156,13 +113,13 @@ static void one_hot(tp_kernel_context_t *context, tp_plugin_status_t *status) {
     for (int32_t d = at; d < indices.rank; d++) after *= indices.dims[d];
     if (after == 0) return;
     cl_mem i_mem = (cl_mem)indices.mem, y_mem = (cl_mem)y.mem;
-    cl_ulong n = (cl_ulong)y.num_elements, on_bits = value_bits(y.dtype, on),
-             off_bits = value_bits(y.dtype, off);
+    cl_ulong n = (cl_ulong)y.num_elements, on_bits = opencl_scalar_bits(y.dtype, on),
+             off_bits = opencl_scalar_bits(y.dtype, off);
     cl_long d = depth;
     const opencl_arg_t args[] = {OPENCL_ARG(i_mem), OPENCL_ARG(indices.offset), OPENCL_ARG(y_mem),
                                  OPENCL_ARG(y.offset), OPENCL_ARG(n), OPENCL_ARG(d),
                                  OPENCL_ARG(after), OPENCL_ARG(on_bits), OPENCL_ARG(off_bits)};
-    int32_t id = one_hot_ids[size_index(opencl_dtype_size(y.dtype))][index_kind(indices.dtype)];
+    int32_t id = one_hot_ids[opencl_size_index(y.dtype)][index_kind(indices.dtype)];
     opencl_launch(context, "OneHot", id, args, COUNT(args), (size_t)n, 0, status);
 }
 
@@ -178,10 +135,8 @@ static void segment_sum(tp_kernel_context_t *context, tp_plugin_status_t *status
                                 (int)y.rank, (int)ids.rank);
         return;
     }
-    int kind = index_kind(ids.dtype);
-    int32_t kernel_ids[OPENCL_NUM_DTYPES];
-    for (int d = 0; d < OPENCL_NUM_DTYPES; d++) kernel_ids[d] = segment_ids[d][kind];
-    int32_t id = opencl_kernel_for("UnsortedSegmentSum", kernel_ids, y.dtype, context, status);
+    int32_t id = opencl_kernel_for("UnsortedSegmentSum", segment_ids[index_kind(ids.dtype)],
+                                   y.dtype, context, status);
     if (id < 0) return;
     cl_long segments = y.dims[0], columns = 1, rows = ids.num_elements;
     for (int32_t d = 1; d < y.rank; d++) columns *= y.dims[d];
@@ -236,13 +191,13 @@ void opencl_register_index_kernels(tp_registrar_t *registrar, bool fp64,
     }
     const tp_dtype_t sums[] = {TP_FLOAT32, TP_INT32, TP_INT64, TP_FLOAT64};
     size_t num_sums = fp64 ? COUNT(sums) : COUNT(sums) - 1;
-    for (int d = 0; d < OPENCL_NUM_DTYPES; d++) segment_ids[d][0] = segment_ids[d][1] = -1;
+    for (int d = 0; d < OPENCL_NUM_DTYPES; d++) segment_ids[0][d] = segment_ids[1][d] = -1;
     for (size_t t = 0; t < num_sums && !opencl_failed(status); t++)
         for (int k = 0; k < 2 && !opencl_failed(status); k++) {
             char name[64];
             snprintf(name, sizeof name, "segment_sum_%s_%s", opencl_dtype_suffix(sums[t]),
                      kinds[k]);
-            segment_ids[sums[t]][k] = opencl_kernel_id("index", name, status);
+            segment_ids[k][sums[t]] = opencl_kernel_id("index", name, status);
         }
     tp_dtype_t dtypes[] = {TP_FLOAT32, TP_INT32, TP_INT64, TP_UINT8, TP_BOOL, TP_FLOAT64};
     size_t num_dtypes = fp64 ? COUNT(dtypes) : COUNT(dtypes) - 1;

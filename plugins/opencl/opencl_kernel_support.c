@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* What every kernel file of the plug-in needs: reading a kernel's tensors, a status test, the
- * names and sizes of dtypes as the .cl files spell them, the kernel for a dtype, a device-side
- * copy, and registration with a create that shares the op's table with compute. */
+ * names and sizes of dtypes as the .cl files spell them, a scalar attribute's bytes, the kernel
+ * for a dtype, a device-side copy, a device-side check of the input, and registration with a
+ * create that shares the op's table with compute. */
+#include <string.h>
+
 #include "opencl_device.h"
 
 bool opencl_failed(const tp_plugin_status_t *status) {
@@ -44,6 +47,37 @@ size_t opencl_dtype_size(tp_dtype_t dtype) {
     }
 }
 
+int opencl_size_index(tp_dtype_t dtype) {
+    size_t size = opencl_dtype_size(dtype);
+    return size == 1 ? 0 : size == 2 ? 1 : size == 4 ? 2 : 3;
+}
+
+cl_ulong opencl_scalar_bits(tp_dtype_t dtype, double value) {
+    cl_ulong bits = 0;
+    /* Each conversion only for its own dtype: another's range may not hold the value. */
+    switch (dtype) {
+    case TP_FLOAT32: {
+        float f = (float)value;
+        memcpy(&bits, &f, sizeof f);
+        break;
+    }
+    case TP_FLOAT64: memcpy(&bits, &value, sizeof value); break;
+    case TP_INT32: {
+        int32_t i = (int32_t)value;
+        memcpy(&bits, &i, sizeof i);
+        break;
+    }
+    case TP_INT64: {
+        int64_t l = (int64_t)value;
+        memcpy(&bits, &l, sizeof l);
+        break;
+    }
+    case TP_BOOL: bits = value != 0; break;
+    default: bits = (unsigned char)(int64_t)value; break;
+    }
+    return bits;
+}
+
 void *opencl_share_op(void *kernel_state, tp_kernel_context_t *context,
                       tp_plugin_status_t *status) {
     (void)context;
@@ -72,6 +106,26 @@ void opencl_copy_tensor(tp_kernel_context_t *context, const char *what,
     cl_int error = clEnqueueCopyBuffer(stream->queue, (cl_mem)x->mem, (cl_mem)y->mem, x->offset,
                                        y->offset, y->byte_size, 0, NULL, &event);
     opencl_stream_queued(stream, what, "clEnqueueCopyBuffer", error, event, status);
+}
+
+bool opencl_launch_check(tp_kernel_context_t *context, const char *what, int32_t id,
+                         opencl_arg_t *args, size_t num_args, opencl_describe_fn describe,
+                         tp_plugin_status_t *status) {
+    opencl_device_t *device = opencl_host->kernel_device(context);
+    const cl_long zeros[OPENCL_RECORD_SIZE] = {0};
+    cl_int error = CL_SUCCESS;
+    cl_mem record = clCreateBuffer(device->context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+                                   sizeof zeros, (void *)zeros, &error);
+    if (record == NULL || error != CL_SUCCESS) {
+        opencl_fail(status, device, what, "clCreateBuffer", error);
+        return false;
+    }
+    args[num_args] = OPENCL_ARG(record);
+    if (opencl_launch(context, what, id, args, num_args + 1, 1, 0, status))
+        opencl_stream_check_record(opencl_host->kernel_stream(context), record, what, describe,
+                                   status);
+    clReleaseMemObject(record); /* OpenCL keeps it while queued commands use it */
+    return !opencl_failed(status);
 }
 
 void opencl_register(tp_registrar_t *registrar, const char *op, const char *attr,

@@ -6,7 +6,6 @@
  * behind the launch (opencl_stream_check_record), so the failure reaches exactly the tensors
  * computed from the loss. */
 #include <stdio.h>
-#include <string.h>
 
 #include "opencl_device.h"
 
@@ -17,8 +16,9 @@ typedef enum { LOG_SOFTMAX, DENSE_LOSS, SPARSE_LOSS } loss_kind_t;
 typedef struct loss_op {
     const char *op;
     loss_kind_t kind;
-    /* The main kernel by dtype; the sparse loss's by dtype and label dtype (0 int32, 1 int64). */
-    int32_t ids[OPENCL_NUM_DTYPES][2];
+    /* The main kernel by label dtype (0 int32, 1 int64: the sparse loss's alone differ) and
+     * dtype. */
+    int32_t ids[2][OPENCL_NUM_DTYPES];
 } loss_op_t;
 
 static loss_op_t ops[] = {
@@ -47,33 +47,6 @@ static void describe_bad_loss(const int64_t *record, char *text, size_t capacity
              (long long)record[1], kinds[record[2] >= 0 && record[2] < 3 ? record[2] : 0]);
 }
 
-/* A zeroed record for a check; released by the caller once the check is queued. */
-static cl_mem make_record(opencl_device_t *device, const char *what, tp_plugin_status_t *status) {
-    const cl_long zeros[OPENCL_RECORD_SIZE] = {0};
-    cl_int error = CL_SUCCESS;
-    cl_mem record = clCreateBuffer(device->context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
-                                   sizeof zeros, (void *)zeros, &error);
-    if (record == NULL || error != CL_SUCCESS) {
-        opencl_fail(status, device, what, "clCreateBuffer", error);
-        return NULL;
-    }
-    return record;
-}
-
-/* Queues check kernel `id` (its arguments `args`, the record last) on one work-item and the
- * read of its record. */
-static void check(tp_kernel_context_t *context, const char *what, int32_t id, opencl_arg_t *args,
-                  size_t num_args, opencl_describe_fn describe, tp_plugin_status_t *status) {
-    opencl_device_t *device = opencl_host->kernel_device(context);
-    cl_mem record = make_record(device, what, status);
-    if (record == NULL) return;
-    args[num_args] = OPENCL_ARG(record);
-    if (opencl_launch(context, what, id, args, num_args + 1, 1, 0, status))
-        opencl_stream_check_record(opencl_host->kernel_stream(context), record, what, describe,
-                                   status);
-    clReleaseMemObject(record); /* OpenCL keeps it while queued commands use it */
-}
-
 static void compute(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t *status) {
     const loss_op_t *op = kernel;
     tp_tensor_view_t x, labels = {0}, y, backprop = {0};
@@ -83,9 +56,7 @@ static void compute(void *kernel, tp_kernel_context_t *context, tp_plugin_status
         (op->kind != LOG_SOFTMAX && !opencl_output(context, 1, &backprop, status)))
         return;
     int index = labels.dtype == TP_INT64 ? 1 : 0;
-    int32_t ids[OPENCL_NUM_DTYPES];
-    for (int d = 0; d < OPENCL_NUM_DTYPES; d++) ids[d] = op->ids[d][index];
-    int32_t id = opencl_kernel_for(op->op, ids, x.dtype, context, status);
+    int32_t id = opencl_kernel_for(op->op, op->ids[index], x.dtype, context, status);
     if (id < 0 || x.rank < 1) return; /* the shape functions refuse rank 0 */
     cl_long width = x.dims[x.rank - 1];
     cl_ulong rows = 1;
@@ -95,8 +66,9 @@ static void compute(void *kernel, tp_kernel_context_t *context, tp_plugin_status
     if (op->kind == SPARSE_LOSS && rows > 0) {
         opencl_arg_t args[] = {OPENCL_ARG(l_mem), OPENCL_ARG(labels.offset), OPENCL_ARG(rows),
                                OPENCL_ARG(width), {0, NULL}};
-        check(context, op->op, label_ids[index], args, COUNT(args) - 1, describe_bad_label, status);
-        if (opencl_failed(status)) return;
+        if (!opencl_launch_check(context, op->op, label_ids[index], args, COUNT(args) - 1,
+                                 describe_bad_label, status))
+            return;
     }
     if (rows == 0 || (width == 0 && op->kind != DENSE_LOSS)) return;
     if (op->kind == LOG_SOFTMAX) {
@@ -113,8 +85,8 @@ static void compute(void *kernel, tp_kernel_context_t *context, tp_plugin_status
     if (!opencl_launch(context, op->op, id, args, COUNT(args), (size_t)rows, 0, status)) return;
     opencl_arg_t finite_args[] = {OPENCL_ARG(y_mem), OPENCL_ARG(y.offset), OPENCL_ARG(rows),
                                   {0, NULL}};
-    check(context, op->op, finite_ids[x.dtype], finite_args, COUNT(finite_args) - 1,
-          describe_bad_loss, status);
+    opencl_launch_check(context, op->op, finite_ids[x.dtype], finite_args,
+                        COUNT(finite_args) - 1, describe_bad_loss, status);
 }
 
 void opencl_register_loss_kernels(tp_registrar_t *registrar, bool fp64,
@@ -136,7 +108,7 @@ void opencl_register_loss_kernels(tp_registrar_t *registrar, bool fp64,
     }
     for (size_t i = 0; i < COUNT(ops) && !opencl_failed(status); i++) {
         loss_op_t *op = &ops[i];
-        for (int d = 0; d < OPENCL_NUM_DTYPES; d++) op->ids[d][0] = op->ids[d][1] = -1;
+        for (int d = 0; d < OPENCL_NUM_DTYPES; d++) op->ids[0][d] = op->ids[1][d] = -1;
         for (size_t f = 0; f < num_floats && !opencl_failed(status); f++)
             for (int index = 0; index < 2 && !opencl_failed(status); index++) {
                 char name[64];
@@ -146,7 +118,7 @@ void opencl_register_loss_kernels(tp_registrar_t *registrar, bool fp64,
                 else
                     snprintf(name, sizeof name, "%s_%s", families[op->kind],
                              opencl_dtype_suffix(floats[f]));
-                op->ids[floats[f]][index] = opencl_kernel_id("loss", name, status);
+                op->ids[index][floats[f]] = opencl_kernel_id("loss", name, status);
             }
         opencl_register(registrar, op->op, "T", floats, num_floats, op, compute, status);
     }
