@@ -4,7 +4,6 @@
  * shape TensorFlow passes as a tensor (input_sizes, filter_sizes, orig_input_shape) as a shape
  * attribute, since an op's shape here follows from its attributes and input shapes alone. */
 #include <stdbool.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "base/shape.h"
