@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/printable.h"
 #include "base/status.h"
 
 enum {
@@ -38,26 +39,9 @@ void tp_digits_parser_free(tp_digits_parser_t *parser) {
 }
 
 /* `field` (`length` bytes, which may hold any byte) quoted for a message: printable ASCII as
- * itself, other bytes as \xHH, cut with "..." past SHOWN_FIELD bytes. */
+ * itself, other bytes (and ') as \xHH, cut with "..." past SHOWN_FIELD bytes. */
 static void quote_field(const char *field, size_t length, char *out, size_t capacity) {
-    static const char hex[] = "0123456789ABCDEF";
-    size_t used = 0;
-    for (size_t i = 0; i < length && i < SHOWN_FIELD && used + 5 < capacity; i++) {
-        unsigned char c = (unsigned char)field[i];
-        if (c >= 0x20 && c < 0x7f && c != '\\' && c != '\'') {
-            out[used++] = (char)c;
-        } else {
-            out[used++] = '\\';
-            out[used++] = 'x';
-            out[used++] = hex[c >> 4];
-            out[used++] = hex[c & 15];
-        }
-    }
-    if (length > SHOWN_FIELD && used + 4 <= capacity) {
-        memcpy(out + used, "...", 3);
-        used += 3;
-    }
-    out[used] = '\0';
+    tp_printable_ascii_quote(out, capacity, field, length, SHOWN_FIELD, '\'');
 }
 
 static bool is_blank(char c) { return c == ' ' || c == '\t'; }

@@ -16,11 +16,6 @@ static int32_t axis_of(const tp_gradient_op_t *op, int32_t rank) {
     return (int32_t)(axis < 0 ? axis + rank : axis);
 }
 
-/* Releases `count` intermediate tensors (NULL ones included). */
-static void drop(tp_tensor_t **tensors, size_t count) {
-    for (size_t i = 0; i < count; i++) tp_tensor_release(tensors[i]);
-}
-
 /* Each input receives its stretch of dy along the axis. */
 static TP_GRADIENT_FN(tp_gradient_concat) {
     tp_tensor_t *dy = output_grads[0];
@@ -113,7 +108,7 @@ static TP_GRADIENT_FN(tp_gradient_gather) {
                                                        &temps[1]);
     if (error == NULL)
         error = tp_transpose(c, temps[1], to_axis, (size_t)p.rank, &input_grads[0]);
-    drop(temps, 2);
+    tp_gradient_release(temps, 2);
     return error;
 }
 
@@ -138,7 +133,7 @@ static TP_GRADIENT_FN(tp_gradient_unsorted_segment_sum) {
     if (error == NULL) error = tp_reshape(c, t[KEPT], mask_shape, &t[MASK]);
     if (error == NULL) error = tp_zeros_like(c, t[GATHERED], &t[ZEROS]);
     if (error == NULL) error = tp_select(c, t[MASK], t[GATHERED], t[ZEROS], &input_grads[0]);
-    drop(t, NUM_TEMPS);
+    tp_gradient_release(t, NUM_TEMPS);
     return error;
 }
 
@@ -176,7 +171,7 @@ static TP_GRADIENT_FN(tp_gradient_tile) {
         tp_tensor_release(grad);
         grad = temps[2];
         temps[2] = NULL;
-        drop(temps, 3);
+        tp_gradient_release(temps, 3);
         if (error != NULL) {
             tp_tensor_release(grad);
             return error;

@@ -3,6 +3,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 size_t tp_utf8_multibyte(const unsigned char *s, uint32_t *out_code_point) {
     unsigned char lead = s[0];
@@ -75,4 +76,26 @@ size_t tp_printable_copy(char *out, size_t capacity, const char *text) {
     }
     out[used] = '\0';
     return used;
+}
+
+void tp_printable_ascii_quote(char *out, size_t capacity, const char *text, size_t length,
+                              size_t most, char quote) {
+    static const char hex[] = "0123456789ABCDEF";
+    size_t used = 0;
+    for (size_t i = 0; i < length && i < most && used + 5 < capacity; i++) {
+        unsigned char c = (unsigned char)text[i];
+        if (c >= 0x20 && c < 0x7f && c != '\\' && (quote == 0 || c != (unsigned char)quote)) {
+            out[used++] = (char)c;
+        } else {
+            out[used++] = '\\';
+            out[used++] = 'x';
+            out[used++] = hex[c >> 4];
+            out[used++] = hex[c & 15];
+        }
+    }
+    if (length > most && used + 4 <= capacity) {
+        memcpy(out + used, "...", 3);
+        used += 3;
+    }
+    out[used] = '\0';
 }

@@ -26,4 +26,11 @@ size_t tp_utf8_multibyte(const unsigned char *s, uint32_t *out_code_point);
  * would not fit whole. Returns the length written. */
 size_t tp_printable_copy(char *out, size_t capacity, const char *text);
 
+/* Up to `most` bytes of `text` (`length` bytes, which may hold any byte, NUL included) quoted
+ * for a message into `out` (capacity > 0): printable ASCII as itself; every other byte, a
+ * backslash and `quote` (0: none) as "\xHH" (upper-case hex); then "..." when cut short.
+ * Stops before an escape that would not fit; always NUL-terminates. */
+void tp_printable_ascii_quote(char *out, size_t capacity, const char *text, size_t length,
+                              size_t most, char quote);
+
 #endif

@@ -66,8 +66,6 @@ static shape_set_t shape_set(int index) {
     }
 }
 
-static bool is_float(tp_dtype_t dtype) { return tp_dtype_is_float(dtype); }
-
 /* The values that kernels get wrong: NaN, the infinities, both zeros, the smallest and the
  * largest denormal, and ordinary numbers to meet them. */
 enum { NUM_SPECIALS = 10 };
@@ -117,7 +115,7 @@ static void random_values(tp_check_t *check, tp_dtype_t dtype, const shape_set_t
                  tp_check_random(check, (uint64_t)set->special_every) == 0)
             value = special_value(dtype, (int)tp_check_random(check, NUM_SPECIALS));
         if (dtype == TP_BOOL) integer &= 1;
-        tp_dtype_store_double(data, dtype, i, is_float(dtype) ? value : (double)integer);
+        tp_dtype_store_double(data, dtype, i, tp_dtype_is_float(dtype) ? value : (double)integer);
     }
 }
 
@@ -248,7 +246,7 @@ static int64_t accumulated_terms(const formed_call_t *call, const tp_tensor_t *o
 /* "-0 (bits 0x80000000)": a value and, where bits decide, its bits. */
 static void describe_value(double value, uint64_t bits, tp_dtype_t dtype, bool with_bits,
                            char *out, size_t capacity) {
-    if (!with_bits || !is_float(dtype)) {
+    if (!with_bits || !tp_dtype_is_float(dtype)) {
         snprintf(out, capacity, "%.9g", value);
         return;
     }
@@ -403,7 +401,7 @@ static const char *set_left_out(int set, tp_dtype_t dtype, const tp_op_def_t *op
                                 const tp_physical_device_t *device, double elapsed,
                                 char *reason, size_t capacity) {
     shape_set_t shapes = shape_set(set);
-    if (shapes.values != RANDOM_VALUES && !is_float(dtype)) return "";
+    if (shapes.values != RANDOM_VALUES && !tp_dtype_is_float(dtype)) return "";
     if (set != LARGE_SET) return NULL;
     char name[64];
     tp_shape_format(&shapes.first, name, sizeof name);

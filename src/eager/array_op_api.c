@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The typed functions for the array ops: each is tp_execute with its inputs and attributes. */
 #include "base/status.h"
+#include "eager/op_api.h"
 
 /* A list given with its length as size_t: longer than an attribute holds is refused here, before
  * the length is narrowed. */
@@ -105,14 +106,9 @@ tp_status_t *tp_select(tp_context_t *c, tp_tensor_t *condition, tp_tensor_t *t, 
     return tp_execute(c, "Select", inputs, 3, NULL, 0, out, 1);
 }
 
-#define COMPARISON(function, op)                                                               \
-    tp_status_t *function(tp_context_t *c, tp_tensor_t *x, tp_tensor_t *y, tp_tensor_t **out) { \
-        tp_tensor_t *inputs[2] = {x, y};                                                       \
-        return tp_execute(c, op, inputs, 2, NULL, 0, out, 1);                                  \
-    }
-COMPARISON(tp_equal, "Equal")
-COMPARISON(tp_not_equal, "NotEqual")
-COMPARISON(tp_less, "Less")
-COMPARISON(tp_less_equal, "LessEqual")
-COMPARISON(tp_greater, "Greater")
-COMPARISON(tp_greater_equal, "GreaterEqual")
+BINARY(tp_equal, "Equal")
+BINARY(tp_not_equal, "NotEqual")
+BINARY(tp_less, "Less")
+BINARY(tp_less_equal, "LessEqual")
+BINARY(tp_greater, "Greater")
+BINARY(tp_greater_equal, "GreaterEqual")

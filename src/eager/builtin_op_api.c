@@ -2,25 +2,7 @@
 /* The typed functions for the built-in ops: each is tp_execute with its inputs and
  * attributes. */
 #include "base/status.h"
-
-static tp_status_t *unary(tp_context_t *c, const char *op, tp_tensor_t *x, tp_tensor_t **out) {
-    return tp_execute(c, op, &x, 1, NULL, 0, out, 1);
-}
-
-static tp_status_t *binary(tp_context_t *c, const char *op, tp_tensor_t *x, tp_tensor_t *y,
-                           tp_tensor_t **out) {
-    tp_tensor_t *inputs[2] = {x, y};
-    return tp_execute(c, op, inputs, 2, NULL, 0, out, 1);
-}
-
-#define UNARY(function, op)                                                                    \
-    tp_status_t *function(tp_context_t *c, tp_tensor_t *x, tp_tensor_t **out) {                \
-        return unary(c, op, x, out);                                                           \
-    }
-#define BINARY(function, op)                                                                   \
-    tp_status_t *function(tp_context_t *c, tp_tensor_t *x, tp_tensor_t *y, tp_tensor_t **out) { \
-        return binary(c, op, x, y, out);                                                       \
-    }
+#include "eager/op_api.h"
 
 UNARY(tp_identity, "Identity")
 UNARY(tp_relu, "Relu")

@@ -2,6 +2,7 @@
 /* The typed functions for the ops of src/op/ops_nn.c: each is tp_execute with its inputs and
  * attributes; outputs the caller does not want (a NULL pointer) are released here. */
 #include "base/status.h"
+#include "eager/op_api.h"
 
 /* Runs `op` with two outputs, handing the second to `second` or releasing it. */
 static tp_status_t *two_outputs(tp_context_t *c, const char *op, tp_tensor_t *const *inputs,
@@ -20,9 +21,7 @@ static tp_status_t *two_outputs(tp_context_t *c, const char *op, tp_tensor_t *co
     return NULL;
 }
 
-tp_status_t *tp_log_softmax(tp_context_t *c, tp_tensor_t *x, tp_tensor_t **out) {
-    return tp_execute(c, "LogSoftmax", &x, 1, NULL, 0, out, 1);
-}
+UNARY(tp_log_softmax, "LogSoftmax")
 
 tp_status_t *tp_softmax_cross_entropy_with_logits(tp_context_t *c, tp_tensor_t *features,
                                                   tp_tensor_t *labels, tp_tensor_t **loss,

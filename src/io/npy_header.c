@@ -16,6 +16,7 @@
 
 #include <string.h>
 
+#include "base/printable.h"
 #include "base/status.h"
 
 static const unsigned char magic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
@@ -50,24 +51,7 @@ typedef struct {
 /* Up to 40 bytes of `text` for a message, each byte outside printable ASCII as \xHH, with
  * "..." when cut short. */
 static void quote(char *out, size_t capacity, const char *text, size_t length) {
-    size_t used = 0;
-    for (size_t i = 0; i < length && i < 40 && used + 5 < capacity; i++) {
-        unsigned char c = (unsigned char)text[i];
-        if (c >= 0x20 && c < 0x7f && c != '\\') {
-            out[used++] = (char)c;
-        } else {
-            static const char hex[] = "0123456789ABCDEF";
-            out[used++] = '\\';
-            out[used++] = 'x';
-            out[used++] = hex[c >> 4];
-            out[used++] = hex[c & 15];
-        }
-    }
-    if (length > 40 && used + 4 <= capacity) {
-        memcpy(out + used, "...", 3);
-        used += 3;
-    }
-    out[used] = '\0';
+    tp_printable_ascii_quote(out, capacity, text, length, 40, 0);
 }
 
 /* What stands at the cursor, quoted for a message ("the end of the header" at the end). */

@@ -2,9 +2,9 @@
 /* Gradient descent. An update is not part of what a tape differentiates. */
 #include "autodiff/tape.h"
 #include "autodiff/variable.h"
-#include "base/shape.h"
 #include "base/status.h"
 #include "eager/execute.h"
+#include "model/optimizers.h"
 #include "tensor/tensor.h"
 
 static tp_status_t *apply_one(tp_variable_t *variable, tp_tensor_t *grad, double rate) {
@@ -33,18 +33,8 @@ tp_status_t *tp_sgd_apply(tp_variable_t *const *variables, tp_tensor_t *const *g
         if (variables[i] == NULL || grads[i] == NULL)
             return tp_status_make(TP_INVALID_ARGUMENT, "tp_sgd_apply: %s %zu is NULL",
                                   variables[i] == NULL ? "variable" : "gradient", i);
-        tp_shape_t shape = tp_variable_shape(variables[i]);
-        if (grads[i]->dtype != tp_variable_dtype(variables[i]) ||
-            !tp_shape_equal(&grads[i]->shape, &shape)) {
-            char want[128], got[128];
-            tp_shape_format(&shape, want, sizeof want);
-            tp_shape_format(&grads[i]->shape, got, sizeof got);
-            return tp_status_make(TP_INVALID_ARGUMENT,
-                                  "tp_sgd_apply: variable '%s' is %s %s, its gradient %s %s",
-                                  tp_variable_name(variables[i]),
-                                  tp_dtype_name(tp_variable_dtype(variables[i])), want,
-                                  tp_dtype_name(grads[i]->dtype), got);
-        }
+        TP_RETURN_IF_ERROR(tp_status_annotate(
+            tp_optimizer_check_gradient_like(variables[i], grads[i]), "tp_sgd_apply"));
     }
     tp_status_t *error = NULL;
     tp_tape_suspend();

@@ -252,21 +252,26 @@ static tp_status_t *check_variable(const tp_optimizer_t *optimizer, tp_variable_
     return NULL;
 }
 
+tp_status_t *tp_optimizer_check_gradient_like(const tp_variable_t *variable,
+                                              const tp_tensor_t *grad) {
+    tp_shape_t shape = tp_variable_shape(variable);
+    if (grad->dtype == tp_variable_dtype(variable) && tp_shape_equal(&grad->shape, &shape))
+        return NULL;
+    char want[128], got[128];
+    tp_shape_format(&shape, want, sizeof want);
+    tp_shape_format(&grad->shape, got, sizeof got);
+    return tp_status_make(TP_INVALID_ARGUMENT, "variable '%s' is %s %s, its gradient %s %s",
+                          tp_variable_name(variable), tp_dtype_name(tp_variable_dtype(variable)),
+                          want, tp_dtype_name(grad->dtype), got);
+}
+
 static tp_status_t *check_gradient(const tp_optimizer_t *optimizer, const tp_variable_t *variable,
                                    const tp_tensor_t *grad) {
     const char *name = tp_variable_name(variable);
     if (grad->context != optimizer->context)
         return tp_status_make(TP_INVALID_ARGUMENT, "the gradient of variable '%s' belongs to "
                               "another context", name);
-    tp_shape_t shape = tp_variable_shape(variable);
-    if (grad->dtype != tp_variable_dtype(variable) || !tp_shape_equal(&grad->shape, &shape)) {
-        char want[128], got[128];
-        tp_shape_format(&shape, want, sizeof want);
-        tp_shape_format(&grad->shape, got, sizeof got);
-        return tp_status_make(TP_INVALID_ARGUMENT, "variable '%s' is %s %s, its gradient %s %s",
-                              name, tp_dtype_name(tp_variable_dtype(variable)), want,
-                              tp_dtype_name(grad->dtype), got);
-    }
+    TP_RETURN_IF_ERROR(tp_optimizer_check_gradient_like(variable, grad));
     return tp_status_annotate(tp_tensor_require_values(grad, "an optimizer step"),
                               "the gradient of variable '%s'", name);
 }

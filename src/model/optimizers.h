@@ -37,6 +37,11 @@ struct tp_optimizer {
  * NULL-terminated. */
 const char *const *tp_optimizer_slot_names(const tp_optimizer_t *optimizer);
 
+/* Fails naming both when `grad` has not `variable`'s dtype and shape ("variable 'w' is float32
+ * (2, 3), its gradient ..."): what tp_sgd_apply and an optimizer step check of each pair. */
+tp_status_t *tp_optimizer_check_gradient_like(const tp_variable_t *variable,
+                                              const tp_tensor_t *grad);
+
 /* The scalars of one step in a variable's dtype, on the host: made once per step and dtype. */
 typedef struct tp_optimizer_scalars {
     tp_tensor_t *learning_rate, *momentum;               /* SGD */

@@ -4,13 +4,13 @@
  * shape TensorFlow passes as a tensor (input_sizes, filter_sizes, orig_input_shape) as a shape
  * attribute, since an op's shape here follows from its attributes and input shapes alone. */
 #include <stdbool.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "base/shape.h"
 #include "base/status.h"
 #include "kernel/kernel_context.h"
 #include "op/op_defs.h"
+#include "op/shape_functions.h"
 #include "tensor/tensor.h"
 
 static const tp_dtype_t floats[] = {TP_OP_FLOAT_DTYPES};
@@ -18,20 +18,6 @@ static const tp_dtype_t floats[] = {TP_OP_FLOAT_DTYPES};
 /* ---- Reading the attributes ------------------------------------------------------------------ */
 
 static const char *op_name(const tp_kernel_context_t *call) { return call->op->def->name; }
-
-/* "[1,2,3,4]", as TensorFlow writes shapes and lists in messages. */
-static const char *bracketed(const int64_t *values, int32_t count, char *text, size_t capacity) {
-    size_t used = (size_t)snprintf(text, capacity, "[");
-    for (int32_t i = 0; i < count && used < capacity; i++)
-        used += (size_t)snprintf(text + used, capacity - used, i == 0 ? "%lld" : ",%lld",
-                                 (long long)values[i]);
-    if (used < capacity) snprintf(text + used, capacity - used, "]");
-    return text;
-}
-
-static const char *shape_text(const tp_shape_t *shape, char *text, size_t capacity) {
-    return bracketed(shape->dims, shape->rank, text, capacity);
-}
 
 /* Strides, dilations and window sizes are four numbers, one per NHWC dimension, that must be 1
  * for the batch and the channels; an empty list (dilations' default) means all ones. Values
@@ -52,13 +38,14 @@ static tp_status_t *read_four(const tp_kernel_context_t *call, const char *name,
         if (attr->list[i] < 1 || attr->list[i] > INT32_MAX)
             return tp_status_make(TP_INVALID_ARGUMENT, "%s: %s must be between 1 and %d, got %s",
                                   op_name(call), name, INT32_MAX,
-                                  bracketed(attr->list, 4, text, sizeof text));
+                                  tp_bracketed_list(attr->list, 4, text, sizeof text));
         out[i] = attr->list[i];
     }
     if (out[0] != 1 || out[3] != 1)
         return tp_status_make(TP_INVALID_ARGUMENT,
                               "%s: %s must be 1 for the batch and the channels, got %s",
-                              op_name(call), name, bracketed(attr->list, 4, text, sizeof text));
+                              op_name(call), name,
+                              tp_bracketed_list(attr->list, 4, text, sizeof text));
     return NULL;
 }
 
@@ -120,7 +107,7 @@ static tp_status_t *shape_attr(const tp_kernel_context_t *call, const char *name
         if (attr->list[i] < 0)
             return tp_status_make(TP_INVALID_ARGUMENT, "%s: %s %s has a negative dimension",
                                   op_name(call), name,
-                                  bracketed(attr->list, 4, text, sizeof text));
+                                  tp_bracketed_list(attr->list, 4, text, sizeof text));
         out->dims[i] = attr->list[i];
     }
     int64_t count;
@@ -132,7 +119,7 @@ static tp_status_t *check_rank4(const tp_kernel_context_t *call, const char *wha
     if (shape->rank == 4) return NULL;
     char text[256];
     return tp_status_make(TP_INVALID_ARGUMENT, "%s: %s must be 4-dimensional %s, got %s",
-                          op_name(call), what, layout, shape_text(shape, text, sizeof text));
+                          op_name(call), what, layout, tp_shape_text(shape, text, sizeof text));
 }
 
 /* ---- Output sizes ---------------------------------------------------------------------------- */
@@ -193,8 +180,8 @@ static tp_status_t *conv_output(const tp_kernel_context_t *call, const tp_shape_
                               "%s: the input has %lld channels but the filter takes %lld (input "
                               "%s, filter %s)",
                               op_name(call), (long long)input->dims[3],
-                              (long long)filter->dims[2], shape_text(input, ti, sizeof ti),
-                              shape_text(filter, tf, sizeof tf));
+                              (long long)filter->dims[2], tp_shape_text(input, ti, sizeof ti),
+                              tp_shape_text(filter, tf, sizeof tf));
     }
     *out = (tp_shape_t){.rank = 4, .dims = {input->dims[0], 0, 0, filter->dims[3]}};
     TP_RETURN_IF_ERROR(output_size(call, "height", input->dims[1], filter->dims[0], strides[1],
@@ -228,8 +215,8 @@ static tp_status_t *expect_shape(const tp_kernel_context_t *call, const char *wh
     if (tp_shape_equal(got, want)) return NULL;
     char tg[256], tw[256];
     return tp_status_make(TP_INVALID_ARGUMENT, "%s: %s is %s, but the %s it follows gives %s",
-                          op_name(call), what, shape_text(got, tg, sizeof tg), forward,
-                          shape_text(want, tw, sizeof tw));
+                          op_name(call), what, tp_shape_text(got, tg, sizeof tg), forward,
+                          tp_shape_text(want, tw, sizeof tw));
 }
 
 static const tp_shape_t *input_shape(const tp_kernel_context_t *call, int32_t index) {

@@ -91,8 +91,8 @@ static tp_status_t *shape_softmax_cross_entropy(tp_kernel_context_t *call) {
                               "SoftmaxCrossEntropyWithLogits: features and labels must be "
                               "matrices [batch, classes] of one shape; got features %s and "
                               "labels %s",
-                              tp_shape_brackets(features, tf, sizeof tf),
-                              tp_shape_brackets(labels, tl, sizeof tl));
+                              tp_shape_text(features, tf, sizeof tf),
+                              tp_shape_text(labels, tl, sizeof tl));
     }
     set_loss_outputs(call, features);
     return NULL;
@@ -106,8 +106,8 @@ static tp_status_t *shape_sparse_softmax_cross_entropy(tp_kernel_context_t *call
                               "SparseSoftmaxCrossEntropyWithLogits: features must be a matrix "
                               "[batch, classes] and labels a vector [batch]; got features %s "
                               "and labels %s",
-                              tp_shape_brackets(features, tf, sizeof tf),
-                              tp_shape_brackets(labels, tl, sizeof tl));
+                              tp_shape_text(features, tf, sizeof tf),
+                              tp_shape_text(labels, tl, sizeof tl));
     }
     set_loss_outputs(call, features);
     return NULL;
@@ -137,7 +137,7 @@ static tp_status_t *check_batch_norm_shapes(const tp_kernel_context_t *call, int
         return tp_status_make(TP_INVALID_ARGUMENT,
                               "%s: x must be [batch, channels] or NHWC [batch, height, width, "
                               "channels]; got %s",
-                              op_name(call), tp_shape_brackets(x, tx, sizeof tx));
+                              op_name(call), tp_shape_text(x, tx, sizeof tx));
     int64_t channels = x->dims[x->rank - 1];
     for (int32_t i = first; i < first + count; i++) {
         const tp_shape_t *v = input_shape(call, i);
@@ -147,8 +147,8 @@ static tp_status_t *check_batch_norm_shapes(const tp_kernel_context_t *call, int
                                   "for x %s",
                                   op_name(call), call->op->def->inputs[i].name,
                                   (long long)channels, (long long)channels,
-                                  tp_shape_brackets(v, tv, sizeof tv),
-                                  tp_shape_brackets(x, tx, sizeof tx));
+                                  tp_shape_text(v, tv, sizeof tv),
+                                  tp_shape_text(x, tx, sizeof tx));
     }
     return NULL;
 }
@@ -169,8 +169,8 @@ static tp_status_t *shape_fused_batch_norm_grad(tp_kernel_context_t *call) {
         char ty[128], tx[128];
         return tp_status_make(TP_INVALID_ARGUMENT,
                               "FusedBatchNormGrad: y_backprop %s must have x's shape %s",
-                              tp_shape_brackets(input_shape(call, 0), ty, sizeof ty),
-                              tp_shape_brackets(input_shape(call, 1), tx, sizeof tx));
+                              tp_shape_text(input_shape(call, 0), ty, sizeof ty),
+                              tp_shape_text(input_shape(call, 1), tx, sizeof tx));
     }
     set_output(call, 0, input_shape(call, 1));
     set_output(call, 1, input_shape(call, 2));

@@ -20,18 +20,17 @@ static const tp_shape_t *input_shape(const tp_kernel_context_t *call, int32_t in
     return &call->inputs[index]->shape;
 }
 
-/* "[2,3]", as TensorFlow writes shapes in messages. */
-static const char *bracketed(const tp_shape_t *shape, char *text, size_t capacity) {
+const char *tp_bracketed_list(const int64_t *values, int32_t count, char *text, size_t capacity) {
     size_t used = (size_t)snprintf(text, capacity, "[");
-    for (int32_t d = 0; d < shape->rank && used < capacity; d++)
-        used += (size_t)snprintf(text + used, capacity - used, d == 0 ? "%lld" : ",%lld",
-                                 (long long)shape->dims[d]);
+    for (int32_t i = 0; i < count && used < capacity; i++)
+        used += (size_t)snprintf(text + used, capacity - used, i == 0 ? "%lld" : ",%lld",
+                                 (long long)values[i]);
     if (used < capacity) snprintf(text + used, capacity - used, "]");
     return text;
 }
 
 const char *tp_shape_text(const tp_shape_t *shape, char *text, size_t capacity) {
-    return bracketed(shape, text, capacity);
+    return tp_bracketed_list(shape->dims, shape->rank, text, capacity);
 }
 
 tp_status_t *tp_shape_same_as_input(tp_kernel_context_t *call) {
@@ -47,8 +46,8 @@ tp_status_t *tp_broadcast_shapes(const tp_shape_t *a, const tp_shape_t *b, tp_sh
         if (x != y && x != 1 && y != 1) {
             char ta[256], tb[256];
             return tp_status_make(TP_INVALID_ARGUMENT,
-                                  "Incompatible shapes: %s vs. %s", bracketed(a, ta, sizeof ta),
-                                  bracketed(b, tb, sizeof tb));
+                                  "Incompatible shapes: %s vs. %s", tp_shape_text(a, ta, sizeof ta),
+                                  tp_shape_text(b, tb, sizeof tb));
         }
         result.dims[d] = x == 1 ? y : x;
     }
@@ -72,8 +71,8 @@ tp_status_t *tp_shape_all_inputs_equal(tp_kernel_context_t *call) {
             return tp_status_make(TP_INVALID_ARGUMENT,
                                   "%s: all inputs must have one shape; input 0 is %s, input %d is "
                                   "%s",
-                                  op_name(call), bracketed(input_shape(call, 0), ta, sizeof ta),
-                                  (int)i, bracketed(input_shape(call, i), tb, sizeof tb));
+                                  op_name(call), tp_shape_text(input_shape(call, 0), ta, sizeof ta),
+                                  (int)i, tp_shape_text(input_shape(call, i), tb, sizeof tb));
         }
     }
     set_output(call, 0, input_shape(call, 0));
@@ -85,7 +84,8 @@ tp_status_t *tp_shape_matmul(tp_kernel_context_t *call) {
     char ta[256], tb[256];
     if (a->rank != 2 || b->rank != 2)
         return tp_status_make(TP_INVALID_ARGUMENT, "MatMul: inputs must be matrices, but are %s "
-                              "and %s", bracketed(a, ta, sizeof ta), bracketed(b, tb, sizeof tb));
+                              "and %s", tp_shape_text(a, ta, sizeof ta),
+                              tp_shape_text(b, tb, sizeof tb));
     bool transpose_a = tp_kernel_context_attr(call, "transpose_a")->i != 0;
     bool transpose_b = tp_kernel_context_attr(call, "transpose_b")->i != 0;
     int64_t m = a->dims[transpose_a ? 1 : 0], k = a->dims[transpose_a ? 0 : 1];
@@ -93,7 +93,7 @@ tp_status_t *tp_shape_matmul(tp_kernel_context_t *call) {
     if (k != k2)
         return tp_status_make(TP_INVALID_ARGUMENT,
                               "MatMul: Matrix size-incompatible: In[0]: %s, In[1]: %s%s",
-                              bracketed(a, ta, sizeof ta), bracketed(b, tb, sizeof tb),
+                              tp_shape_text(a, ta, sizeof ta), tp_shape_text(b, tb, sizeof tb),
                               transpose_a || transpose_b ? " (with transposes)" : "");
     tp_shape_t out = {.rank = 2, .dims = {m, n}};
     set_output(call, 0, &out);
@@ -107,7 +107,7 @@ tp_status_t *tp_shape_bias_add(tp_kernel_context_t *call) {
         return tp_status_make(TP_INVALID_ARGUMENT,
                               "BiasAdd: bias must be a vector as long as the last dimension of "
                               "the input; got input %s and bias %s",
-                              bracketed(x, tx, sizeof tx), bracketed(bias, tb, sizeof tb));
+                              tp_shape_text(x, tx, sizeof tx), tp_shape_text(bias, tb, sizeof tb));
     set_output(call, 0, x);
     return NULL;
 }
@@ -187,8 +187,8 @@ tp_status_t *tp_shape_reshape(tp_kernel_context_t *call) {
         return tp_status_make(TP_INVALID_ARGUMENT,
                               "Reshape: cannot reshape a tensor with %lld elements to shape %s "
                               "(%lld elements); the input is %s",
-                              (long long)x->num_elements, bracketed(&out, to, sizeof to),
-                              (long long)known, bracketed(&x->shape, tx, sizeof tx));
+                              (long long)x->num_elements, tp_shape_text(&out, to, sizeof to),
+                              (long long)known, tp_shape_text(&x->shape, tx, sizeof tx));
     }
     set_output(call, 0, &out);
     return NULL;
@@ -258,7 +258,7 @@ tp_status_t *tp_shape_const(tp_kernel_context_t *call) {
         return tp_status_make(TP_INVALID_ARGUMENT,
                               "Const: a %s tensor of shape %s needs %zu bytes of value, but %d "
                               "were given",
-                              tp_dtype_name(dtype), bracketed(&shape, text, sizeof text), bytes,
+                              tp_dtype_name(dtype), tp_shape_text(&shape, text, sizeof text), bytes,
                               (int)value->count);
     }
     TP_RETURN_IF_ERROR(tp_dtype_check_values(dtype, value->s, bytes, "Const"));
@@ -270,7 +270,7 @@ tp_status_t *tp_shape_fill(tp_kernel_context_t *call) {
     if (input_shape(call, 0)->rank != 0) {
         char text[256];
         return tp_status_make(TP_INVALID_ARGUMENT, "Fill: value must be a scalar, not %s",
-                              bracketed(input_shape(call, 0), text, sizeof text));
+                              tp_shape_text(input_shape(call, 0), text, sizeof text));
     }
     return tp_shape_from_attr(call);
 }
@@ -279,8 +279,4 @@ tp_status_t *tp_shape_softmax(tp_kernel_context_t *call) {
     if (input_shape(call, 0)->rank < 1)
         return tp_status_make(TP_INVALID_ARGUMENT, "Softmax: logits must have rank >= 1");
     return tp_shape_same_as_input(call);
-}
-
-const char *tp_shape_brackets(const tp_shape_t *shape, char *text, size_t capacity) {
-    return bracketed(shape, text, capacity);
 }

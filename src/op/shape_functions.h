@@ -21,6 +21,9 @@ tp_status_t *tp_shape_softmax(tp_kernel_context_t *call);
 /* "[2,3]", as TensorFlow writes shapes in messages; returns `text`. */
 const char *tp_shape_text(const tp_shape_t *shape, char *text, size_t capacity);
 
+/* The same text for a list of `count` values (an attribute's list); returns `text`. */
+const char *tp_bracketed_list(const int64_t *values, int32_t count, char *text, size_t capacity);
+
 /* The NumPy broadcast of two shapes; fails naming both when they do not broadcast. */
 tp_status_t *tp_broadcast_shapes(const tp_shape_t *a, const tp_shape_t *b, tp_shape_t *out);
 
@@ -28,8 +31,5 @@ tp_status_t *tp_broadcast_shapes(const tp_shape_t *a, const tp_shape_t *b, tp_sh
  * means all; an axis out of range or repeated fails. */
 tp_status_t *tp_reduction_mask(const int64_t *axes, int32_t count, int32_t rank,
                                bool mask[TP_MAX_RANK]);
-
-/* "[2,3]", as TensorFlow writes shapes in messages, into `text`; returns text. */
-const char *tp_shape_brackets(const tp_shape_t *shape, char *text, size_t capacity);
 
 #endif

@@ -62,8 +62,6 @@ static int integer_text(const elements_t *e, int64_t i, char *text, size_t capac
     }
 }
 
-static bool is_floating(tp_dtype_t dtype) { return tp_dtype_is_float(dtype); }
-
 /* Whether `text` reads back as `x` in the element's own precision. */
 static bool reads_back(const char *text, double x, tp_dtype_t dtype) {
     switch (dtype) {
@@ -147,7 +145,7 @@ typedef struct {
 
 static void survey_element(const elements_t *e, int64_t i, survey_t *s) {
     if (e->dtype == TP_BOOL) return;
-    if (!is_floating(e->dtype)) {
+    if (!tp_dtype_is_float(e->dtype)) {
         char text[32];
         int width = integer_text(e, i, text, sizeof text);
         if (width > s->integer_width) s->integer_width = width;
@@ -223,7 +221,7 @@ static void format_float(const style_t *style, double x, tp_strbuf_t *text) {
 /* Appends element i, padded to the array's field width. */
 static void format_element(const style_t *style, int64_t i, tp_strbuf_t *text) {
     const elements_t *e = &style->elements;
-    if (is_floating(e->dtype)) {
+    if (tp_dtype_is_float(e->dtype)) {
         format_float(style, float_at(e, i), text);
     } else if (e->dtype == TP_BOOL) {
         tp_strbuf_printf(text, "%*s", style->width, bool_at(e, i) ? "True" : "False");
@@ -277,7 +275,7 @@ static void choose_style(printer_t *p) {
     p->survey = (survey_t){.integer_width = 0};
     for_each_shown(p, 0, 0, visit_survey);
     const survey_t *s = &p->survey;
-    if (!is_floating(style->elements.dtype)) {
+    if (!tp_dtype_is_float(style->elements.dtype)) {
         if (style->elements.dtype == TP_BOOL) {
             style->width = 5; /* " True" lines up with "False", as NumPy does */
         } else {
@@ -411,7 +409,7 @@ void tp_format_values(tp_strbuf_t *out, tp_dtype_t dtype, const tp_shape_t *shap
     for (int32_t axis = 0; axis < shape->rank; axis++) count *= shape->dims[axis];
     if (shape->rank == 0) {
         char digits[32];
-        if (is_floating(dtype)) {
+        if (tp_dtype_is_float(dtype)) {
             format_scalar_float(float_at(&elements, 0), dtype, out);
         } else if (dtype == TP_BOOL) {
             tp_strbuf_puts(out, bool_at(&elements, 0) ? "True" : "False");
