@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "base/printable.h"
 #include "base/shape.h"
 #include "base/status.h"
 #include "kernel/kernel_context.h"
@@ -49,28 +50,16 @@ static tp_status_t *read_four(const tp_kernel_context_t *call, const char *name,
     return NULL;
 }
 
-/* The caller's string as a message shows it: these attributes are ASCII keywords, so every
- * other byte (a newline, ESC, any non-ASCII) is written as \xHH, and at most 64 bytes of it. */
+/* The caller's string as a message shows it, between double quotes: these attributes are ASCII
+ * keywords, so every other byte (a newline, ESC, any non-ASCII, the quote) is written as \xHH,
+ * and at most 64 bytes of it. */
 typedef struct {
-    char text[64 * 4 + 1];
+    char text[64 * 4 + sizeof "..."];
 } shown_string_t;
 
 static shown_string_t shown(const char *text) {
-    static const char hex[] = "0123456789ABCDEF";
     shown_string_t out;
-    size_t used = 0;
-    for (size_t n = 0; text[n] != '\0' && n < 64; n++) {
-        unsigned char c = (unsigned char)text[n];
-        if (c >= 0x20 && c < 0x7F) {
-            out.text[used++] = (char)c;
-        } else {
-            out.text[used++] = '\\';
-            out.text[used++] = 'x';
-            out.text[used++] = hex[c >> 4];
-            out.text[used++] = hex[c & 0xF];
-        }
-    }
-    out.text[used] = '\0';
+    tp_printable_ascii_quote(out.text, sizeof out.text, text, strlen(text), 64, '"');
     return out;
 }
 
