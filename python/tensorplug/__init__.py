@@ -1,0 +1,24 @@
+# SPDX-License-Identifier: Apache-2.0
+"""tensorplug: a tensor runtime whose devices are plug-ins, with TensorFlow's Python names.
+
+    import tensorplug as tp          # plug-ins register their devices here
+    tp.config.list_physical_devices()
+    with tp.device("/APU:0"):
+        c = tp.nn.relu(tp.random.normal(shape=[5]))
+"""
+from . import _plugins
+from . import _tensorplug
+
+_tensorplug._initialize(_plugins.plugin_path())
+
+from ._shape import TensorShape  # noqa: E402
+
+_tensorplug._set_tensor_shape_class(TensorShape)
+
+from ._tensorplug import (  # noqa: E402
+    DType, Tensor, Variable, bfloat16, bool, constant, double, float16, float32, float64, half, int8,
+    int16, int32, int64, uint8, uint16, uint32, uint64)
+from . import errors  # noqa: E402
+from . import nn  # noqa: E402
+
+__version__ = _tensorplug.__version__
