@@ -22,3 +22,8 @@ from . import errors  # noqa: E402
 from . import nn  # noqa: E402
 
 __version__ = _tensorplug.__version__
+
+# ---- Tensor protocols (H1): tf.pow, tf.newaxis, tf.experimental.dlpack's from_dlpack ----------
+from ._tensorplug import Reference, from_dlpack, pow  # noqa: E402,F401
+
+newaxis = None
