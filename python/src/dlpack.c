@@ -181,8 +181,9 @@ PyObject *tpy_tensor_dlpack(PyObject *self, PyObject *args, PyObject *kwargs) {
 /*
  * A borrowed tensor's memory goes back to its producer on whichever thread the runtime lets
  * go of it, possibly holding the runtime's locks, where calling into Python could deadlock:
- * the managed tensor is queued here, and its deleter runs from a pending call of the
- * interpreter (and before each import), with the GIL held.
+ * the managed tensor is queued here, and its deleter runs with the GIL held: after the
+ * release of a Tensor object (the common case, on the CPU, where the runtime lets go at once),
+ * before each import, or else from a pending call of the interpreter.
  */
 typedef struct pending_release {
     dl_managed_tensor_t *managed;
@@ -195,9 +196,12 @@ static bool drain_scheduled;
 
 static void run_deleters(void) {
     pthread_mutex_lock(&pending_mutex);
+    if (pending == NULL) {
+        pthread_mutex_unlock(&pending_mutex);
+        return;
+    }
     pending_release_t *list = pending;
     pending = NULL;
-    drain_scheduled = false;
     pthread_mutex_unlock(&pending_mutex);
     while (list != NULL) {
         pending_release_t *next = list->next;
@@ -207,11 +211,17 @@ static void run_deleters(void) {
     }
 }
 
+/* The pending call: once it has started, a later release schedules another. */
 static int drain(void *unused) {
     (void)unused;
+    pthread_mutex_lock(&pending_mutex);
+    drain_scheduled = false;
+    pthread_mutex_unlock(&pending_mutex);
     run_deleters();
     return 0;
 }
+
+void tpy_dlpack_give_back(void) { run_deleters(); }
 
 /* The runtime's release function: no Python here, only the queue. */
 static void queue_release(void *arg) {

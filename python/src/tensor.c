@@ -33,6 +33,9 @@ static void tensor_dealloc(PyObject *self) {
     if (object->weakrefs != NULL) PyObject_ClearWeakRefs(self);
     tp_tensor_release(object->tensor);
     PyObject_Free(self);
+    /* The release may have let go of memory tp.from_dlpack borrowed: its producer's deleter
+     * runs now, not at the interpreter's next pending call. */
+    tpy_dlpack_give_back();
 }
 
 /* The dimensions as a tuple of ints. */

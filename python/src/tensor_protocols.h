@@ -29,6 +29,9 @@ PyObject *tpy_tensor_array(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *tpy_tensor_dlpack(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *tpy_tensor_dlpack_device(PyObject *self, PyObject *unused);
 int tpy_init_dlpack(PyObject *module);
+/* Gives imported memory the runtime has let go of back to its producers; called with the GIL
+ * held and no runtime lock, as after a tensor's release. */
+void tpy_dlpack_give_back(void);
 
 /* tensor.c: numpy(), a copy of the values (a NumPy scalar for a scalar tensor, as TensorFlow
  * gives). */
