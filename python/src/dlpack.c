@@ -123,7 +123,9 @@ PyObject *tpy_tensor_dlpack_device(PyObject *self, PyObject *unused) {
 }
 
 /* __dlpack__(stream=None): a "dltensor" capsule of the tensor's own bytes, for a CPU tensor;
- * BufferError for other devices' tensors, which are copied to the CPU first. */
+ * BufferError for other devices' tensors, which are copied to the CPU first. DLPack 0.x has no
+ * read-only mark: the consumer must not write the memory, since tensors are immutable (the
+ * same contract as TensorFlow's export). */
 PyObject *tpy_tensor_dlpack(PyObject *self, PyObject *args, PyObject *kwargs) {
     static char *keywords[] = {"stream", NULL};
     PyObject *stream = Py_None;
@@ -306,17 +308,16 @@ static int import_managed(dl_managed_tensor_t *managed, tp_tensor_t **out) {
             tpy_raise(status);
         } else if (row_major(t) && count > 0) {
             pending_release_t *release = malloc(sizeof *release);
-            if (release == NULL) {
-                PyErr_NoMemory();
-                return -1;
-            }
-            release->managed = managed;
-            status = tp_tensor_create_borrowed(context, dtype, shape, data, size, queue_release,
-                                               release, out);
-            if (status == NULL) return 0; /* the deleter runs when the runtime lets go */
+            if (release != NULL) release->managed = managed;
+            status = release == NULL ? NULL
+                                     : tp_tensor_create_borrowed(context, dtype, shape, data,
+                                                                 size, queue_release, release,
+                                                                 out);
+            if (release != NULL && status == NULL)
+                return 0; /* the deleter runs when the runtime lets go */
             free(release);
-            /* Misaligned memory, or values tp_tensor_create would refuse too: a copy says
-             * which. */
+            /* Misaligned memory, or values tp_tensor_create would refuse too (a copy says
+             * which), or no memory for the record: copied. */
             tp_status_free(status);
             result = tpy_check(tp_tensor_create(context, dtype, shape, data, size, out));
         } else if (count == 0) {

@@ -96,26 +96,29 @@ PyBufferProcs tpy_tensor_as_buffer = {
     .bf_releasebuffer = release_buffer,
 };
 
-/* __array__(dtype=None): a read-only view of a CPU tensor's memory, otherwise a copy
- * (numpy()); with a dtype, the values converted to it, as TensorFlow gives
- * numpy.asarray(t.numpy(), dtype). */
+/* __array__(dtype=None, copy=None): a read-only view of a CPU tensor's memory, otherwise (or
+ * with copy=True, NumPy 2's keyword) a copy, numpy(); with a dtype, the values converted to
+ * it, as TensorFlow gives numpy.asarray(t.numpy(), dtype). */
 PyObject *tpy_tensor_array(PyObject *self, PyObject *args, PyObject *kwargs) {
-    static char *keywords[] = {"dtype", NULL};
-    PyObject *dtype = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:__array__", keywords, &dtype))
+    static char *keywords[] = {"dtype", "copy", NULL};
+    PyObject *dtype = Py_None, *copy_object = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OO:__array__", keywords, &dtype,
+                                     &copy_object))
         return NULL;
+    int copy = copy_object == Py_None ? 0 : PyObject_IsTrue(copy_object);
+    if (copy < 0) return NULL;
     PyObject *numpy = PyImport_ImportModule("numpy");
     if (numpy == NULL) return NULL;
     PyObject *array = NULL;
-    PyObject *view = PyMemoryView_FromObject(self);
+    PyObject *view = copy ? NULL : PyMemoryView_FromObject(self);
     if (view != NULL) {
         array = PyObject_CallMethod(numpy, "asarray", "O", view);
         Py_DECREF(view);
-    } else if (PyErr_ExceptionMatches(PyExc_BufferError)) {
+    } else if (copy || PyErr_ExceptionMatches(PyExc_BufferError)) {
         PyErr_Clear();
-        PyObject *copy = tpy_tensor_numpy(self, NULL);
-        if (copy != NULL) array = PyObject_CallMethod(numpy, "asarray", "O", copy);
-        Py_XDECREF(copy);
+        PyObject *values = tpy_tensor_numpy(self, NULL);
+        if (values != NULL) array = PyObject_CallMethod(numpy, "asarray", "O", values);
+        Py_XDECREF(values);
     }
     if (array != NULL && dtype != Py_None)
         Py_SETREF(array, PyObject_CallMethod(numpy, "asarray", "OO", array, dtype));

@@ -27,10 +27,13 @@ static int operands(PyObject *x, PyObject *y, tp_tensor_t *out[2], bool owned[2]
     return 0;
 }
 
-/* Whether the runtime's op would take this long enough for another thread to gain from the
- * GIL: the same bound as execute.c's. */
+/* Inputs of fewer elements run with the GIL held, as execute.c's: releasing and taking it
+ * back costs about as much as a small op. */
+#define GIL_RELEASE_ELEMENTS 16384
+
 static bool worth_releasing(tp_tensor_t *const *tensors) {
-    return tp_tensor_num_elements(tensors[0]) + tp_tensor_num_elements(tensors[1]) >= 16384;
+    return tp_tensor_num_elements(tensors[0]) + tp_tensor_num_elements(tensors[1]) >=
+           GIL_RELEASE_ELEMENTS;
 }
 
 static PyObject *run_binary(tpy_binary_fn fn, tp_tensor_t *x, tp_tensor_t *y) {
@@ -112,8 +115,15 @@ static PyObject *power(PyObject *x, PyObject *y, PyObject *modulo) {
 static PyObject *unary(tpy_unary_fn fn, PyObject *x) {
     tp_context_t *context = tpy_context();
     if (context == NULL) return NULL;
-    tp_tensor_t *out = NULL;
-    tp_status_t *status = fn(context, TPY_TENSOR(x), &out);
+    tp_tensor_t *input = TPY_TENSOR(x), *out = NULL;
+    tp_status_t *status;
+    if (tp_tensor_num_elements(input) >= GIL_RELEASE_ELEMENTS) {
+        Py_BEGIN_ALLOW_THREADS
+        status = fn(context, input, &out);
+        Py_END_ALLOW_THREADS
+    } else {
+        status = fn(context, input, &out);
+    }
     if (status != NULL) return tpy_raise(status);
     return tpy_tensor_wrap(out);
 }

@@ -60,6 +60,11 @@ def test_round_trip_through_array_and_asarray(name, numpy_dtype):
     for array in [np.asarray(t), np.array(t), t.__array__(), np.asarray(t, dtype=numpy_dtype)]:
         assert array.dtype == np.dtype(numpy_dtype)
         np.testing.assert_array_equal(array, values)
+    copied = t.__array__(copy=True)
+    np.testing.assert_array_equal(copied, values)
+    if name != "bfloat16":
+        assert not np.shares_memory(copied, np.asarray(t))
+        assert np.shares_memory(t.__array__(), np.asarray(t))
     as_float = t.__array__(dtype="float64")
     assert as_float.dtype == np.float64
     np.testing.assert_array_equal(as_float, values.astype("float64"))
