@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """tp.config.gpu: the per-process memory settings "Using GPUs" shows, from TensorFlow's older
-API. Each applies to every physical device that supports it:
+API. Each applies to every visible physical device that supports it:
 
 - every device but the CPU: the host's CPU grows on demand anyway, and its memory is the
   whole process's, not the framework's to divide;
@@ -13,13 +13,13 @@ Devices are checked first and then configured, so a call that raises changes not
 after the logical devices were made, when the first device already refuses: RuntimeError."""
 import numbers
 
-from . import experimental, get_logical_device_configuration, list_physical_devices
+from . import experimental, get_logical_device_configuration, get_visible_devices
 from .. import _tensorplug as _c
 
 
 def _supporting(needs_memory_size):
     devices = []
-    for device in list_physical_devices():
+    for device in get_visible_devices():
         if device.device_type.upper() == "CPU":
             continue
         if get_logical_device_configuration(device) is not None:
