@@ -22,3 +22,8 @@ from . import errors  # noqa: E402
 from . import nn  # noqa: E402
 
 __version__ = _tensorplug.__version__
+
+# ---- H3: device configuration and scopes (tp.config, tp.debugging, tp.device) ----
+from ._tensorplug import device  # noqa: E402
+from . import config  # noqa: E402
+from . import debugging  # noqa: E402
