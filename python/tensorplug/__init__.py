@@ -23,6 +23,11 @@ from . import nn  # noqa: E402
 
 __version__ = _tensorplug.__version__
 
+# ---- H3: device configuration and scopes (tp.config, tp.debugging, tp.device) ----
+from ._tensorplug import device  # noqa: E402
+from . import config  # noqa: E402
+from . import debugging  # noqa: E402
+
 # ---- Tensor protocols (H1): tf.pow, tf.newaxis, tf.experimental.dlpack's from_dlpack ----------
 from ._tensorplug import Reference, from_dlpack, pow  # noqa: E402,F401
 
