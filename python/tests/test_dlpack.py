@@ -139,3 +139,20 @@ def test_pytorch_round_trip():
                   torch.bool, torch.float16]:
         value = torch.ones(5, dtype=dtype)
         assert torch.equal(torch.from_dlpack(tp.from_dlpack(value)), value)
+
+
+def test_imported_memory_is_not_counted_and_exported_memory_is_held():
+    info = tp.config.experimental.get_memory_info
+    before = info("CPU:0")["current"]
+    source = np.ones((512, 512), dtype="float32")
+    t = tp.from_dlpack(source)
+    assert info("CPU:0")["current"] == before  # borrowed: NumPy's memory, not the runtime's
+    del t
+    exported = tp.constant(np.ones((512, 512), dtype="float32"))
+    held = info("CPU:0")["current"]
+    array = np.from_dlpack(exported)
+    del exported
+    assert info("CPU:0")["current"] == held  # the array holds the tensor's memory
+    assert array.sum() == 512 * 512
+    del array
+    assert info("CPU:0")["current"] == before

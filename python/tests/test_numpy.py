@@ -186,3 +186,15 @@ def test_views_do_not_leak():
         t.__array__()
     assert sys.getallocatedblocks() - before < 100
     assert sys.getrefcount(t) == 2
+
+
+def test_views_add_no_runtime_memory_and_leave_none_behind():
+    info = tp.config.experimental.get_memory_info
+    before = info("CPU:0")["current"]
+    t = tp.constant(np.ones((256, 256), dtype="float32"))
+    with_tensor = info("CPU:0")["current"]
+    assert with_tensor >= before + 256 * 256 * 4
+    views = [np.asarray(t) for _ in range(10)] + [memoryview(t)]
+    assert info("CPU:0")["current"] == with_tensor
+    del t, views
+    assert info("CPU:0")["current"] == before

@@ -340,3 +340,18 @@ def test_every_binary_operator_pair_of_dtypes_is_refused_or_right():
     for x, y in itertools.product([tp.constant([2.0]), 2.0, np.float32(2.0)], repeat=2):
         if isinstance(x, tp.Tensor) or isinstance(y, tp.Tensor):
             assert (x * y).numpy().tolist() == [4.0]
+
+
+def memory_in_use():
+    return {d: tp.config.experimental.get_memory_info(d)["current"] for d in ("CPU:0", "APU:0")}
+
+
+def test_runtime_memory_comes_back_after_ten_thousand_operator_calls():
+    x = tp.constant(np.arange(12, dtype="float32").reshape(3, 4))
+    w = tp.constant(np.ones((4, 4), dtype="float32"))
+    before = memory_in_use()
+    for k in range(10000):
+        y = (x * 2 + 1) ** 2 @ w
+        _ = (y[k % 3, ::-1], y > 3.0, -y, y == y, list(x[0]))
+    del y, _
+    assert memory_in_use() == before
