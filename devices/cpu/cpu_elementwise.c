@@ -388,7 +388,7 @@ static void offsets_of(const binary_job_t *job, int64_t i, int64_t *x_at, int64_
                 }                                                                               \
                 break;                                                                          \
             case POW:                                                                           \
-                if ((is_signed) && (int64_t)y[b] < 0) {                                                \
+                if ((is_signed) && (int64_t)y[b] < 0) {                                         \
                     job->negative_exponent = true;                                              \
                     z[i] = 0;                                                                   \
                 } else {                                                                        \
