@@ -156,3 +156,37 @@ def test_imported_memory_is_not_counted_and_exported_memory_is_held():
     assert array.sum() == 512 * 512
     del array
     assert info("CPU:0")["current"] == before
+
+
+def test_memory_released_outside_a_tensor_object_goes_back_too():
+    # A variable holds the imported tensor itself; its release is the runtime's, not a Tensor
+    # object's, and the producer's deleter runs at the interpreter's next pending call.
+    source = np.arange(16, dtype="float32")
+    count = sys.getrefcount(source)
+    variable = tp.Variable(tp.from_dlpack(source))
+    assert sys.getrefcount(source) == count + 1
+    del variable
+    for _ in range(100):  # a loop lets the interpreter run its pending calls
+        pass
+    assert sys.getrefcount(source) == count
+
+
+def test_imports_released_on_other_threads():
+    import threading
+    source = np.arange(1024, dtype="float64")
+    count = sys.getrefcount(source)
+    tensors = [tp.from_dlpack(source) for _ in range(8)]
+
+    def drop(tensor):
+        assert float((tensor * 1.0)[1023]) == 1023.0
+
+    threads = [threading.Thread(target=drop, args=(t,)) for t in tensors]
+    del tensors
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    del threads
+    for _ in range(100):
+        pass
+    assert sys.getrefcount(source) == count
