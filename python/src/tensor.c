@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* tp.Tensor: a Python object holding one reference to a tp_tensor_t, with TensorFlow's eager
- * tensor attributes (shape, dtype, device, numpy()) and its two printed forms. */
+ * tensor attributes (shape, dtype, device, numpy()) and its two printed forms; its protocols
+ * (operators, indexing, buffer, DLPack) live in the files tensor_protocols.h names. */
 #include <string.h>
 
 #include "tensor_protocols.h"
@@ -182,7 +183,8 @@ static PyMethodDef tensor_methods[] = {
     {"ref", tpy_tensor_ref, METH_NOARGS,
      "A hashable reference to this tensor, for sets and dict keys; deref() gives it back."},
     {"__array__", (PyCFunction)(void (*)(void))tpy_tensor_array, METH_VARARGS | METH_KEYWORDS,
-     "__array__(dtype=None): the values as a NumPy array, a view of a CPU tensor's memory."},
+     "__array__(dtype=None, copy=None): the values as a NumPy array, a read-only view of a "
+     "CPU tensor's memory unless copy is true or the tensor is elsewhere."},
     {"__dlpack__", (PyCFunction)(void (*)(void))tpy_tensor_dlpack,
      METH_VARARGS | METH_KEYWORDS,
      "__dlpack__(stream=None): a DLPack capsule sharing a CPU tensor's memory."},
