@@ -115,4 +115,11 @@ int tpy_variable_value(PyObject *object, tp_tensor_t **out);
 tp_variable_t *tpy_variable_handle(PyObject *object);
 int tpy_init_variable(PyObject *module);
 
+/* ---- The ops under TensorFlow's names (ops_*.c; their shared helpers are in ops.h) ---------- */
+
+int tpy_init_ops_math(PyObject *module);
+int tpy_init_ops_array(PyObject *module);
+int tpy_init_ops_nn(PyObject *module);
+int tpy_init_ops_random(PyObject *module);
+
 #endif /* TENSORPLUG_PYTHON_TPY_H */
