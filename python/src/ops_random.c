@@ -105,6 +105,35 @@ static int apply(tpy_binary_fn fn, tp_tensor_t **x, PyObject *value) {
     return tpy_check(status);
 }
 
+/* A bound of uniform (NULL: `fallback`) as a tensor of x's dtype (a new reference). */
+static int bound_tensor(PyObject *value, double fallback, tp_tensor_t *x, tp_tensor_t **out) {
+    PyObject *number = value == NULL ? PyFloat_FromDouble(fallback) : Py_NewRef(value);
+    if (number == NULL) return -1;
+    tp_tensor_t *tensor = NULL;
+    int result = tpy_to_tensor_like(number, x, &tensor);
+    Py_DECREF(number);
+    if (result < 0 || tp_tensor_dtype(tensor) == tp_tensor_dtype(x)) {
+        *out = tensor;
+        return result;
+    }
+    result = tpy_check(tp_cast(tpy_context(), tensor, tp_tensor_dtype(x), out));
+    tp_tensor_release(tensor);
+    return result;
+}
+
+/* maxval - minval as a Tensor of x's dtype, for bounds given as tensors. */
+static PyObject *tensor_width(PyObject *minval, PyObject *maxval, tp_tensor_t *x) {
+    tp_tensor_t *low = NULL, *high = NULL, *width = NULL;
+    PyObject *result = NULL;
+    if (bound_tensor(minval, 0.0, x, &low) == 0 && bound_tensor(maxval, 1.0, x, &high) == 0) {
+        tp_status_t *status = tp_sub(tpy_context(), high, low, &width);
+        result = tpy_result(status, width);
+    }
+    tp_tensor_release(low);
+    tp_tensor_release(high);
+    return result;
+}
+
 /* Reads shape, dtype and seed, the arguments every random op has. */
 static int random_args(const char *function, PyObject *shape_object, PyObject *dtype_object,
                        PyObject *seed_object, tp_shape_t *shape, tp_dtype_t *dtype,
@@ -187,11 +216,7 @@ static TPY_OP_SIGNATURE(uniform) {
             }
             width = PyFloat_FromDouble(high - low);
         } else {
-            PyObject *zero = minval == NULL ? PyLong_FromLong(0) : Py_NewRef(minval);
-            PyObject *one = maxval == NULL ? PyLong_FromLong(1) : Py_NewRef(maxval);
-            width = zero == NULL || one == NULL ? NULL : PyNumber_Subtract(one, zero);
-            Py_XDECREF(zero);
-            Py_XDECREF(one);
+            width = tensor_width(minval, maxval, x);
         }
         if (width == NULL) {
             tp_tensor_release(x);
