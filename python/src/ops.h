@@ -89,11 +89,14 @@ PyObject *tpy_binary_call(const char *function, tpy_binary_fn fn, PyObject *cons
         if (nargs == 1 && kwnames == NULL) return tpy_call_unary(fn, args[0]);                 \
         return tpy_unary_call(#pyname, arg, fn, args, nargs, kwnames);                         \
     }
-/* The same for `fn(x, y, name=None)`. */
+/* The same for `fn(x, y, name=None)`; with no Tensor among them, the operands are converted by
+ * tpy_binary_args (a Python scalar beside an array takes the array's dtype). */
 #define TPY_BINARY_OP(pyname, fn)                                                              \
     static TPY_OP_SIGNATURE(pyname) {                                                          \
         (void)self;                                                                            \
-        if (nargs == 2 && kwnames == NULL) return tpy_call_binary(fn, args[0], args[1]);       \
+        if (nargs == 2 && kwnames == NULL &&                                                   \
+            (TPY_TENSOR_CHECK(args[0]) || TPY_TENSOR_CHECK(args[1])))                          \
+            return tpy_call_binary(fn, args[0], args[1]);                                      \
         return tpy_binary_call(#pyname, fn, args, nargs, kwnames);                             \
     }
 

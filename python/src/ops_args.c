@@ -55,7 +55,13 @@ PyObject *tpy_binary_call(const char *function, tpy_binary_fn fn, PyObject *cons
     static const char *const names[] = {"x", "y", "name"};
     PyObject *values[3];
     if (tpy_parse(function, names, 3, 2, args, nargs, kwnames, values) < 0) return NULL;
-    return tpy_call_binary(fn, values[0], values[1]);
+    tp_tensor_t *operands[2], *out = NULL;
+    if (tpy_binary_args(values[0], values[1], &operands[0], &operands[1]) < 0) return NULL;
+    tp_status_t *status;
+    TPY_RUN(status, tpy_big(operands, 2), fn(tpy_context(), operands[0], operands[1], &out));
+    tp_tensor_release(operands[0]);
+    tp_tensor_release(operands[1]);
+    return tpy_result(status, out);
 }
 
 bool tpy_big(tp_tensor_t *const *tensors, size_t count) {

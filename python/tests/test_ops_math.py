@@ -101,6 +101,10 @@ def test_python_scalars_take_the_tensors_dtype():
     assert tp.multiply(2, i).numpy().tolist() == [2, 4, 6]
     f = tp.constant([1.0], dtype=tp.float64)
     assert tp.subtract(1, f).dtype == tp.float64
+    # Without a Tensor among them, the scalar takes the array's or list's dtype too.
+    assert tp.greater(np.array([0.5, -1.0], np.float32), 0).numpy().tolist() == [True, False]
+    assert tp.add([1.5], 1).numpy().tolist() == [2.5]
+    assert tp.multiply(x=2, y=np.array([1.0])).dtype == tp.float64
 
 
 def test_divide_of_integers_gives_floats_as_tensorflow():
