@@ -36,8 +36,9 @@ bool tpy_big(tp_tensor_t *const *tensors, size_t count);
 /* The result of a C API call that made `out`: the exception for a status, else a Tensor. */
 PyObject *tpy_result(tp_status_t *status, tp_tensor_t *out);
 
-/* Two operands as TensorFlow's binary ops convert them: a Python value takes the other
- * operand's dtype. Both are new references. */
+/* Two operands as TensorFlow's binary ops convert them: a Python scalar takes the other
+ * operand's dtype (a Tensor's, else that of the array or list it meets). Both are new
+ * references. */
 int tpy_binary_args(PyObject *x, PyObject *y, tp_tensor_t **out_x, tp_tensor_t **out_y);
 /* A list of tensors (inputs of add_n, concat): a sequence of tensor-likes, or one Tensor.
  * Values that are not Tensors take the dtype of the first Tensor among them. *out is

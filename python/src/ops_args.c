@@ -76,8 +76,16 @@ PyObject *tpy_result(tp_status_t *status, tp_tensor_t *out) {
     return tpy_tensor_wrap(out);
 }
 
+static bool python_scalar(PyObject *object) {
+    return PyFloat_CheckExact(object) || PyLong_CheckExact(object) || PyBool_Check(object);
+}
+
 int tpy_binary_args(PyObject *x, PyObject *y, tp_tensor_t **out_x, tp_tensor_t **out_y) {
-    if (TPY_TENSOR_CHECK(x) || !TPY_TENSOR_CHECK(y)) {
+    /* The operand that sets the dtype goes first: a Tensor, else one that is not a Python
+     * scalar. */
+    bool x_first = TPY_TENSOR_CHECK(x) ||
+                   (!TPY_TENSOR_CHECK(y) && (!python_scalar(x) || python_scalar(y)));
+    if (x_first) {
         if (tpy_to_tensor(x, TP_DTYPE_INVALID, out_x) < 0) return -1;
         if (tpy_to_tensor_like(y, *out_x, out_y) < 0) {
             tp_tensor_release(*out_x);
