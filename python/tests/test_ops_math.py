@@ -236,3 +236,13 @@ def test_failed_calls_keep_their_arguments_references():
         with pytest.raises(TypeError):
             tp.add(values, y=values, z=1)
     assert sys.getrefcount(values) == before
+
+
+def test_variables_lists_and_arrays_are_tensor_arguments():
+    v = tp.Variable([[1.0, 2.0], [3.0, 4.0]])
+    assert tp.matmul(v, v).numpy().tolist() == [[7.0, 10.0], [15.0, 22.0]]
+    assert tp.reduce_sum(v, axis=0).numpy().tolist() == [4.0, 6.0]
+    assert tp.nn.relu(v).numpy().tolist() == [[1.0, 2.0], [3.0, 4.0]]
+    assert tp.add(v, 1).numpy().tolist() == [[2.0, 3.0], [4.0, 5.0]]
+    assert tp.matmul([[1.0, 2.0]], np.array([[1.0], [1.0]], np.float32)).numpy().tolist() == \
+        [[3.0]]
