@@ -223,7 +223,13 @@ int tpy_int_list(const char *function, const char *what, PyObject *object, int64
         return one_int(function, what, object, out);
     }
     PyObject *items = PySequence_Fast(object, "");
+    if (items == NULL && PyIndex_Check(object)) { /* a NumPy array of rank 0 */
+        PyErr_Clear();
+        *count = 1;
+        return one_int(function, what, object, out);
+    }
     if (items == NULL) {
+        PyErr_Clear();
         PyErr_Format(PyExc_TypeError, "%s(): %s must be an integer or a list of integers, "
                      "not %.100s", function, what, Py_TYPE(object)->tp_name);
         return -1;

@@ -305,8 +305,7 @@ static TPY_OP_SIGNATURE(pad) {
     if (shape.rank != 2 || shape.dims[1] != 2 || shape.dims[0] > TP_MAX_RANK) {
         tp_tensor_release(pairs);
         PyErr_Format(tpy_error_class(TP_INVALID_ARGUMENT),
-                     "pad: paddings must be a [rank, 2] list of integers, not one of shape "
-                     "%R", values[1]);
+                     "pad: paddings must be a [rank, 2] list of integers, not %R", values[1]);
         return NULL;
     }
     tp_status_t *reshaped = tp_reshape(tpy_context(), pairs, TP_SHAPE(-1), &flat);

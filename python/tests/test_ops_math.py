@@ -194,6 +194,8 @@ def test_reduction_axis_forms():
     x = tp.constant([[1.0, 2.0], [3.0, 4.0]])
     assert tp.reduce_sum(x).numpy() == 10.0
     assert tp.reduce_sum(x, np.int64(1)).numpy().tolist() == [3.0, 7.0]
+    assert tp.reduce_sum(x, np.array(1)).numpy().tolist() == [3.0, 7.0]
+    assert tp.reduce_sum(x, np.array([0, 1])).numpy() == 10.0
     assert tp.reduce_sum(x, axis=tp.constant([0])).numpy().tolist() == [4.0, 6.0]
     assert tp.reduce_sum(x, axis=[]).numpy().tolist() == [[1.0, 2.0], [3.0, 4.0]]
     with pytest.raises(tp.errors.InvalidArgumentError, match="2"):
