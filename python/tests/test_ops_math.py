@@ -248,3 +248,24 @@ def test_variables_lists_and_arrays_are_tensor_arguments():
     assert tp.add(v, 1).numpy().tolist() == [[2.0, 3.0], [4.0, 5.0]]
     assert tp.matmul([[1.0, 2.0]], np.array([[1.0], [1.0]], np.float32)).numpy().tolist() == \
         [[3.0]]
+
+
+def test_a_long_op_lets_other_threads_run():
+    import threading
+    import time
+    a = np.ones((1536, 1536), np.float32)
+    took = []
+
+    def work():
+        start = time.perf_counter()
+        tp.matmul(a, a)
+        took.append(time.perf_counter() - start)
+
+    worker = threading.Thread(target=work)
+    stamps = [time.perf_counter()]
+    worker.start()
+    while worker.is_alive():
+        stamps.append(time.perf_counter())
+    worker.join()
+    # With the GIL held through the op, this thread would stop for all of it.
+    assert max(np.diff(stamps)) < took[0] / 2
