@@ -2,8 +2,8 @@
 /* The array ops under TensorFlow's names: making (zeros, ones, fill), reshaping and moving
  * elements (reshape, transpose, concat, slice, strided_slice, gather, pad, tile, one_hot,
  * unsorted_segment_sum, and expand_dims, squeeze and stack made of Reshape and Concat),
- * choosing them (where) and measuring them (shape, size, rank). Their shapes, axes and sizes come as
- * Python values, as TensorFlow's functions take them. */
+ * choosing them (where) and measuring them (shape, size, rank). Their shapes, axes and sizes
+ * come as Python values, as TensorFlow's functions take them. */
 #include "ops.h"
 
 /* A single tensor in, a single tensor out: runs `call` on `x` (converted from values[0]) and
