@@ -23,6 +23,11 @@ from . import nn  # noqa: E402
 
 __version__ = _tensorplug.__version__
 
+# ---- H3: device configuration and scopes (tp.config, tp.debugging, tp.device) ----
+from ._tensorplug import device  # noqa: E402
+from . import config  # noqa: E402
+from . import debugging  # noqa: E402
+
 # ---- The ops under their TensorFlow names (tp.add, tp.matmul, tp.reduce_sum, ...) -------------
 from ._tensorplug import (  # noqa: E402
     abs, add, add_n, argmax, argmin, cast, concat, divide, equal, exp, expand_dims, fill, gather,
