@@ -25,6 +25,18 @@ b = tp.nn.relu(a)                                   # Runs on APU.
     assert lines == ["RandomStandardNormal in device " + CPU, "Relu in device " + APU]
 
 
+def test_ops_follow_the_device_scope(snippet):
+    lines = placements(snippet, """
+a = tp.constant([-1.0, 2.0])
+with tp.device("/CPU:0"):
+    tp.nn.relu(a)
+    tp.nn.dropout(a, 0.5)
+with tp.device("/APU:0"):
+    tp.nn.relu(features=a)
+""")
+    assert lines == ["Relu in device " + CPU, "Dropout in device " + CPU, "Relu in device " + APU]
+
+
 def test_each_call_runs_the_ops_it_is_made_of(snippet):
     lines = placements(snippet, """
 x = tp.constant([[1.0, 2.0], [3.0, 4.0]])
