@@ -21,4 +21,8 @@ from ._tensorplug import (  # noqa: E402
 from . import errors  # noqa: E402
 from . import nn  # noqa: E402
 
+# ---- Training (helper H4): tapes, optimizers, traced functions ----
+from ._tensorplug import GradientTape  # noqa: E402
+# ---- end of training ----
+
 __version__ = _tensorplug.__version__
