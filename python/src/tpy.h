@@ -131,5 +131,7 @@ int tpy_init_tape(PyObject *module);
 void tpy_function_note_made(tp_tensor_t *tensor);
 int tpy_init_function(PyObject *module);
 int tpy_init_optimizer(PyObject *module);
+/* A tp.Variable for `variable`, which `owner` owns and keeps alive (an optimizer's state). */
+PyObject *tpy_variable_wrap_borrowed(tp_variable_t *variable, PyObject *owner, bool trainable);
 
 #endif /* TENSORPLUG_PYTHON_TPY_H */

@@ -9,6 +9,9 @@ typedef struct tpy_variable_object {
     tp_variable_t *variable;
     bool trainable;
     PyObject *weakrefs;
+    /* Set for a variable another object owns (an optimizer's state): it keeps the owner alive
+     * and does not destroy the variable. */
+    PyObject *owner;
 } tpy_variable_object;
 
 static int variable_init(PyObject *self, PyObject *args, PyObject *kwargs) {
@@ -104,7 +107,8 @@ static int variable_init(PyObject *self, PyObject *args, PyObject *kwargs) {
 static void variable_dealloc(PyObject *self) {
     tpy_variable_object *object = (tpy_variable_object *)self;
     if (object->weakrefs != NULL) PyObject_ClearWeakRefs(self);
-    tp_variable_destroy(object->variable);
+    if (object->owner == NULL) tp_variable_destroy(object->variable);
+    Py_CLEAR(object->owner);
     Py_TYPE(self)->tp_free(self);
 }
 
@@ -123,6 +127,16 @@ int tpy_variable_value(PyObject *object, tp_tensor_t **out) {
         return -1;
     }
     return 1;
+}
+
+PyObject *tpy_variable_wrap_borrowed(tp_variable_t *variable, PyObject *owner, bool trainable) {
+    tpy_variable_object *object =
+        (tpy_variable_object *)tpy_variable_type.tp_alloc(&tpy_variable_type, 0);
+    if (object == NULL) return NULL;
+    object->variable = variable;
+    object->trainable = trainable;
+    object->owner = Py_NewRef(owner);
+    return (PyObject *)object;
 }
 
 tp_variable_t *tpy_variable_handle(PyObject *object) {

@@ -23,6 +23,9 @@ from . import nn  # noqa: E402
 
 # ---- Training (helper H4): tapes, optimizers, traced functions ----
 from ._tensorplug import GradientTape  # noqa: E402
+from . import keras  # noqa: E402
+from . import train  # noqa: E402
+from .keras import optimizers  # noqa: E402
 # ---- end of training ----
 
 __version__ = _tensorplug.__version__
