@@ -15,6 +15,11 @@
  * None must still run them), the rest repeating the first. Made tensors are noted by
  * tpy_function_note_made, which tpy_tensor_wrap calls; the most recent are kept when there are
  * more than the outputs left, since they are the ones the earlier feed.
+ *
+ * The C API refuses to read a variable inside a trace (the graph would keep the value of
+ * trace time). A variable the body reads becomes an input instead: the read raises, the
+ * variable is captured, and the function traces again with its value passed at each call, so
+ * that later assignments are seen. Assigning inside a body is refused (variable.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,7 +75,22 @@ typedef struct concrete {
     Py_ssize_t *result_output;
     Py_ssize_t num_result_leaves;
     PyObject *error_type, *error_value, *error_traceback; /* what the body raised */
+    /* Variables the body reads, passed as inputs after the arguments (their values at each
+     * call), and those a trace found it reads that are not inputs yet. */
+    PyObject *captured, *pending;
 } concrete_t;
+
+/* The trace running on this thread: its concrete function and inputs. */
+typedef struct tracing_state {
+    concrete_t *concrete;
+    tp_tensor_t *const *inputs;
+    size_t num_inputs;
+} tracing_state_t;
+
+static _Thread_local tracing_state_t *tracing;
+/* Raised inside a body that reads a variable the trace has no input for; a BaseException, so
+ * that the body's own `except Exception` does not swallow it. */
+static PyObject *retrace_error;
 
 static void concrete_free(concrete_t *concrete) {
     tp_function_destroy(concrete->function);
@@ -82,6 +102,8 @@ static void concrete_free(concrete_t *concrete) {
     Py_XDECREF(concrete->error_type);
     Py_XDECREF(concrete->error_value);
     Py_XDECREF(concrete->error_traceback);
+    Py_XDECREF(concrete->captured);
+    Py_XDECREF(concrete->pending);
     free(concrete->tensor_at);
     free(concrete->result_output);
     free(concrete);
@@ -191,7 +213,7 @@ static tp_status_t *body(tp_context_t *context, tp_tensor_t *const *inputs, size
     PyGILState_STATE gil = PyGILState_Ensure();
     tp_status_t *status = NULL;
     PyObject *leaves = PyList_GetSlice(concrete->leaves, 0, PY_SSIZE_T_MAX);
-    for (size_t i = 0; leaves != NULL && i < num_inputs; i++) {
+    for (size_t i = 0; leaves != NULL && i < concrete->num_inputs; i++) {
         PyObject *argument = tpy_tensor_wrap(tp_tensor_retain(inputs[i]));
         if (argument == NULL || PyList_SetItem(leaves, concrete->tensor_at[i], argument) < 0)
             Py_CLEAR(leaves);
@@ -202,9 +224,12 @@ static tp_status_t *body(tp_context_t *context, tp_tensor_t *const *inputs, size
     made_list_t made = {0};
     if (arguments != NULL) {
         made_list_t *outer = recording;
+        tracing_state_t state = {concrete, inputs, num_inputs}, *outer_state = tracing;
         recording = &made;
+        tracing = &state;
         result = PyObject_Call(concrete->callable, PyTuple_GET_ITEM(arguments, 0),
                                PyTuple_GET_ITEM(arguments, 1));
+        tracing = outer_state;
         recording = outer;
         Py_DECREF(arguments);
     }
@@ -327,13 +352,16 @@ static concrete_t *make_concrete(function_object *self, PyObject *arguments, PyO
         if (TPY_TENSOR_CHECK(PyList_GET_ITEM(leaves, i)))
             concrete->tensor_at[concrete->num_inputs++] = i;
     concrete->callable = Py_NewRef(self->callable);
+    concrete->captured = PyList_New(0);
+    concrete->pending = PyList_New(0);
     concrete->arguments = Py_NewRef(arguments);
     /* The template keeps Python values only: tensors are replaced in each trace. */
     concrete->leaves = PyList_GetSlice(leaves, 0, PY_SSIZE_T_MAX);
     for (size_t i = 0; concrete->leaves != NULL && i < concrete->num_inputs; i++)
         PyList_SetItem(concrete->leaves, concrete->tensor_at[i], Py_NewRef(Py_None));
     const char *name = PyUnicode_AsUTF8(self->name);
-    if (concrete->leaves == NULL || name == NULL ||
+    if (concrete->leaves == NULL || concrete->captured == NULL || concrete->pending == NULL ||
+        name == NULL ||
         tpy_check(tp_function_create(context, name, body, OUTPUTS, concrete,
                                      &concrete->function)) < 0) {
         concrete_free(concrete);
@@ -368,6 +396,36 @@ static concrete_t *concrete_for(function_object *self, PyObject *arguments, PyOb
     }
     Py_DECREF(key);
     return concrete;
+}
+
+
+static bool holds(PyObject *list, PyObject *item, Py_ssize_t limit) {
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(list) && i < limit; i++)
+        if (PyList_GET_ITEM(list, i) == item) return true;
+    return false;
+}
+
+const void *tpy_function_tracing(void) { return tracing; }
+
+int tpy_function_variable_value(PyObject *variable, tp_tensor_t **out) {
+    tracing_state_t *state = tracing;
+    if (state == NULL) return 0;
+    concrete_t *concrete = state->concrete;
+    Py_ssize_t available = (Py_ssize_t)(state->num_inputs - concrete->num_inputs);
+    for (Py_ssize_t j = 0; j < PyList_GET_SIZE(concrete->captured) && j < available; j++) {
+        if (PyList_GET_ITEM(concrete->captured, j) == variable) {
+            *out = tp_tensor_retain(state->inputs[concrete->num_inputs + (size_t)j]);
+            return 1;
+        }
+    }
+    if (!holds(concrete->captured, variable, PY_SSIZE_T_MAX) &&
+        !holds(concrete->pending, variable, PY_SSIZE_T_MAX) &&
+        PyList_Append(concrete->pending, variable) < 0)
+        return -1;
+    PyErr_SetString(retrace_error,
+                    "tp.function: a variable was first read while tracing; the function is "
+                    "traced again with its value as an input");
+    return -1;
 }
 
 static PyObject *rebuild_result(concrete_t *concrete, tp_tensor_t **outputs) {
@@ -457,12 +515,11 @@ static PyObject *bind(PyObject *callable, PyObject *args, PyObject *kwargs) {
     return Py_BuildValue("(NN)", bound, rest);
 }
 
-/* The concrete function of a call and its graph inputs (borrowed from *out_leaves, which the
- * caller releases, as the array). */
+/* The concrete function of a call, and the leaves of its arguments (*out_leaves, a new
+ * reference): tensors where the graph takes inputs. */
 static concrete_t *prepare(function_object *self, PyObject *args, PyObject *kwargs,
-                           PyObject **out_leaves, tp_tensor_t ***out_inputs) {
+                           PyObject **out_leaves) {
     *out_leaves = NULL;
-    *out_inputs = NULL;
     if (self->callable == NULL) {
         PyErr_SetString(PyExc_ValueError, "the tp.function was not initialized");
         return NULL;
@@ -474,22 +531,8 @@ static concrete_t *prepare(function_object *self, PyObject *args, PyObject *kwar
     PyObject *leaves = arguments == NULL ? NULL : PyList_New(0);
     concrete_t *concrete = leaves == NULL ? NULL : concrete_for(self, arguments, leaves);
     Py_XDECREF(arguments);
-    tp_tensor_t **inputs = NULL;
-    if (concrete != NULL) {
-        inputs = malloc((concrete->num_inputs + 1) * sizeof *inputs);
-        if (inputs == NULL) {
-            PyErr_NoMemory();
-            concrete = NULL;
-        }
-        for (size_t i = 0; inputs != NULL && i < concrete->num_inputs; i++)
-            inputs[i] = TPY_TENSOR(PyList_GET_ITEM(leaves, concrete->tensor_at[i]));
-    }
-    if (concrete == NULL) {
-        Py_XDECREF(leaves);
-        return NULL;
-    }
-    *out_leaves = leaves;
-    *out_inputs = inputs;
+    if (concrete == NULL) Py_XDECREF(leaves);
+    else *out_leaves = leaves;
     return concrete;
 }
 
@@ -503,27 +546,80 @@ static PyObject *raise_failure(concrete_t *concrete, tp_status_t *status) {
     return NULL;
 }
 
+/* Runs (or with `graph`, writes the graph of) the concrete function on the tensors among
+ * `leaves` and the captured variables' current values. A trace that found the body reads
+ * variables it has no inputs for is run again with them captured, once per variable at
+ * most. 0, or -1 with the exception set. */
+static int run(concrete_t *concrete, PyObject *leaves, tp_tensor_t **outputs, FILE *graph) {
+    for (;;) {
+        Py_ssize_t num_captured = PyList_GET_SIZE(concrete->captured);
+        size_t count = concrete->num_inputs + (size_t)num_captured;
+        tp_tensor_t **inputs = calloc(count + 1, sizeof *inputs);
+        if (inputs == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        for (size_t i = 0; i < concrete->num_inputs; i++)
+            inputs[i] = TPY_TENSOR(PyList_GET_ITEM(leaves, concrete->tensor_at[i]));
+        int read = 0;
+        for (Py_ssize_t j = 0; read == 0 && j < num_captured; j++) {
+            tp_variable_t *variable =
+                tpy_variable_handle(PyList_GET_ITEM(concrete->captured, j));
+            read = variable == NULL ? -1
+                                    : tpy_check(tp_variable_read(
+                                          variable, &inputs[concrete->num_inputs + (size_t)j]));
+        }
+        tp_status_t *status = NULL;
+        if (read == 0) {
+            Py_BEGIN_ALLOW_THREADS
+            status = graph != NULL ? tp_function_write_graph(concrete->function, inputs, count,
+                                                             TP_GRAPH_TEXT, graph)
+                                   : tp_function_call(concrete->function, inputs, count,
+                                                      outputs, OUTPUTS);
+            Py_END_ALLOW_THREADS
+        }
+        for (size_t j = concrete->num_inputs; j < count; j++) tp_tensor_release(inputs[j]);
+        free(inputs);
+        if (read < 0) return -1;
+        if (status == NULL) return 0;
+        bool again = concrete->error_type == retrace_error;
+        if (!again || PyList_GET_SIZE(concrete->pending) == 0) {
+            if (again) { /* another thread captured it meanwhile */
+                tp_status_free(status);
+                Py_CLEAR(concrete->error_type);
+                Py_CLEAR(concrete->error_value);
+                Py_CLEAR(concrete->error_traceback);
+                if (PyList_GET_SIZE(concrete->captured) > num_captured) continue;
+                PyErr_SetString(PyExc_RuntimeError,
+                                "tp.function: a variable read while tracing could not be "
+                                "captured");
+                return -1;
+            }
+            raise_failure(concrete, status);
+            return -1;
+        }
+        tp_status_free(status);
+        Py_CLEAR(concrete->error_type);
+        Py_CLEAR(concrete->error_value);
+        Py_CLEAR(concrete->error_traceback);
+        PyObject *pending = concrete->pending;
+        if (PyList_SetSlice(concrete->captured, PY_SSIZE_T_MAX, PY_SSIZE_T_MAX, pending) < 0 ||
+            PyList_SetSlice(pending, 0, PY_SSIZE_T_MAX, NULL) < 0)
+            return -1;
+    }
+}
+
 static PyObject *function_call(PyObject *object, PyObject *args, PyObject *kwargs) {
     PyObject *leaves;
-    tp_tensor_t **inputs;
-    concrete_t *concrete = prepare((function_object *)object, args, kwargs, &leaves, &inputs);
+    concrete_t *concrete = prepare((function_object *)object, args, kwargs, &leaves);
+    if (concrete == NULL) return NULL;
+    tp_tensor_t *outputs[OUTPUTS] = {NULL};
     PyObject *result = NULL;
-    if (concrete != NULL) {
-        tp_tensor_t *outputs[OUTPUTS] = {NULL};
-        tp_status_t *status;
-        Py_BEGIN_ALLOW_THREADS
-        status = tp_function_call(concrete->function, inputs, concrete->num_inputs, outputs,
-                                  OUTPUTS);
-        Py_END_ALLOW_THREADS
-        free(inputs);
-        if (status != NULL) {
-            raise_failure(concrete, status);
-        } else {
-            result = rebuild_result(concrete, outputs);
-            for (size_t i = 0; i < OUTPUTS; i++) tp_tensor_release(outputs[i]);
-        }
-        Py_DECREF(leaves);
+    if (run(concrete, leaves, outputs, NULL) == 0) {
+        result = rebuild_result(concrete, outputs);
+        for (size_t i = 0; i < OUTPUTS; i++) tp_tensor_release(outputs[i]);
     }
+    Py_DECREF(leaves);
     return result;
 }
 
@@ -531,26 +627,16 @@ static PyObject *function_call(PyObject *object, PyObject *args, PyObject *kwarg
  * run, one line per node (tp_function_write_graph), tracing it if need be. */
 static PyObject *get_graph(PyObject *object, PyObject *args, PyObject *kwargs) {
     PyObject *leaves;
-    tp_tensor_t **inputs;
-    concrete_t *concrete = prepare((function_object *)object, args, kwargs, &leaves, &inputs);
+    concrete_t *concrete = prepare((function_object *)object, args, kwargs, &leaves);
     if (concrete == NULL) return NULL;
     char *text = NULL;
     size_t size = 0;
     FILE *out = open_memstream(&text, &size);
-    tp_status_t *status = NULL;
-    if (out != NULL) {
-        Py_BEGIN_ALLOW_THREADS
-        status = tp_function_write_graph(concrete->function, inputs, concrete->num_inputs,
-                                         TP_GRAPH_TEXT, out);
-        fclose(out);
-        Py_END_ALLOW_THREADS
-    }
-    free(inputs);
-    Py_DECREF(leaves);
-    PyObject *result = NULL;
+    int ran = out == NULL ? -1 : run(concrete, leaves, NULL, out);
     if (out == NULL) PyErr_SetFromErrno(PyExc_OSError);
-    else if (status != NULL) raise_failure(concrete, status);
-    else result = PyUnicode_DecodeUTF8(text, (Py_ssize_t)size, "replace");
+    else fclose(out);
+    Py_DECREF(leaves);
+    PyObject *result = ran < 0 ? NULL : PyUnicode_DecodeUTF8(text, (Py_ssize_t)size, "replace");
     free(text);
     return result;
 }
@@ -750,6 +836,10 @@ static PyMethodDef module_functions[] = {
 int tpy_init_function(PyObject *module) {
     if (PyType_Ready(&function_type) < 0) return -1;
     if (tensor_marker == NULL && (tensor_marker = PyUnicode_FromString("<tensor>")) == NULL)
+        return -1;
+    if (retrace_error == NULL &&
+        (retrace_error = PyErr_NewException("tensorplug._RetraceWithVariables",
+                                            PyExc_BaseException, NULL)) == NULL)
         return -1;
     PyObject *numpy = PyImport_ImportModule("numpy");
     if (numpy == NULL) return -1;

@@ -21,6 +21,7 @@ typedef struct tape_object {
     read_entry_t *reads;
     size_t num_reads, reads_capacity;
     PyObject *watched; /* dict: variables watched explicitly -> None */
+    const void *trace; /* the tp.function trace it began in, or NULL */
     struct tape_object *next_active;
 } tape_object;
 
@@ -54,9 +55,11 @@ static bool already_noted(const tape_object *tape, PyObject *variable, tp_tensor
     return false;
 }
 
-int tpy_tape_note_read(PyObject *variable, tp_tensor_t *value) {
+int tpy_tape_note_read(PyObject *variable, tp_tensor_t *value, bool symbolic) {
+    const void *trace = symbolic ? tpy_function_tracing() : NULL;
     for (tape_object *tape = active_tapes; tape != NULL; tape = tape->next_active) {
-        if (already_noted(tape, variable, value)) continue;
+        if (tape->trace != trace || already_noted(tape, variable, value)) continue;
+        if (symbolic && tpy_check(tp_tape_watch(tape->tape, value)) < 0) return -1;
         if (tape->num_reads == tape->reads_capacity) {
             size_t capacity = tape->reads_capacity == 0 ? 8 : 2 * tape->reads_capacity;
             read_entry_t *grown = realloc(tape->reads, capacity * sizeof *grown);
@@ -126,6 +129,7 @@ static PyObject *tape_enter(PyObject *self, PyObject *unused) {
     options.persistent = tape->persistent;
     if (tpy_check(tp_tape_begin_with(context, &options, &tape->tape)) < 0) return NULL;
     tape->entered = tape->recording = true;
+    tape->trace = tpy_function_tracing();
     tape->next_active = active_tapes;
     active_tapes = (tape_object *)Py_NewRef(self);
     return Py_NewRef(self);

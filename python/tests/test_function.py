@@ -235,3 +235,54 @@ def test_no_reference_leaks():
     for _ in range(200):
         f(x, marker)
     assert (sys.getrefcount(x), sys.getrefcount(marker)) == before
+
+
+def test_variables_read_in_the_body_become_inputs():
+    v, w = tp.Variable([1.0, 2.0]), tp.Variable(10.0)
+
+    @tp.function
+    def f(x):
+        return add(add(x, v), w)
+
+    assert f(tp.constant(1.0)).numpy().tolist() == [12.0, 13.0]
+    v.assign([5.0, 6.0])  # seen by the next call: the value is an input, not a constant
+    w.assign(0.0)
+    assert f(tp.constant(1.0)).numpy().tolist() == [6.0, 7.0]
+    assert f.experimental_get_tracing_count() == 1
+    assert f.experimental_get_graph(tp.constant(1.0)).count("Argument(") == 3
+
+
+def test_gradients_inside_a_body():
+    v = tp.Variable([1.0, -2.0])
+
+    @tp.function
+    def grads(x):
+        with tp.GradientTape() as tape:
+            tape.watch(x)
+            y = relu(add(x, v))
+        return tape.gradient(y, [x, v])
+
+    gx, gv = grads(tp.constant([0.5, 0.5]))
+    assert gx.numpy().tolist() == [1.0, 0.0] and gv.numpy().tolist() == [1.0, 0.0]
+    v.assign([-1.0, 3.0])
+    gx, gv = grads(tp.constant([0.5, 0.5]))
+    assert gx.numpy().tolist() == [0.0, 1.0] and gv.numpy().tolist() == [0.0, 1.0]
+
+
+def test_assignments_inside_a_body_are_refused():
+    v = tp.Variable(1.0)
+
+    @tp.function
+    def step():
+        v.assign_add(1.0)
+
+    with pytest.raises(NotImplementedError, match="assign_add inside a tp.function"):
+        step()
+    assert v.numpy() == 1.0
+
+    @tp.function
+    def returns_variable():
+        return v
+
+    with pytest.raises(TypeError, match="returns a tp.Variable"):
+        returns_variable()
