@@ -2,8 +2,9 @@
 /*
  * tp.function: a Python function traced into a graph by tp_function_create, as tf.function.
  *
- * The call's arguments are flattened (lists, tuples, dicts nest): tensors, variables and NumPy
- * arrays become the graph's inputs, and every other value is part of the signature by value.
+ * The call's arguments are flattened (lists, tuples, dicts nest): tensors and NumPy arrays
+ * become the graph's inputs, variables are passed as they are (by identity), and every other
+ * value is part of the signature by value.
  * Each signature (those values, and each input's dtype and shape) has a tp_function_t of its
  * own whose body is the Python function, run once under the trace with the GIL taken back
  * (PyGILState_Ensure: the caller released it around tp_function_call). Whatever structure the
@@ -290,7 +291,13 @@ static int signature(PyObject *object, PyObject *key, PyObject *leaves) {
         PyObject *name, *value;
         while (result == 0 && PyDict_Next(object, &position, &name, &value))
             result = signature(value, key, leaves);
-    } else if (TPY_TENSOR_CHECK(object) || PyObject_TypeCheck(object, &tpy_variable_type) ||
+    } else if (PyObject_TypeCheck(object, &tpy_variable_type)) {
+        /* The body gets the variable itself, as in TensorFlow; reading it captures it. */
+        part = Py_BuildValue("(sN)", "variable", PyLong_FromVoidPtr(object));
+        result = part == NULL || PyList_Append(key, part) < 0 || PyList_Append(leaves, object) < 0
+                     ? -1
+                     : 0;
+    } else if (TPY_TENSOR_CHECK(object) ||
                PyObject_TypeCheck(object, (PyTypeObject *)ndarray_type)) {
         PyObject *tensor = Py_NewRef(object);
         if (!TPY_TENSOR_CHECK(object)) {

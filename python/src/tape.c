@@ -6,6 +6,7 @@
  * gave while the tape recorded on this thread, and passes them to tp_tape_gradients as sources.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "tpy.h"
 
@@ -358,6 +359,58 @@ static int unconnected_zero(PyObject *object, bool *zeros) {
     return result;
 }
 
+/* The index a refusal of an unknown source names ("source 3 was neither watched ..."), or -1
+ * for any other failure. */
+static long unknown_source(const tp_status_t *status) {
+    if (tp_status_code(status) != TP_INVALID_ARGUMENT) return -1;
+    const char *message = tp_status_message(status);
+    const char *at = strstr(message, "source ");
+    if (at == NULL || strstr(message, "was neither watched") == NULL) return -1;
+    char *end;
+    long index = strtol(at + 7, &end, 10);
+    return end == at + 7 || *end != ' ' ? -1 : index;
+}
+
+/* tp_tape_gradients over the sources, with the GIL released. A source the tape never saw
+ * gets None, as TensorFlow gives for a tensor it did not watch: the C API refuses it, naming
+ * it, before the tape is used, so it is dropped and the call made again. */
+static tp_status_t *run_gradients(tape_object *tape, gradient_call_t *call) {
+    size_t *index = calloc(call->num_sources + 1, sizeof *index);
+    tp_tensor_t **sources = calloc(call->num_sources + 1, sizeof *sources);
+    tp_tensor_t **grads = calloc(call->num_sources + 1, sizeof *grads);
+    tp_status_t *status = NULL;
+    for (;;) {
+        if (index == NULL || sources == NULL || grads == NULL) {
+            status = tp_status_create(TP_RESOURCE_EXHAUSTED, "out of host memory");
+            break;
+        }
+        size_t count = 0;
+        for (size_t s = 0; s < call->num_sources; s++) {
+            if (call->sources[s] == NULL) continue;
+            index[count] = s;
+            sources[count++] = call->sources[s];
+        }
+        Py_BEGIN_ALLOW_THREADS
+        status = tp_tape_gradients(tape->tape, call->targets, call->output_gradients,
+                                   call->num_targets, sources, count, grads);
+        Py_END_ALLOW_THREADS
+        long unknown = unknown_source(status);
+        if (status == NULL) {
+            for (size_t i = 0; i < count; i++) call->grads[index[i]] = grads[i];
+            break;
+        }
+        if (unknown < 0 || (size_t)unknown >= count) break;
+        tp_status_free(status);
+        status = NULL;
+        tp_tensor_release(call->sources[index[unknown]]);
+        call->sources[index[unknown]] = NULL;
+    }
+    free(index);
+    free(sources);
+    free(grads);
+    return status;
+}
+
 /* gradient(target, sources, output_gradients=None, unconnected_gradients='none') */
 static PyObject *tape_gradient(PyObject *self, PyObject *args, PyObject *kwargs) {
     tape_object *tape = (tape_object *)self;
@@ -382,11 +435,7 @@ static PyObject *tape_gradient(PyObject *self, PyObject *args, PyObject *kwargs)
         collect_targets(target, output_gradients, &call) < 0 ||
         collect_sources(tape, leaves, &call) < 0)
         goto done;
-    tp_status_t *status;
-    Py_BEGIN_ALLOW_THREADS
-    status = tp_tape_gradients(tape->tape, call.targets, call.output_gradients, call.num_targets,
-                               call.sources, call.num_sources, call.grads);
-    Py_END_ALLOW_THREADS
+    tp_status_t *status = run_gradients(tape, &call);
     if (!tape->persistent) {
         tape->used = true;
         release_read_values(tape);

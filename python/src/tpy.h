@@ -139,6 +139,12 @@ int tpy_function_variable_value(PyObject *variable, tp_tensor_t **out);
 const void *tpy_function_tracing(void);
 int tpy_init_function(PyObject *module);
 int tpy_init_optimizer(PyObject *module);
+/* The tp_optimizer_t of a tp.keras.optimizers optimizer (or of its _Optimizer), borrowed: valid
+ * while the caller holds `object`; NULL with TypeError for anything else. A caller that hands
+ * it variables to update (tp_fit_options_t.optimizer) calls tpy_optimizer_remember with them,
+ * since the C optimizer knows them by address and they must outlive it. */
+tp_optimizer_t *tpy_optimizer_handle(PyObject *object);
+int tpy_optimizer_remember(PyObject *object, PyObject *variables);
 /* A tp.Variable for `variable`, which `owner` owns and keeps alive (an optimizer's state). */
 PyObject *tpy_variable_wrap_borrowed(tp_variable_t *variable, PyObject *owner, bool trainable);
 

@@ -286,3 +286,20 @@ def test_assignments_inside_a_body_are_refused():
 
     with pytest.raises(TypeError, match="returns a tp.Variable"):
         returns_variable()
+
+
+def test_a_variable_argument_is_the_variable():
+    seen = []
+
+    @tp.function
+    def f(var, x):
+        seen.append((var.name, var.shape))
+        return add(var, x)
+
+    a, b = tp.Variable([1.0, 2.0], name="a"), tp.Variable([0.0, 0.0], name="b")
+    assert f(a, tp.constant(1.0)).numpy().tolist() == [2.0, 3.0]
+    a.assign([3.0, 3.0])
+    assert f(a, tp.constant(1.0)).numpy().tolist() == [4.0, 4.0]
+    assert f(b, tp.constant(1.0)).numpy().tolist() == [1.0, 1.0]
+    assert f.experimental_get_tracing_count() == 2  # one per variable, as it is captured
+    assert set(seen) == {("a:0", (2,)), ("b:0", (2,))}
