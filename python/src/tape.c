@@ -78,6 +78,12 @@ int tpy_tape_note_read(PyObject *variable, tp_tensor_t *value, bool symbolic) {
     return 0;
 }
 
+bool tpy_tape_recording_eagerly(void) {
+    for (tape_object *tape = active_tapes; tape != NULL; tape = tape->next_active)
+        if (tape->recording && tape->trace == NULL) return true;
+    return false;
+}
+
 static int tape_init(PyObject *self, PyObject *args, PyObject *kwargs) {
     tape_object *tape = (tape_object *)self;
     static char *keywords[] = {"persistent", "watch_accessed_variables", NULL};

@@ -128,6 +128,8 @@ PyObject *tpy_nest_pack(PyObject *structure, PyObject *leaves);
  * trace note it, and watch it (the C tape cannot know it for a variable's value). */
 int tpy_tape_note_read(PyObject *variable, tp_tensor_t *value, bool symbolic);
 int tpy_init_tape(PyObject *module);
+/* Whether a tape begun outside any trace records on this thread now. */
+bool tpy_tape_recording_eagerly(void);
 /* Tells the tp.function tracing on this thread, if any, that its body made `tensor`: a tensor
  * the body made and did not return still runs (see function.c). */
 void tpy_function_note_made(tp_tensor_t *tensor);

@@ -303,3 +303,17 @@ def test_a_variable_argument_is_the_variable():
     assert f(b, tp.constant(1.0)).numpy().tolist() == [1.0, 1.0]
     assert f.experimental_get_tracing_count() == 2  # one per variable, as it is captured
     assert set(seen) == {("a:0", (2,)), ("b:0", (2,))}
+
+
+def test_gradients_flow_through_a_call_under_a_tape():
+    @tp.function
+    def f(x):
+        return relu(add(x, x))
+
+    x = tp.constant([1.0, -1.0])
+    assert f(x).numpy().tolist() == [2.0, 0.0]
+    with tp.GradientTape() as tape:
+        tape.watch(x)
+        y = f(x)  # runs eagerly: the tape records Add and Relu
+    assert tape.gradient(y, x).numpy().tolist() == [2.0, 0.0]
+    assert f.experimental_get_tracing_count() == 1
