@@ -617,9 +617,11 @@ static int run(concrete_t *concrete, PyObject *leaves, tp_tensor_t **outputs, FI
 }
 
 static PyObject *function_call(PyObject *object, PyObject *args, PyObject *kwargs) {
-    /* Tapes do not record a graph's run as one op: under an eager tape the Python function
-     * runs eagerly, so that the tape records its ops and gradients flow through the call. */
-    if (tpy_function_tracing() == NULL && tpy_tape_recording_eagerly() &&
+    /* Called from another function's body, its ops are traced into that graph (inlined), as
+     * the runtime does not call one graph from another. Tapes do not record a graph's run as
+     * one op: under an eager tape the Python function runs eagerly, so that the tape records
+     * its ops and gradients flow through the call. */
+    if ((tpy_function_tracing() != NULL || tpy_tape_recording_eagerly()) &&
         ((function_object *)object)->callable != NULL)
         return PyObject_Call(((function_object *)object)->callable, args, kwargs);
     PyObject *leaves;

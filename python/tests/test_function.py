@@ -105,6 +105,17 @@ def test_results_keep_the_functions_structure():
     a, b, c = same_twice(tp.constant([2.0]))
     assert a.numpy() == b.numpy() == c.numpy() == 2.0
 
+    @tp.function
+    def nothing():
+        pass
+
+    @tp.function
+    def python_only():
+        return 3, "x"
+
+    assert nothing() is None and nothing() is None and python_only() == (3, "x")
+    assert nothing.experimental_get_tracing_count() == 1
+
 
 def test_a_body_returning_none_still_runs_its_ops(snippet):
     _, err = snippet("""
@@ -317,3 +328,18 @@ def test_gradients_flow_through_a_call_under_a_tape():
         y = f(x)  # runs eagerly: the tape records Add and Relu
     assert tape.gradient(y, x).numpy().tolist() == [2.0, 0.0]
     assert f.experimental_get_tracing_count() == 1
+
+
+def test_a_function_called_in_another_is_inlined():
+    @tp.function
+    def inner(x):
+        return add(x, x)
+
+    @tp.function
+    def outer(x):
+        return relu(inner(x))
+
+    assert outer(tp.constant([1.0, -1.0])).numpy().tolist() == [2.0, 0.0]
+    graph = outer.experimental_get_graph(tp.constant([1.0, -1.0]))
+    assert "Add(" in graph and "Relu(" in graph
+    assert inner.experimental_get_tracing_count() == 0  # its body ran in outer's trace
