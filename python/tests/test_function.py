@@ -343,3 +343,41 @@ def test_a_function_called_in_another_is_inlined():
     graph = outer.experimental_get_graph(tp.constant([1.0, -1.0]))
     assert "Add(" in graph and "Relu(" in graph
     assert inner.experimental_get_tracing_count() == 0  # its body ran in outer's trace
+
+
+def _memory_info():
+    experimental = getattr(getattr(tp, "config", None), "experimental", None)
+    return getattr(experimental, "get_memory_info", None)
+
+
+@pytest.mark.skipif(_memory_info() is None, reason="tp.config.experimental.get_memory_info "
+                                                   "not merged yet")
+def test_device_memory_returns_to_where_it_was():
+    import gc
+
+    def current():
+        return [tp.config.experimental.get_memory_info(d)["current"] for d in ("CPU:0", "APU:0")]
+
+    w = tp.Variable(np.ones(256, np.float32))
+    opt = tp.keras.optimizers.Adam()
+
+    @tp.function
+    def f(x):
+        return relu(add(x, w))
+
+    def work():
+        x = tp.constant(np.full(256, -0.5, np.float32))
+        with tp.GradientTape() as tape:
+            y = relu(add(x, w))
+        opt.apply_gradients([(tape.gradient(y, w), w)])
+        f(x).numpy()
+
+    work()  # slots, traces and captures made once
+    gc.collect()
+    w.numpy()  # waits for the last update, so that the value it replaced is freed
+    before = current()
+    for _ in range(300):
+        work()
+    gc.collect()
+    w.numpy()
+    assert current() == before
