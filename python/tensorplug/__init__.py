@@ -21,6 +21,13 @@ from ._tensorplug import (  # noqa: E402
 from . import errors  # noqa: E402
 from . import nn  # noqa: E402
 
+# ---- Training (helper H4): tapes, optimizers, traced functions ----
+from ._tensorplug import Function, GradientTape, function  # noqa: E402
+from . import keras  # noqa: E402
+from . import train  # noqa: E402
+from .keras import optimizers  # noqa: E402
+# ---- end of training ----
+
 __version__ = _tensorplug.__version__
 
 # ---- H3: device configuration and scopes (tp.config, tp.debugging, tp.device) ----
