@@ -17,6 +17,7 @@ PyObject *tpy_tensor_wrap(tp_tensor_t *tensor) {
     }
     object->tensor = tensor;
     object->weakrefs = NULL;
+    tpy_live_tensors++;
     return (PyObject *)object;
 }
 
@@ -33,6 +34,7 @@ static void tensor_dealloc(PyObject *self) {
     if (object->weakrefs != NULL) PyObject_ClearWeakRefs(self);
     tp_tensor_release(object->tensor);
     PyObject_Free(self);
+    tpy_live_tensors--;
 }
 
 /* The dimensions as a tuple of ints. */

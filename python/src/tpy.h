@@ -115,4 +115,11 @@ int tpy_variable_value(PyObject *object, tp_tensor_t **out);
 tp_variable_t *tpy_variable_handle(PyObject *object);
 int tpy_init_variable(PyObject *module);
 
+/* ---- Probes for tests and benchmarks (diagnostics.c) ----------------------------------------- */
+
+/* Live Tensor objects: tpy_tensor_wrap counts one up, the Tensor's dealloc one down (under the
+ * GIL, so a plain count). */
+extern Py_ssize_t tpy_live_tensors;
+int tpy_init_diagnostics(PyObject *module);
+
 #endif /* TENSORPLUG_PYTHON_TPY_H */
