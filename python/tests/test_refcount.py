@@ -149,6 +149,9 @@ def test_failed_ops_leak_nothing():
         # failures (TypeError, ValueError) of the Python front itself.
         with pytest.raises(tp.errors.InvalidArgumentError) as shapes:
             _tp.add(a, b)
+        # The list becomes a tensor the call owns, which the failure must release.
+        with pytest.raises(tp.errors.InvalidArgumentError):
+            _tp.add(a, [1.0, 2.0, 3.0])
         with pytest.raises(TypeError):
             tp.nn.relu("x")
         with pytest.raises(ValueError):
