@@ -169,6 +169,7 @@ def test_the_gil_is_released_while_the_runtime_waits(snippet):
     for what, (seconds, rate, _) in rows.items():
         # The call did wait for the slow device (two ops queued, each delayed)...
         assert seconds >= latency_s, (what, seconds)
-        # ...and the spinning thread ran meanwhile at a good part of its rate alone; with the
-        # GIL held through the wait it would not have run at all.
-        assert rate > 0.3 * result["rate_alone"], (what, rate, result["rate_alone"])
+        # ...and the spinning thread ran meanwhile at a good part of its rate alone. With the
+        # GIL held through the wait it barely runs (1% of that rate, measured when the CPU op
+        # kept the GIL): the margin is for a loaded machine.
+        assert rate > 0.1 * result["rate_alone"], (what, rate, result["rate_alone"])
