@@ -11,7 +11,8 @@ The ops run on 1-element float32 tensors: tp.nn.relu(t) and a + b. They are meas
 device setups, each in its own interpreter since the runtime sets its devices up once per
 process: the default plug-ins (the APU, if its wheel is installed, takes relu and add), the CPU
 alone (TP_PLUGINS=none), and the CPU asked for by `with tp.device('/CPU:0')` with the plug-ins
-loaded (skipped when this build has no tp.device). The baselines: the builtin abs() on an int,
+loaded (through the private _test_device_push before tp.device exists). The baselines: the
+builtin abs() on an int,
 a bare call of a trivial C function (METH_O, as tp.nn.relu is); numpy.add on the same
 1-element float32 arrays, with and without out=; torch.relu and torch.add(out=) when torch
 imports.
@@ -60,6 +61,10 @@ if scope == "none":
 elif hasattr(tp, "device"):
     with tp.device(scope):
         measure()
+elif hasattr(tp._tensorplug, "_test_device_push"):  # the same tp_device_push, before tp.device
+    tp._tensorplug._test_device_push(scope)
+    measure()
+    tp._tensorplug._test_device_pop()
 print(json.dumps(results))
 """
 
