@@ -11,11 +11,9 @@ The ops run on 1-element float32 tensors: tp.nn.relu(t) and a + b. They are meas
 device setups, each in its own interpreter since the runtime sets its devices up once per
 process: the default plug-ins (the APU, if its wheel is installed, takes relu and add), the CPU
 alone (TP_PLUGINS=none), and the CPU asked for by `with tp.device('/CPU:0')` with the plug-ins
-loaded (through the private _test_device_push before tp.device exists). The baselines: the
-builtin abs() on an int,
-a bare call of a trivial C function (METH_O, as tp.nn.relu is); numpy.add on the same
-1-element float32 arrays, with and without out=; torch.relu and torch.add(out=) when torch
-imports.
+loaded. The baselines: the builtin abs() on an int, a bare call of a trivial C function
+(METH_O, as tp.nn.relu is); numpy.add on the same 1-element float32 arrays, with and without
+out=; torch.relu and torch.add(out=) when torch imports.
 """
 import argparse
 import json
@@ -41,30 +39,20 @@ def measure():
     a = tp.constant([1.5], dtype=tp.float32)
     b = tp.constant([-2.0], dtype=tp.float32)
     relu = tp.nn.relu
-    names = {"a": a, "b": b, "relu": relu, "add": getattr(tp, "add", tp._tensorplug.add)}
+    names = {"a": a, "b": b, "relu": relu}
     results.append(["tp.nn.relu(t)  [%s]" % relu(a).device, per_call_ns("relu(a)", names)])
     resident = relu(a)
     if resident.device != a.device:  # each call above copied t to the op's device first
         names["r"] = resident
         results.append(["tp.nn.relu(t), t already there  [%s]" % relu(resident).device,
                         per_call_ns("relu(r)", names)])
-    try:
-        a + b
-        statement, label = "a + b", "a + b"
-    except TypeError:  # the Tensor operators are not in this build yet
-        statement, label = "add(a, b)", "tp.add(a, b)"
-    results.append(["%s  [%s]" % (label, eval(statement, names).device),
-                    per_call_ns(statement, names)])
+    results.append(["a + b  [%s]" % (a + b).device, per_call_ns("a + b", names)])
 
 if scope == "none":
     measure()
-elif hasattr(tp, "device"):
+else:
     with tp.device(scope):
         measure()
-elif hasattr(tp._tensorplug, "_test_device_push"):  # the same tp_device_push, before tp.device
-    tp._tensorplug._test_device_push(scope)
-    measure()
-    tp._tensorplug._test_device_pop()
 print(json.dumps(results))
 """
 

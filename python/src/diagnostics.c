@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Private probes for the tests and benchmarks: the allocator statistics of one device, the
- * count of live Tensor objects, and a device scope for a test thread, so that a leak or a
- * scope bug shows as a number rather than as a guess. Not part of tp's TensorFlow names. */
+ * count of live Tensor objects, and a wait for every device, so that a leak shows as a number
+ * rather than as a guess. Not part of tp's TensorFlow names. */
 #include "tpy.h"
 
 Py_ssize_t tpy_live_tensors;
@@ -49,31 +49,10 @@ static PyObject *synchronize(PyObject *self, PyObject *unused) {
     Py_RETURN_NONE;
 }
 
-/* _test_device_push(name) and _test_device_pop(): this thread's device scope, for tests that
- * run before tp.device exists in a build. */
-static PyObject *test_device_push(PyObject *self, PyObject *arg) {
-    (void)self;
-    const char *name = PyUnicode_AsUTF8(arg);
-    if (name == NULL) return NULL;
-    tp_context_t *context = tpy_context();
-    if (context == NULL || tpy_check(tp_device_push(context, name)) < 0) return NULL;
-    Py_RETURN_NONE;
-}
-
-static PyObject *test_device_pop(PyObject *self, PyObject *unused) {
-    (void)self;
-    (void)unused;
-    tp_context_t *context = tpy_context();
-    if (context == NULL || tpy_check(tp_device_pop(context)) < 0) return NULL;
-    Py_RETURN_NONE;
-}
-
 static PyMethodDef module_functions[] = {
     {"_memory_stats", memory_stats, METH_O, "The allocator statistics of one device (tests)."},
     {"_live_tensor_count", live_tensor_count, METH_NOARGS, "Live Tensor objects (tests)."},
     {"_synchronize", synchronize, METH_NOARGS, "Waits for every device's queued work (tests)."},
-    {"_test_device_push", test_device_push, METH_O, "Pushes a device scope (tests)."},
-    {"_test_device_pop", test_device_pop, METH_NOARGS, "Pops a device scope (tests)."},
     {NULL, NULL, 0, NULL},
 };
 

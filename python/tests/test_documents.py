@@ -12,9 +12,7 @@ standard error), printed tensors, the unknown device's RuntimeError, soft placem
   examples/multi_device.c and examples/mirrored_training.c do.
 
 Where a snippet only states something (a REPL line, a configuration call), a few lines after
-it print what the test checks; the snippet itself is the document's, word for word. Snippets
-that use parts of the package still being written (tp.random, tp.function, tp.matmul,
-tp.distribute, tp.keras) are skipped, naming what is missing, until those parts are there."""
+it print what the test checks; the snippet itself is the document's, word for word."""
 import os
 import re
 import tempfile
@@ -62,19 +60,6 @@ def machine(name):
 
 
 BOTH = [machine("cpu"), machine("gpu")]
-
-
-def requires(*names):
-    """Skips a test until the package offers every `names` ("random.normal", ...)."""
-    missing = []
-    for name in names:
-        value = tp
-        for part in name.split("."):
-            value = getattr(value, part, None)
-        if value is None:
-            missing.append("tp." + name)
-    return pytest.mark.skipif(bool(missing), reason="needs %s, which the package does not "
-                              "offer yet (issue 20's other parts)" % ", ".join(missing))
 
 
 def run(code, on="cpu", check=True, **env):
@@ -130,7 +115,6 @@ print(e.device, e.numpy().shape, bool((e.numpy() >= 0).all()))
 '''
 
 
-@requires("random.normal", "random.uniform", "function")
 def test_gpu_device_plugins_snippet_runs_on_the_apu():
     out, err, placements = run(PLUGIN_SNIPPET + PLUGIN_CHECKS, TP_LOG_DEVICE_PLACEMENT="1")
     assert out.splitlines() == [
@@ -178,7 +162,6 @@ print(c)
 '''
 
 
-@requires("matmul")
 @pytest.mark.parametrize("on", BOTH)
 def test_logging_device_placement(on):
     out, _, placements = run(LOGGING_SNIPPET, on)
@@ -200,7 +183,6 @@ print(a.device, b.device)
 '''
 
 
-@requires("matmul")
 @pytest.mark.parametrize("on", BOTH)
 def test_manual_device_placement(on):
     out, _, placements = run(MANUAL_SNIPPET, on)
@@ -285,7 +267,6 @@ print(c)
 '''
 
 
-@requires("matmul")
 @pytest.mark.parametrize("on", BOTH)
 def test_a_device_that_does_not_exist_is_the_documents_runtime_error(on):
     out, err, placements = run(SINGLE_GPU_SNIPPET, on, check=False)
@@ -311,7 +292,6 @@ print(c)
 '''
 
 
-@requires("matmul")
 @pytest.mark.parametrize("on", BOTH)
 def test_soft_device_placement_falls_back(on):
     out, _, placements = run(SOFT_SNIPPET, on)
@@ -352,8 +332,6 @@ print(bool(abs(p[0, 0] - 1.0) < 0.05), bool(abs(p[1, 0] - 3.0) < 0.05))
 '''
 
 
-@requires("distribute.MirroredStrategy", "keras.layers.Input", "keras.layers.Dense",
-          "keras.models.Model", "train.GradientDescentOptimizer")
 @pytest.mark.parametrize("on", BOTH)
 def test_mirrored_strategy(on):
     # MirroredStrategy() takes every GPU, as TensorFlow's; with none, TensorFlow takes the CPU
@@ -382,7 +360,6 @@ print(sum)
 '''
 
 
-@requires("matmul", "add_n")
 @pytest.mark.parametrize("on", BOTH)
 def test_replication_without_a_strategy(on):
     kind = KIND[on]

@@ -9,30 +9,6 @@ import numpy
 
 import tensorplug as tp
 
-_tp = tp._tensorplug
-
-# The device scope of the calling thread: tp.device once the build has it, else the module's
-# private push and pop, which wrap the same tp_device_push.
-SCOPE = """
-import contextlib
-import tensorplug as tp
-
-@contextlib.contextmanager
-def scope(name):
-    if hasattr(tp, "device"):
-        with tp.device(name):
-            yield
-        return
-    tp._tensorplug._test_device_push(name)
-    try:
-        yield
-    finally:
-        tp._tensorplug._test_device_pop()
-"""
-namespace = {}
-exec(SCOPE, namespace)
-scope = namespace["scope"]
-
 
 def run_threads(work, arguments):
     """Runs work(*a) for each a in arguments in its own thread, all started together; returns
@@ -63,7 +39,7 @@ def ops_in_scope(device, seed, rounds=200):
     Returns the devices the results were on."""
     rng = numpy.random.default_rng(seed)
     seen = set()
-    with scope(device):
+    with tp.device(device):
         for _ in range(rounds):
             values = rng.standard_normal(8).astype(numpy.float32)
             x = tp.constant(values)
@@ -71,7 +47,7 @@ def ops_in_scope(device, seed, rounds=200):
             seen.add(y.device)
             numpy.testing.assert_array_equal(y.numpy(), numpy.maximum(values, 0))
             if "CPU" in device:
-                z = _tp.add(y, x)
+                z = tp.add(y, x)
                 seen.add(z.device)
                 numpy.testing.assert_allclose(z.numpy(), numpy.maximum(values, 0) + values)
     return seen
@@ -90,13 +66,14 @@ def test_threads_keep_their_own_scopes_and_values():
 
 
 def test_threads_on_two_apus_and_the_cpu(snippet):
-    out, _ = snippet(SCOPE + """
+    out, _ = snippet("""
+import tensorplug as tp
 import json, threading
 import numpy
 def work(device, seed):
     rng = numpy.random.default_rng(seed)
     devices, total = set(), 0.0
-    with scope(device):
+    with tp.device(device):
         for _ in range(200):
             values = rng.standard_normal(16).astype(numpy.float32)
             y = tp.nn.relu(tp.nn.relu(tp.constant(values)))
@@ -124,7 +101,8 @@ print(json.dumps([results[i] for i in range(6)]))
 # (TP_APU_LATENCY_US) and blocks on it three ways: numpy(), an op on the CPU whose input is
 # still pending on the APU, and str(). Each blocked call's time and the counter's progress
 # during it are printed, beside the counter's rate while the main thread sleeps.
-GIL_SNIPPET = SCOPE + """
+GIL_SNIPPET = """
+import tensorplug as tp
 import json, threading, time
 counter = [0]
 stop = []
@@ -133,7 +111,7 @@ def spin():
         counter[0] += 1
 x = tp.constant([1.0, -2.0])
 def pending():
-    with scope("/APU:0"):
+    with tp.device("/APU:0"):
         return tp.nn.relu(tp.nn.relu(x))
 pending().numpy()  # the APU's first work, its setup, before any timing
 spinner = threading.Thread(target=spin)
@@ -149,7 +127,7 @@ rows = {}
 y = pending()
 rows["numpy"] = measure(lambda: y.numpy().tolist())
 y = pending()
-rows["add"] = measure(lambda: tp._tensorplug.add(y, y).numpy().tolist())
+rows["add"] = measure(lambda: tp.add(y, y).numpy().tolist())
 y = pending()
 rows["str"] = measure(lambda: str(y))
 stop.append(True)
