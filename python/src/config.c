@@ -65,6 +65,14 @@ static int optional_name(PyObject *object, const char *what, const char **out) {
     return *out == NULL ? -1 : 0;
 }
 
+/* The device argument of the memory functions, which act on one logical device only. */
+static int logical_device_name(PyObject *object, const char **out) {
+    if (optional_name(object, "device", out) < 0) return -1;
+    if (*out != NULL) return 0;
+    PyErr_SetString(PyExc_ValueError, "device must name a logical device, as 'GPU:0', not None");
+    return -1;
+}
+
 static PyObject *pair(const char *name, const char *type) {
     return Py_BuildValue("(ss)", name, type);
 }
@@ -220,11 +228,7 @@ static PyObject *memory_info(PyObject *self, PyObject *name_object) {
     (void)self;
     tp_context_t *context = tpy_context();
     const char *name;
-    if (context == NULL || optional_name(name_object, "device", &name) < 0) return NULL;
-    if (name == NULL) {
-        PyErr_SetString(PyExc_ValueError, "device must name a logical device, as 'GPU:0'");
-        return NULL;
-    }
+    if (context == NULL || logical_device_name(name_object, &name) < 0) return NULL;
     tp_memory_stats_t stats = {.struct_size = sizeof stats};
     tp_status_t *status;
     Py_BEGIN_ALLOW_THREADS
@@ -240,11 +244,7 @@ static PyObject *reset_memory_stats(PyObject *self, PyObject *name_object) {
     (void)self;
     tp_context_t *context = tpy_context();
     const char *name;
-    if (context == NULL || optional_name(name_object, "device", &name) < 0) return NULL;
-    if (name == NULL) {
-        PyErr_SetString(PyExc_ValueError, "device must name a logical device, as 'GPU:0'");
-        return NULL;
-    }
+    if (context == NULL || logical_device_name(name_object, &name) < 0) return NULL;
     tp_status_t *status;
     Py_BEGIN_ALLOW_THREADS
     status = tp_context_synchronize(context);
@@ -253,14 +253,20 @@ static PyObject *reset_memory_stats(PyObject *self, PyObject *name_object) {
     return config_result(status);
 }
 
-static PyObject *set_soft_device_placement(PyObject *self, PyObject *enabled_object) {
-    (void)self;
+/* Sets one placement flag in the context and keeps its value for the getter. */
+static PyObject *set_flag(PyObject *enabled_object, void (*set)(tp_context_t *, bool),
+                          bool *kept) {
     tp_context_t *context = tpy_context();
     int enabled = PyObject_IsTrue(enabled_object);
     if (context == NULL || enabled < 0) return NULL;
-    tp_context_set_soft_device_placement(context, enabled != 0);
-    soft_device_placement = enabled != 0;
+    set(context, enabled != 0);
+    *kept = enabled != 0;
     Py_RETURN_NONE;
+}
+
+static PyObject *set_soft_device_placement(PyObject *self, PyObject *enabled_object) {
+    (void)self;
+    return set_flag(enabled_object, tp_context_set_soft_device_placement, &soft_device_placement);
 }
 
 static PyObject *get_soft_device_placement(PyObject *self, PyObject *unused) {
@@ -271,12 +277,7 @@ static PyObject *get_soft_device_placement(PyObject *self, PyObject *unused) {
 
 static PyObject *set_log_device_placement(PyObject *self, PyObject *enabled_object) {
     (void)self;
-    tp_context_t *context = tpy_context();
-    int enabled = PyObject_IsTrue(enabled_object);
-    if (context == NULL || enabled < 0) return NULL;
-    tp_context_set_log_device_placement(context, enabled != 0);
-    log_device_placement = enabled != 0;
-    Py_RETURN_NONE;
+    return set_flag(enabled_object, tp_context_set_log_device_placement, &log_device_placement);
 }
 
 static PyObject *get_log_device_placement(PyObject *self, PyObject *unused) {
