@@ -195,8 +195,9 @@ typedef struct pending_release {
 static pthread_mutex_t pending_mutex = PTHREAD_MUTEX_INITIALIZER;
 static pending_release_t *pending;
 static bool drain_scheduled;
+atomic_bool tpy_dlpack_pending; /* pending != NULL, readable without the mutex */
 
-static void run_deleters(void) {
+void tpy_dlpack_run_deleters(void) {
     pthread_mutex_lock(&pending_mutex);
     if (pending == NULL) {
         pthread_mutex_unlock(&pending_mutex);
@@ -204,6 +205,7 @@ static void run_deleters(void) {
     }
     pending_release_t *list = pending;
     pending = NULL;
+    atomic_store_explicit(&tpy_dlpack_pending, false, memory_order_relaxed);
     pthread_mutex_unlock(&pending_mutex);
     while (list != NULL) {
         pending_release_t *next = list->next;
@@ -219,11 +221,9 @@ static int drain(void *unused) {
     pthread_mutex_lock(&pending_mutex);
     drain_scheduled = false;
     pthread_mutex_unlock(&pending_mutex);
-    run_deleters();
+    tpy_dlpack_run_deleters();
     return 0;
 }
-
-void tpy_dlpack_give_back(void) { run_deleters(); }
 
 /* The runtime's release function: no Python here, only the queue. */
 static void queue_release(void *arg) {
@@ -231,6 +231,7 @@ static void queue_release(void *arg) {
     pthread_mutex_lock(&pending_mutex);
     release->next = pending;
     pending = release;
+    atomic_store_explicit(&tpy_dlpack_pending, true, memory_order_relaxed);
     bool schedule = !drain_scheduled;
     drain_scheduled = true;
     pthread_mutex_unlock(&pending_mutex);
@@ -343,7 +344,7 @@ static int import_managed(dl_managed_tensor_t *managed, tp_tensor_t **out) {
  * not change while the tensor lives, as with any DLPack import); anything else is copied. */
 static PyObject *from_dlpack(PyObject *self, PyObject *x) {
     (void)self;
-    run_deleters();
+    tpy_dlpack_give_back();
     PyObject *capsule;
     if (PyCapsule_CheckExact(x)) {
         capsule = Py_NewRef(x);

@@ -39,8 +39,9 @@ typedef struct made_list {
 } made_list_t;
 
 static _Thread_local made_list_t *recording;
+int tpy_traces_running;
 
-void tpy_function_note_made(tp_tensor_t *tensor) {
+void tpy_function_record_made(tp_tensor_t *tensor) {
     made_list_t *made = recording;
     if (made == NULL) return;
     if (made->count == made->capacity) {
@@ -228,8 +229,10 @@ static tp_status_t *body(tp_context_t *context, tp_tensor_t *const *inputs, size
         tracing_state_t state = {concrete, inputs, num_inputs}, *outer_state = tracing;
         recording = &made;
         tracing = &state;
+        tpy_traces_running++;
         result = PyObject_Call(concrete->callable, PyTuple_GET_ITEM(arguments, 0),
                                PyTuple_GET_ITEM(arguments, 1));
+        tpy_traces_running--;
         tracing = outer_state;
         recording = outer;
         Py_DECREF(arguments);

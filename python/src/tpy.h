@@ -144,8 +144,13 @@ int tpy_init_tape(PyObject *module);
 /* Whether a tape begun outside any trace records on this thread now. */
 bool tpy_tape_recording_eagerly(void);
 /* Tells the tp.function tracing on this thread, if any, that its body made `tensor`: a tensor
- * the body made and did not return still runs (see function.c). */
-void tpy_function_note_made(tp_tensor_t *tensor);
+ * the body made and did not return still runs (see function.c). Every wrapped tensor passes
+ * here, so that with no trace in the process the cost is one test of a count the GIL guards. */
+extern int tpy_traces_running;
+void tpy_function_record_made(tp_tensor_t *tensor);
+static inline void tpy_function_note_made(tp_tensor_t *tensor) {
+    if (tpy_traces_running != 0) tpy_function_record_made(tensor);
+}
 /* While a tp.function traces on this thread: 1 with its input standing for `variable` (a new
  * reference) in *out; -1 with an exception set when the variable is not one of its inputs yet
  * (the function then traces again with it as one). 0 when no trace runs. */
