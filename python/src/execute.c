@@ -129,8 +129,3 @@ PyObject *tpy_call_binary(tpy_binary_fn fn, PyObject *x, PyObject *y) {
     if (status != NULL) return tpy_raise(status);
     return tpy_tensor_wrap(out);
 }
-
-int tpy_init_execute(PyObject *module) {
-    (void)module;
-    return 0;
-}

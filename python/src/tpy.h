@@ -103,7 +103,6 @@ typedef tp_status_t *(*tpy_binary_fn)(tp_context_t *, tp_tensor_t *, tp_tensor_t
                                       tp_tensor_t **);
 PyObject *tpy_call_unary(tpy_unary_fn fn, PyObject *x);
 PyObject *tpy_call_binary(tpy_binary_fn fn, PyObject *x, PyObject *y);
-int tpy_init_execute(PyObject *module);
 
 /* ---- Variables (variable.c) ------------------------------------------------------------------ */
 
