@@ -138,19 +138,7 @@ PyObject *tpy_tensor_dlpack(PyObject *self, PyObject *args, PyObject *kwargs) {
         return NULL;
     }
     const void *data = NULL;
-    tp_status_t *status;
-    Py_BEGIN_ALLOW_THREADS
-    status = tp_tensor_host_data(tensor, &data);
-    Py_END_ALLOW_THREADS
-    if (status != NULL) {
-        if (tp_status_code(status) != TP_FAILED_PRECONDITION) return tpy_raise(status);
-        PyErr_Format(PyExc_BufferError,
-                     "DLPack exports CPU tensors only, and this one is on %s: copy it to the "
-                     "CPU first (under `with tp.device(\"/CPU:0\")`, tp.identity(t))",
-                     tp_tensor_device(tensor));
-        tp_status_free(status);
-        return NULL;
-    }
+    if (tpy_tensor_host_bytes(tensor, "DLPack exports CPU tensors only", &data) < 0) return NULL;
     tp_shape_t shape = tp_tensor_shape(tensor);
     size_t rank = (size_t)shape.rank;
     dl_managed_tensor_t *managed = malloc(sizeof *managed + 2 * (rank + 1) * sizeof(int64_t));

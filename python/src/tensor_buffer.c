@@ -26,6 +26,24 @@ static const char *element_format(tp_dtype_t dtype) {
     }
 }
 
+int tpy_tensor_host_bytes(tp_tensor_t *tensor, const char *what, const void **out) {
+    tp_status_t *status;
+    Py_BEGIN_ALLOW_THREADS
+    status = tp_tensor_host_data(tensor, out);
+    Py_END_ALLOW_THREADS
+    if (status == NULL) return 0;
+    if (tp_status_code(status) != TP_FAILED_PRECONDITION) {
+        tpy_raise(status);
+        return -1;
+    }
+    PyErr_Format(PyExc_BufferError,
+                 "%s, and this one is on %s: copy it to the CPU first (under "
+                 "`with tp.device(\"/CPU:0\")`, tp.identity(t))",
+                 what, tp_tensor_device(tensor));
+    tp_status_free(status);
+    return -1;
+}
+
 /* The view keeps the Tensor object (view->obj), and with it the tensor's memory, alive until
  * it is released; its shape and strides live in one block at view->internal. */
 static int get_buffer(PyObject *self, Py_buffer *view, int flags) {
@@ -43,20 +61,9 @@ static int get_buffer(PyObject *self, Py_buffer *view, int flags) {
         return -1;
     }
     const void *data = NULL;
-    tp_status_t *status;
-    Py_BEGIN_ALLOW_THREADS
-    status = tp_tensor_host_data(tensor, &data);
-    Py_END_ALLOW_THREADS
-    if (status != NULL) {
-        if (tp_status_code(status) == TP_FAILED_PRECONDITION) {
-            /* Another device's tensor: BufferError tells NumPy to try __array__, a copy. */
-            PyErr_Format(PyExc_BufferError, "%s", tp_status_message(status));
-            tp_status_free(status);
-            return -1;
-        }
-        tpy_raise(status);
+    /* Another device's tensor: BufferError tells NumPy to try __array__, a copy. */
+    if (tpy_tensor_host_bytes(tensor, "the buffer protocol shares CPU tensors only", &data) < 0)
         return -1;
-    }
     tp_shape_t shape = tp_tensor_shape(tensor);
     Py_ssize_t itemsize = (Py_ssize_t)tp_dtype_size(dtype);
     Py_ssize_t *dims = PyMem_Malloc(sizeof(Py_ssize_t) * 2 * (size_t)(shape.rank + 1));

@@ -25,6 +25,10 @@ int tpy_init_tensor_indexing(PyObject *module);
 
 /* tensor_buffer.c: the read-only buffer of a CPU tensor's own memory, and __array__. */
 extern PyBufferProcs tpy_tensor_as_buffer;
+/* The address of a CPU tensor's values, its pending work waited for without the GIL; for
+ * another device's tensor, BufferError saying `what` ("DLPack exports CPU tensors only") and
+ * how to copy it. 0 or -1. */
+int tpy_tensor_host_bytes(tp_tensor_t *tensor, const char *what, const void **out);
 PyObject *tpy_tensor_array(PyObject *self, PyObject *args, PyObject *kwargs);
 
 /* dlpack.c: __dlpack__, __dlpack_device__ and the module's from_dlpack. */
