@@ -114,26 +114,33 @@ tp_status_t *tp_tensor_float_scalar(tp_context_t *context, tp_dtype_t dtype, dou
                             out);
 }
 
+tp_status_t *tp_tensor_check_data(const char *function, tp_dtype_t dtype,
+                                  const tp_shape_t *shape, const void *data, size_t size,
+                                  int64_t *out_count, size_t *out_byte_size) {
+    TP_RETURN_IF_ERROR(tp_status_annotate(tp_tensor_check_layout(dtype, shape, out_count,
+                                                                 out_byte_size),
+                                          "%s", function));
+    if (size != *out_byte_size) {
+        char text[256];
+        tp_shape_format(shape, text, sizeof text);
+        return tp_status_make(TP_INVALID_ARGUMENT,
+                              "%s: a %s tensor of shape %s needs %zu bytes of data, but %zu were "
+                              "given",
+                              function, tp_dtype_name(dtype), text, *out_byte_size, size);
+    }
+    if (size > 0 && data == NULL)
+        return tp_status_make(TP_INVALID_ARGUMENT, "%s: argument 'data' is NULL", function);
+    return tp_dtype_check_values(dtype, data, size, function);
+}
+
 tp_status_t *tp_tensor_create(tp_context_t *context, tp_dtype_t dtype, tp_shape_t shape,
                               const void *data, size_t size, tp_tensor_t **out_tensor) {
     TP_REQUIRE_ARG(context);
     TP_REQUIRE_ARG(out_tensor);
     int64_t count = 0;
     size_t byte_size = 0;
-    TP_RETURN_IF_ERROR(tp_status_annotate(tp_tensor_check_layout(dtype, &shape, &count,
-                                                                 &byte_size),
-                                          "tp_tensor_create"));
-    if (size != byte_size) {
-        char text[256];
-        tp_shape_format(&shape, text, sizeof text);
-        return tp_status_make(TP_INVALID_ARGUMENT,
-                              "tp_tensor_create: a %s tensor of shape %s needs %zu bytes of data, "
-                              "but %zu were given",
-                              tp_dtype_name(dtype), text, byte_size, size);
-    }
-    if (byte_size > 0 && data == NULL)
-        return tp_status_make(TP_INVALID_ARGUMENT, "tp_tensor_create: argument 'data' is NULL");
-    TP_RETURN_IF_ERROR(tp_dtype_check_values(dtype, data, byte_size, "tp_tensor_create"));
+    TP_RETURN_IF_ERROR(tp_tensor_check_data("tp_tensor_create", dtype, &shape, data, size, &count,
+                                            &byte_size));
     TP_RETURN_IF_ERROR(tp_context_devices_ready(context));
     tp_device_t *device = context->registry.host_device;
     tp_tensor_t *tensor;

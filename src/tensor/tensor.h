@@ -35,6 +35,13 @@ struct tp_tensor {
 tp_status_t *tp_tensor_check_layout(tp_dtype_t dtype, const tp_shape_t *shape,
                                     int64_t *out_num_elements, size_t *out_byte_size);
 
+/* What tp_tensor_create and tp_tensor_create_borrowed ask of the caller's bytes: a valid layout,
+ * `size` its byte size, `data` present when there are bytes, and valid values; `function`
+ * begins each message. */
+tp_status_t *tp_tensor_check_data(const char *function, tp_dtype_t dtype,
+                                  const tp_shape_t *shape, const void *data, size_t size,
+                                  int64_t *out_count, size_t *out_byte_size);
+
 /* A tensor of `shape` in new memory of `device`, its values not yet written. */
 tp_status_t *tp_tensor_allocate(tp_context_t *context, tp_device_t *device,
                                 tp_dtype_t dtype, const tp_shape_t *shape, tp_tensor_t **out);

@@ -55,17 +55,9 @@ tp_status_t *tp_tensor_create_borrowed(tp_context_t *context, tp_dtype_t dtype,
     TP_REQUIRE_ARG(out_tensor);
     int64_t count = 0;
     size_t byte_size = 0;
-    TP_RETURN_IF_ERROR(tp_status_annotate(tp_tensor_check_layout(dtype, &shape, &count,
-                                                                 &byte_size),
-                                          "tp_tensor_create_borrowed"));
-    if (size != byte_size) {
-        char text[256];
-        tp_shape_format(&shape, text, sizeof text);
-        return tp_status_make(TP_INVALID_ARGUMENT,
-                              "tp_tensor_create_borrowed: a %s tensor of shape %s needs %zu "
-                              "bytes of data, but %zu were given",
-                              tp_dtype_name(dtype), text, byte_size, size);
-    }
+    TP_RETURN_IF_ERROR(tp_tensor_check_data("tp_tensor_create_borrowed", dtype, &shape, data,
+                                            size, &count, &byte_size));
+    /* The contract is an aligned address, for an empty tensor too. */
     if (data == NULL)
         return tp_status_make(TP_INVALID_ARGUMENT,
                               "tp_tensor_create_borrowed: argument 'data' is NULL");
@@ -76,7 +68,6 @@ tp_status_t *tp_tensor_create_borrowed(tp_context_t *context, tp_dtype_t dtype,
         return tp_status_make(TP_INVALID_ARGUMENT,
                               "tp_tensor_create_borrowed: data at %p is not aligned to %zu bytes",
                               data, alignment);
-    TP_RETURN_IF_ERROR(tp_dtype_check_values(dtype, data, byte_size, "tp_tensor_create_borrowed"));
     TP_RETURN_IF_ERROR(tp_context_devices_ready(context));
     struct tp_borrowed *borrowed = malloc(sizeof *borrowed);
     tp_tensor_t *tensor = calloc(1, sizeof *tensor);
