@@ -18,7 +18,7 @@ PyObject *tpy_dtype_object_of(tp_dtype_t dtype) {
 
 static tp_dtype_t dtype_of(PyObject *self) { return ((tpy_dtype_object *)self)->dtype; }
 
-static bool is_floating(tp_dtype_t dtype) {
+bool tpy_dtype_is_floating(tp_dtype_t dtype) {
     return dtype == TP_FLOAT32 || dtype == TP_FLOAT64 || dtype == TP_FLOAT16 ||
            dtype == TP_BFLOAT16;
 }
@@ -58,13 +58,13 @@ static PyObject *dtype_get_size(PyObject *self, void *closure) {
 
 static PyObject *dtype_get_is_floating(PyObject *self, void *closure) {
     (void)closure;
-    return PyBool_FromLong(is_floating(dtype_of(self)));
+    return PyBool_FromLong(tpy_dtype_is_floating(dtype_of(self)));
 }
 
 static PyObject *dtype_get_is_integer(PyObject *self, void *closure) {
     (void)closure;
     tp_dtype_t dtype = dtype_of(self);
-    return PyBool_FromLong(!is_floating(dtype) && dtype != TP_BOOL);
+    return PyBool_FromLong(!tpy_dtype_is_floating(dtype) && dtype != TP_BOOL);
 }
 
 static PyObject *dtype_get_is_bool(PyObject *self, void *closure) {

@@ -155,8 +155,7 @@ static TPY_OP_SIGNATURE(normal) {
     int64_t seed;
     if (random_args("normal", values[0], values[3], values[4], &shape, &dtype, &seed) < 0)
         return NULL;
-    if (dtype != TP_FLOAT32 && dtype != TP_FLOAT64 && dtype != TP_FLOAT16 &&
-        dtype != TP_BFLOAT16) {
+    if (!tpy_dtype_is_floating(dtype)) {
         PyErr_Format(PyExc_ValueError, "normal(): dtype must be a float dtype, not %s",
                      tp_dtype_name(dtype));
         return NULL;
@@ -182,8 +181,7 @@ static TPY_OP_SIGNATURE(uniform) {
     if (random_args("uniform", values[0], values[3], values[4], &shape, &dtype, &seed) < 0)
         return NULL;
     bool integer = dtype == TP_INT32 || dtype == TP_INT64;
-    if (!integer && dtype != TP_FLOAT32 && dtype != TP_FLOAT64 && dtype != TP_FLOAT16 &&
-        dtype != TP_BFLOAT16) {
+    if (!integer && !tpy_dtype_is_floating(dtype)) {
         PyErr_Format(PyExc_ValueError, "uniform(): dtype must be a float dtype, int32 or "
                      "int64, not %s", tp_dtype_name(dtype));
         return NULL;

@@ -51,6 +51,8 @@ PyObject *tpy_dtype_object_of(tp_dtype_t dtype);
  * float, int and bool (float32, int32, bool, as TensorFlow reads them). None leaves *out as
  * it is and returns 0, so that a caller can preset its default. */
 int tpy_dtype_from_object(PyObject *object, tp_dtype_t *out);
+/* float16, bfloat16, float32 or float64: DType.is_floating. */
+bool tpy_dtype_is_floating(tp_dtype_t dtype);
 int tpy_init_dtypes(PyObject *module);
 
 /* ---- Tensors (tensor.c) ---------------------------------------------------------------------- */
