@@ -22,6 +22,23 @@ def run_snippet(code, env=None, check=True):
     return result.stdout, result.stderr
 
 
+# After tp.config.gpu.set_per_process_memory_fraction(0.4), or without it, on a 64 MiB APU
+# (TP_APU_MEMORY=64M), in test_config and test_documents: 0.4 of it is 25.6 MiB; a relu of 10 MiB
+# takes 20 (its input's copy on the device is freed after it); one of 8 MiB more needs 16 beside
+# the 10 left, and fits only without the fraction.
+FRACTION_CHECKS = """
+import numpy as np
+with tp.device('/APU:0'):
+  first = tp.nn.relu(tp.constant(np.zeros(10 << 18, np.float32)))
+  first.numpy()
+  try:
+    tp.nn.relu(tp.constant(np.zeros(8 << 18, np.float32))).numpy()
+    print("8 MiB more: fits")
+  except tp.errors.ResourceExhaustedError:
+    print("8 MiB more: ResourceExhaustedError")
+"""
+
+
 @pytest.fixture
 def snippet():
     return run_snippet

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import tensorplug as tp
-from conftest import run_snippet
+from conftest import FRACTION_CHECKS, run_snippet
 
 CPU = tp.config.PhysicalDevice(name="/physical_device:CPU:0", device_type="CPU")
 APU = tp.config.PhysicalDevice(name="/physical_device:APU:0", device_type="APU")
@@ -392,24 +392,14 @@ def test_gpu_per_process_memory_growth_applies_to_every_device_but_the_cpu():
     ]
 
 
-FRACTION_PROGRAM = """
-    # The APU has 64 MiB: 0.4 of it is 25.6 MiB. A relu of 10 MiB takes 20 (its input's copy
-    # on the device is freed after it), then one of 8 MiB more needs 16 beside the 10 left.
-    with tp.device('/APU:0'):
-        first = tp.nn.relu(tp.constant(np.zeros(10 << 18, np.float32)))
-        first.numpy()
-        try:
-            tp.nn.relu(tp.constant(np.zeros(8 << 18, np.float32))).numpy()
-            print("8 MiB more: fits")
-        except tp.errors.ResourceExhaustedError as e:
-            print("8 MiB more: ResourceExhaustedError")
-    print(tp.config.experimental.get_memory_info('APU:0')['current'] >> 18)
-"""
+# The APU's memory in use at the end, in units of 256 KiB: the 10 MiB relu's 40.
+FRACTION_PROGRAM = (FRACTION_CHECKS +
+                    "print(tp.config.experimental.get_memory_info('APU:0')['current'] >> 18)\n")
 
 
 def test_gpu_per_process_memory_fraction_caps_every_device_but_the_cpu():
     out = configured("print(tp.config.gpu.set_per_process_memory_fraction(0.4))\n" +
-                     textwrap.dedent(FRACTION_PROGRAM), TP_APU_MEMORY="64M")
+                     FRACTION_PROGRAM, TP_APU_MEMORY="64M")
     assert out.splitlines() == [
         "[PhysicalDevice(name='/physical_device:APU:0', device_type='APU')]",
         "8 MiB more: ResourceExhaustedError",

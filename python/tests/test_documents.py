@@ -21,7 +21,7 @@ import textwrap
 import pytest
 
 import tensorplug as tp
-from conftest import run_snippet
+from conftest import FRACTION_CHECKS, run_snippet
 
 LOGICAL = "/job:localhost/replica:0/task:0/device:"
 
@@ -224,21 +224,6 @@ FRACTION_SNIPPET = '''
 import tensorplug as tp
 tp.config.gpu.set_per_process_memory_fraction(0.4)
 '''
-
-# 0.4 of the 64 MiB APU is 25.6 MiB: a relu of 10 MiB takes 20 (its input's copy on the
-# device is freed after it); one of 8 MiB more needs 16 beside the 10 left.
-FRACTION_CHECKS = '''
-import numpy as np
-with tp.device('/APU:0'):
-  first = tp.nn.relu(tp.constant(np.zeros(10 << 18, np.float32)))
-  first.numpy()
-  try:
-    tp.nn.relu(tp.constant(np.zeros(8 << 18, np.float32))).numpy()
-    print("8 MiB more: fits")
-  except tp.errors.ResourceExhaustedError:
-    print("8 MiB more: ResourceExhaustedError")
-'''
-
 
 def test_memory_fraction_bounds_the_apu():
     out, _, _ = run(FRACTION_SNIPPET + FRACTION_CHECKS, TP_APU_MEMORY="64M")
