@@ -43,8 +43,10 @@ static int scalar_tensor(PyObject *object, tp_dtype_t dtype, tp_tensor_t **out) 
         int overflow = 0;
         integer = PyLong_AsLongLongAndOverflow(object, &overflow);
         if (integer == -1 && PyErr_Occurred()) return -1;
-        if (overflow != 0) return dtype == TP_DTYPE_INVALID || dtype == TP_UINT64 ? 1
-                                                                                : value_does_not_fit(object, dtype);
+        if (overflow != 0)
+            return dtype == TP_DTYPE_INVALID || dtype == TP_UINT64
+                       ? 1
+                       : value_does_not_fit(object, dtype);
         if (dtype == TP_DTYPE_INVALID) dtype = integer == (int32_t)integer ? TP_INT32 : TP_INT64;
         real = (double)integer;
         is_int = true;

@@ -8,12 +8,13 @@
  * its work is queued or done. */
 #define GIL_RELEASE_ELEMENTS 16384
 
-/* Whether the op may wait long: large inputs, or an input still pending on an asynchronous
- * device, whose values an op on another device (Add on the CPU, of an APU's Relu) waits for
- * inside the call, however small it is. */
-static bool worth_releasing(tp_tensor_t *const *inputs, size_t num_inputs) {
+/* Large inputs, or an input still pending on an asynchronous device, whose values an op on
+ * another device (Add on the CPU, of an APU's Relu) waits for inside the call, however small
+ * it is. */
+bool tpy_may_wait(tp_tensor_t *const *inputs, size_t num_inputs) {
     int64_t elements = 0;
     for (size_t i = 0; i < num_inputs; i++) {
+        if (inputs[i] == NULL) continue;
         elements += tp_tensor_num_elements(inputs[i]);
         bool ready = true;
         /* A poisoned input fails the op at once; its failure is the op's to report. */
@@ -52,7 +53,7 @@ PyObject *tpy_execute(const char *op, tp_tensor_t *const *inputs, size_t num_inp
         return NULL;
     }
     tp_status_t *status;
-    if (worth_releasing(inputs, num_inputs)) {
+    if (tpy_may_wait(inputs, num_inputs)) {
         Py_BEGIN_ALLOW_THREADS
         status = tp_execute(context, op, inputs, num_inputs, attrs, num_attrs, outputs,
                             num_outputs);
@@ -63,6 +64,20 @@ PyObject *tpy_execute(const char *op, tp_tensor_t *const *inputs, size_t num_inp
     }
     if (status != NULL) return tpy_raise(status);
     return wrap_outputs(outputs, num_outputs);
+}
+
+int tpy_cast(tp_tensor_t *x, tp_dtype_t dtype, tp_tensor_t **out) {
+    tp_context_t *context = tpy_context();
+    if (context == NULL) return -1;
+    tp_status_t *status;
+    if (tpy_may_wait(&x, 1)) {
+        Py_BEGIN_ALLOW_THREADS
+        status = tp_cast(context, x, dtype, out);
+        Py_END_ALLOW_THREADS
+    } else {
+        status = tp_cast(context, x, dtype, out);
+    }
+    return tpy_check(status);
 }
 
 PyObject *tpy_call_unary(tpy_unary_fn fn, PyObject *x) {
@@ -76,7 +91,7 @@ PyObject *tpy_call_unary(tpy_unary_fn fn, PyObject *x) {
     }
     tp_tensor_t *out = NULL;
     tp_status_t *status;
-    if (worth_releasing(&input, 1)) {
+    if (tpy_may_wait(&input, 1)) {
         Py_BEGIN_ALLOW_THREADS
         status = fn(context, input, &out);
         Py_END_ALLOW_THREADS
@@ -117,7 +132,7 @@ PyObject *tpy_call_binary(tpy_binary_fn fn, PyObject *x, PyObject *y) {
     if (binary_operands(x, y, operands, owned) < 0) return NULL;
     tp_tensor_t *out = NULL;
     tp_status_t *status;
-    if (worth_releasing(operands, 2)) {
+    if (tpy_may_wait(operands, 2)) {
         Py_BEGIN_ALLOW_THREADS
         status = fn(context, operands[0], operands[1], &out);
         Py_END_ALLOW_THREADS

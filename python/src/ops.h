@@ -19,9 +19,7 @@
 int tpy_parse(const char *function, const char *const *names, int num_names, int required,
               PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, PyObject **out);
 
-/* Inputs of at least this many elements run with the GIL released. */
-#define TPY_GIL_RELEASE_ELEMENTS 16384
-/* status = call, with the GIL released when `big`. */
+/* status = call, with the GIL released when `big` (tpy_may_wait of the inputs). */
 #define TPY_RUN(status, big, call)                                                             \
     do {                                                                                       \
         if (big) {                                                                             \
@@ -31,7 +29,6 @@ int tpy_parse(const char *function, const char *const *names, int num_names, int
             status = (call);                                                                   \
         }                                                                                      \
     } while (0)
-bool tpy_big(tp_tensor_t *const *tensors, size_t count);
 
 /* The result of a C API call that made `out`: the exception for a status, else a Tensor. */
 PyObject *tpy_result(tp_status_t *status, tp_tensor_t *out);

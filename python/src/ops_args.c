@@ -58,17 +58,10 @@ PyObject *tpy_binary_call(const char *function, tpy_binary_fn fn, PyObject *cons
     tp_tensor_t *operands[2], *out = NULL;
     if (tpy_binary_args(values[0], values[1], &operands[0], &operands[1]) < 0) return NULL;
     tp_status_t *status;
-    TPY_RUN(status, tpy_big(operands, 2), fn(tpy_context(), operands[0], operands[1], &out));
+    TPY_RUN(status, tpy_may_wait(operands, 2), fn(tpy_context(), operands[0], operands[1], &out));
     tp_tensor_release(operands[0]);
     tp_tensor_release(operands[1]);
     return tpy_result(status, out);
-}
-
-bool tpy_big(tp_tensor_t *const *tensors, size_t count) {
-    int64_t elements = 0;
-    for (size_t i = 0; i < count; i++)
-        if (tensors[i] != NULL) elements += tp_tensor_num_elements(tensors[i]);
-    return elements >= TPY_GIL_RELEASE_ELEMENTS;
 }
 
 PyObject *tpy_result(tp_status_t *status, tp_tensor_t *out) {
@@ -301,7 +294,7 @@ int tpy_double_arg(const char *function, const char *what, PyObject *object, dou
             return -1;
         }
         tp_tensor_t *wide = NULL;
-        if (tpy_check(tp_cast(tpy_context(), tensor, TP_FLOAT64, &wide)) < 0) return -1;
+        if (tpy_cast(tensor, TP_FLOAT64, &wide) < 0) return -1;
         tp_status_t *status;
         Py_BEGIN_ALLOW_THREADS
         status = tp_tensor_read(wide, out, sizeof *out);
@@ -361,6 +354,6 @@ int tpy_axis(const char *function, int64_t axis, int32_t rank, int64_t *out) {
 
 int tpy_transpose(tp_tensor_t *x, const int64_t *perm, int32_t rank, tp_tensor_t **out) {
     tp_status_t *status;
-    TPY_RUN(status, tpy_big(&x, 1), tp_transpose(tpy_context(), x, perm, (size_t)rank, out));
+    TPY_RUN(status, tpy_may_wait(&x, 1), tp_transpose(tpy_context(), x, perm, (size_t)rank, out));
     return tpy_check(status);
 }

@@ -14,7 +14,7 @@
         if (tpy_to_tensor((object), TP_DTYPE_INVALID, &x) < 0) return NULL;                    \
         tp_tensor_t *out = NULL;                                                               \
         tp_status_t *status;                                                                   \
-        TPY_RUN(status, tpy_big(&x, 1), call);                                                 \
+        TPY_RUN(status, tpy_may_wait(&x, 1), call);                                            \
         tp_tensor_release(x);                                                                  \
         return tpy_result(status, out);                                                        \
     } while (0)
@@ -50,7 +50,7 @@ static TPY_OP_SIGNATURE(transpose) {
     }
     tp_tensor_t *out = NULL;
     tp_status_t *status;
-    TPY_RUN(status, tpy_big(&x, 1), tp_transpose(tpy_context(), x, perm, (size_t)rank, &out));
+    TPY_RUN(status, tpy_may_wait(&x, 1), tp_transpose(tpy_context(), x, perm, (size_t)rank, &out));
     tp_tensor_release(x);
     return tpy_result(status, out);
 }
@@ -118,7 +118,7 @@ static TPY_OP_SIGNATURE(concat) {
     if (tpy_tensor_list("concat", values[0], &inputs, &count) < 0) return NULL;
     tp_tensor_t *out = NULL;
     tp_status_t *status;
-    TPY_RUN(status, tpy_big(inputs, count),
+    TPY_RUN(status, tpy_may_wait(inputs, count),
             tp_concat(tpy_context(), inputs, count, axis, &out));
     tpy_release_tensors(inputs, count);
     return tpy_result(status, out);
@@ -197,7 +197,8 @@ static PyObject *run_on_two(PyObject *first, PyObject *second, int64_t number,
     }
     tp_tensor_t *out = NULL;
     tp_status_t *status;
-    TPY_RUN(status, tpy_big(inputs, 2), call(tpy_context(), inputs[0], inputs[1], number, &out));
+    TPY_RUN(status, tpy_may_wait(inputs, 2),
+            call(tpy_context(), inputs[0], inputs[1], number, &out));
     tp_tensor_release(inputs[0]);
     tp_tensor_release(inputs[1]);
     return tpy_result(status, out);
@@ -359,7 +360,7 @@ static TPY_OP_SIGNATURE(where) {
     }
     tp_tensor_t *out = NULL;
     tp_status_t *status;
-    TPY_RUN(status, tpy_big(inputs, 3),
+    TPY_RUN(status, tpy_may_wait(inputs, 3),
             tp_select(tpy_context(), inputs[0], inputs[1], inputs[2], &out));
     for (int i = 0; i < 3; i++) tp_tensor_release(inputs[i]);
     return tpy_result(status, out);
@@ -464,7 +465,7 @@ static TPY_OP_SIGNATURE(stack) {
     }
     if (result == 0) {
         if (axis < 0) axis += tp_tensor_shape(inputs[0]).rank;
-        TPY_RUN(status, tpy_big(inputs, count),
+        TPY_RUN(status, tpy_may_wait(inputs, count),
                 tp_concat(tpy_context(), inputs, count, axis, &out));
     }
     tpy_release_tensors(inputs, count);

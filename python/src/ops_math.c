@@ -41,9 +41,9 @@ static PyObject *like(const char *function, tpy_unary_fn fn, PyObject *const *ar
         dtype == tp_tensor_dtype(TPY_TENSOR(result)))
         return result;
     tp_tensor_t *cast = NULL;
-    tp_status_t *status = tp_cast(tpy_context(), TPY_TENSOR(result), dtype, &cast);
+    int failed = tpy_cast(TPY_TENSOR(result), dtype, &cast);
     Py_DECREF(result);
-    return tpy_result(status, cast);
+    return failed < 0 ? NULL : tpy_tensor_wrap(cast);
 }
 
 static TPY_OP_SIGNATURE(zeros_like) {
@@ -76,21 +76,25 @@ static PyObject *true_divide(const char *function, PyObject *const *args, Py_ssi
     if (tpy_binary_args(values[0], values[1], &operands[0], &operands[1]) < 0) return NULL;
     tp_context_t *context = tpy_context();
     tp_dtype_t wide = truediv_dtype(tp_tensor_dtype(operands[0]));
-    tp_status_t *status = NULL;
+    int failed = 0;
     if (wide != TP_DTYPE_INVALID && tp_tensor_dtype(operands[0]) == tp_tensor_dtype(operands[1])) {
-        for (int i = 0; i < 2 && status == NULL; i++) {
+        for (int i = 0; i < 2 && failed == 0; i++) {
             tp_tensor_t *cast = NULL;
-            status = tp_cast(context, operands[i], wide, &cast);
+            failed = tpy_cast(operands[i], wide, &cast);
             tp_tensor_release(operands[i]);
             operands[i] = cast;
         }
     }
-    tp_tensor_t *out = NULL;
-    if (status == NULL) TPY_RUN(status, tpy_big(operands, 2),
-                                tp_div(context, operands[0], operands[1], &out));
+    PyObject *result = NULL;
+    if (failed == 0) {
+        tp_tensor_t *out = NULL;
+        tp_status_t *status;
+        TPY_RUN(status, tpy_may_wait(operands, 2), tp_div(context, operands[0], operands[1], &out));
+        result = tpy_result(status, out);
+    }
     tp_tensor_release(operands[0]);
     tp_tensor_release(operands[1]);
-    return tpy_result(status, out);
+    return result;
 }
 
 static TPY_OP_SIGNATURE(divide) {
@@ -118,7 +122,7 @@ static TPY_OP_SIGNATURE(add_n) {
     if (tpy_tensor_list("add_n", values[0], &inputs, &count) < 0) return NULL;
     tp_tensor_t *out = NULL;
     tp_status_t *status;
-    TPY_RUN(status, tpy_big(inputs, count), tp_add_n(tpy_context(), inputs, count, &out));
+    TPY_RUN(status, tpy_may_wait(inputs, count), tp_add_n(tpy_context(), inputs, count, &out));
     tpy_release_tensors(inputs, count);
     return tpy_result(status, out);
 }
@@ -167,7 +171,7 @@ static TPY_OP_SIGNATURE(matmul) {
     }
     tp_tensor_t *inputs[2] = {a, b}, *out = NULL;
     tp_status_t *status;
-    TPY_RUN(status, tpy_big(inputs, 2),
+    TPY_RUN(status, tpy_may_wait(inputs, 2),
             tp_matmul(tpy_context(), a, b, transpose_a, transpose_b, &out));
     tp_tensor_release(a);
     tp_tensor_release(b);
@@ -202,7 +206,7 @@ static PyObject *reduce(const char *function, reduce_fn fn, PyObject *const *arg
     if (!all && num_axes == 0)
         status = tp_identity(tpy_context(), x, &out);
     else
-        TPY_RUN(status, tpy_big(&x, 1),
+        TPY_RUN(status, tpy_may_wait(&x, 1),
                 fn(tpy_context(), x, axes, (size_t)num_axes, keepdims, &out));
     tp_tensor_release(x);
     return tpy_result(status, out);
@@ -243,7 +247,7 @@ static PyObject *arg_extreme(const char *function, arg_fn fn, PyObject *const *a
     if (tpy_to_tensor(values[0], TP_DTYPE_INVALID, &x) < 0) return NULL;
     tp_tensor_t *out = NULL;
     tp_status_t *status;
-    TPY_RUN(status, tpy_big(&x, 1), fn(tpy_context(), x, axis, output_type, &out));
+    TPY_RUN(status, tpy_may_wait(&x, 1), fn(tpy_context(), x, axis, output_type, &out));
     tp_tensor_release(x);
     return tpy_result(status, out);
 }
@@ -274,7 +278,7 @@ static TPY_OP_SIGNATURE(cast) {
     if (tpy_to_tensor(values[0], TP_DTYPE_INVALID, &x) < 0) return NULL;
     tp_tensor_t *out = NULL;
     tp_status_t *status;
-    TPY_RUN(status, tpy_big(&x, 1), tp_cast(tpy_context(), x, dtype, &out));
+    TPY_RUN(status, tpy_may_wait(&x, 1), tp_cast(tpy_context(), x, dtype, &out));
     tp_tensor_release(x);
     return tpy_result(status, out);
 }

@@ -27,7 +27,7 @@ static PyObject *along_axis(const char *function, tpy_unary_fn fn, tp_tensor_t *
     tp_tensor_t *out = NULL;
     tp_status_t *status;
     if (axis == rank - 1) {
-        TPY_RUN(status, tpy_big(&x, 1), fn(tpy_context(), x, &out));
+        TPY_RUN(status, tpy_may_wait(&x, 1), fn(tpy_context(), x, &out));
         return tpy_result(status, out);
     }
     int64_t perm[TP_MAX_RANK];
@@ -36,7 +36,7 @@ static PyObject *along_axis(const char *function, tpy_unary_fn fn, tp_tensor_t *
     perm[rank - 1] = axis;
     tp_tensor_t *moved = NULL, *done = NULL;
     if (tpy_transpose(x, perm, rank, &moved) < 0) return NULL;
-    TPY_RUN(status, tpy_big(&moved, 1), fn(tpy_context(), moved, &done));
+    TPY_RUN(status, tpy_may_wait(&moved, 1), fn(tpy_context(), moved, &done));
     tp_tensor_release(moved);
     if (tpy_check(status) < 0) return NULL;
     int result = tpy_transpose(done, perm, rank, &out);
@@ -98,10 +98,10 @@ static TPY_OP_SIGNATURE(bias_add) {
         tp_tensor_t *column = NULL;
         status = tp_reshape(tpy_context(), bias, shape, &column);
         if (status == NULL)
-            TPY_RUN(status, tpy_big(inputs, 2), tp_add(tpy_context(), x, column, &out));
+            TPY_RUN(status, tpy_may_wait(inputs, 2), tp_add(tpy_context(), x, column, &out));
         tp_tensor_release(column);
     } else {
-        TPY_RUN(status, tpy_big(inputs, 2), tp_bias_add(tpy_context(), x, bias, &out));
+        TPY_RUN(status, tpy_may_wait(inputs, 2), tp_bias_add(tpy_context(), x, bias, &out));
     }
     tp_tensor_release(x);
     tp_tensor_release(bias);
@@ -170,7 +170,7 @@ static PyObject *image_op(tp_tensor_t *input, tp_tensor_t *filter, bool first, i
     tp_tensor_t *inputs[2] = {input, filter}, *out = NULL;
     tp_status_t *status;
     if (!first) {
-        TPY_RUN(status, tpy_big(inputs, 2), run(input, filter, options, &out));
+        TPY_RUN(status, tpy_may_wait(inputs, 2), run(input, filter, options, &out));
         return tpy_result(status, out);
     }
     if (tp_tensor_shape(input).rank != 4) {
@@ -181,7 +181,7 @@ static PyObject *image_op(tp_tensor_t *input, tp_tensor_t *filter, bool first, i
     tp_tensor_t *nhwc = NULL, *done = NULL;
     if (tpy_transpose(input, to_nhwc, 4, &nhwc) < 0) return NULL;
     inputs[0] = nhwc;
-    TPY_RUN(status, tpy_big(inputs, 2), run(nhwc, filter, options, &done));
+    TPY_RUN(status, tpy_may_wait(inputs, 2), run(nhwc, filter, options, &done));
     tp_tensor_release(nhwc);
     if (tpy_check(status) < 0) return NULL;
     int result = tpy_transpose(done, to_nchw, 4, &out);
@@ -296,7 +296,8 @@ static PyObject *cross_entropy(const char *function, xent_fn fn, tp_tensor_t *lo
     }
     if (status == NULL) {
         tp_tensor_t *inputs[2] = {flat_logits, flat_labels};
-        TPY_RUN(status, tpy_big(inputs, 2), fn(context, flat_logits, flat_labels, &loss, NULL));
+        TPY_RUN(status, tpy_may_wait(inputs, 2),
+                fn(context, flat_logits, flat_labels, &loss, NULL));
     }
     tp_tensor_release(flat_logits);
     tp_tensor_release(flat_labels);
@@ -435,7 +436,7 @@ static TPY_OP_SIGNATURE(fused_batch_norm) {
         if (tpy_transpose(t[0], to_nhwc, 4, &nhwc) < 0) goto done;
     }
     tp_tensor_t *input = first ? nhwc : t[0];
-    TPY_RUN(status, tpy_big(t, 1),
+    TPY_RUN(status, tpy_may_wait(t, 1),
             tp_fused_batch_norm(tpy_context(), input, t[1], t[2], t[3], t[4], epsilon, training,
                                 factor, &y, &batch_mean, &batch_variance));
     if (tpy_check(status) < 0) goto done;
@@ -499,7 +500,7 @@ static TPY_OP_SIGNATURE(dropout) {
     }
     tp_tensor_t *y = NULL;
     tp_status_t *status;
-    TPY_RUN(status, tpy_big(&x, 1), tp_dropout(tpy_context(), x, rate, seed, &y, NULL));
+    TPY_RUN(status, tpy_may_wait(&x, 1), tp_dropout(tpy_context(), x, rate, seed, &y, NULL));
     tp_tensor_release(x);
     return tpy_result(status, y);
 }

@@ -98,7 +98,7 @@ static int apply(tpy_binary_fn fn, tp_tensor_t **x, PyObject *value) {
     }
     tp_tensor_t *inputs[2] = {*x, operand};
     tp_status_t *status;
-    TPY_RUN(status, tpy_big(inputs, 2), fn(tpy_context(), *x, operand, &out));
+    TPY_RUN(status, tpy_may_wait(inputs, 2), fn(tpy_context(), *x, operand, &out));
     tp_tensor_release(operand);
     tp_tensor_release(*x);
     *x = out;
@@ -116,7 +116,7 @@ static int bound_tensor(PyObject *value, double fallback, tp_tensor_t *x, tp_ten
         *out = tensor;
         return result;
     }
-    result = tpy_check(tp_cast(tpy_context(), tensor, tp_tensor_dtype(x), out));
+    result = tpy_cast(tensor, tp_tensor_dtype(x), out);
     tp_tensor_release(tensor);
     return result;
 }
@@ -227,9 +227,9 @@ static TPY_OP_SIGNATURE(uniform) {
     if (integer) {
         /* u * width >= 0, so the cast's truncation is the floor. */
         tp_tensor_t *whole = NULL;
-        tp_status_t *status = tp_cast(context, x, dtype, &whole);
+        int failed = tpy_cast(x, dtype, &whole);
         tp_tensor_release(x);
-        if (tpy_check(status) < 0) return NULL;
+        if (failed < 0) return NULL;
         x = whole;
     }
     if (!is_number(minval, 0.0) && apply(tp_add, &x, minval) < 0) return NULL;

@@ -92,9 +92,7 @@ PyObject *tpy_tensor_numpy(PyObject *self, PyObject *unused) {
     if (tp_tensor_dtype(tensor) == TP_BFLOAT16) {
         tp_tensor_release(readable);
         readable = NULL;
-        tp_context_t *context = tpy_context();
-        if (context == NULL || tpy_check(tp_cast(context, tensor, TP_FLOAT32, &readable)) < 0)
-            return NULL;
+        if (tpy_cast(tensor, TP_FLOAT32, &readable) < 0) return NULL;
     }
     PyObject *dims = dims_tuple(readable);
     PyObject *dtype = dims == NULL ? NULL : tpy_dtype_object_of(tp_tensor_dtype(readable));

@@ -27,21 +27,12 @@ static int operands(PyObject *x, PyObject *y, tp_tensor_t *out[2], bool owned[2]
     return 0;
 }
 
-/* Inputs of fewer elements run with the GIL held, as execute.c's: releasing and taking it
- * back costs about as much as a small op. */
-#define GIL_RELEASE_ELEMENTS 16384
-
-static bool worth_releasing(tp_tensor_t *const *tensors) {
-    return tp_tensor_num_elements(tensors[0]) + tp_tensor_num_elements(tensors[1]) >=
-           GIL_RELEASE_ELEMENTS;
-}
-
 static PyObject *run_binary(tpy_binary_fn fn, tp_tensor_t *x, tp_tensor_t *y) {
     tp_context_t *context = tpy_context();
     if (context == NULL) return NULL;
     tp_tensor_t *pair[2] = {x, y}, *out = NULL;
     tp_status_t *status;
-    if (worth_releasing(pair)) {
+    if (tpy_may_wait(pair, 2)) {
         Py_BEGIN_ALLOW_THREADS
         status = fn(context, x, y, &out);
         Py_END_ALLOW_THREADS
@@ -86,10 +77,8 @@ static PyObject *true_divide(PyObject *x, PyObject *y) {
     if (wide == TP_DTYPE_INVALID || tp_tensor_dtype(pair[1]) != tp_tensor_dtype(pair[0])) {
         result = run_binary(tp_div, pair[0], pair[1]);
     } else {
-        tp_context_t *context = tpy_context();
         tp_tensor_t *cast[2] = {NULL, NULL};
-        if (context != NULL && tpy_check(tp_cast(context, pair[0], wide, &cast[0])) == 0 &&
-            tpy_check(tp_cast(context, pair[1], wide, &cast[1])) == 0)
+        if (tpy_cast(pair[0], wide, &cast[0]) == 0 && tpy_cast(pair[1], wide, &cast[1]) == 0)
             result = run_binary(tp_div, cast[0], cast[1]);
         tp_tensor_release(cast[0]);
         tp_tensor_release(cast[1]);
@@ -112,24 +101,8 @@ static PyObject *power(PyObject *x, PyObject *y, PyObject *modulo) {
     return binary(tp_pow, x, y);
 }
 
-static PyObject *unary(tpy_unary_fn fn, PyObject *x) {
-    tp_context_t *context = tpy_context();
-    if (context == NULL) return NULL;
-    tp_tensor_t *input = TPY_TENSOR(x), *out = NULL;
-    tp_status_t *status;
-    if (tp_tensor_num_elements(input) >= GIL_RELEASE_ELEMENTS) {
-        Py_BEGIN_ALLOW_THREADS
-        status = fn(context, input, &out);
-        Py_END_ALLOW_THREADS
-    } else {
-        status = fn(context, input, &out);
-    }
-    if (status != NULL) return tpy_raise(status);
-    return tpy_tensor_wrap(out);
-}
-
-static PyObject *negative(PyObject *x) { return unary(tp_neg, x); }
-static PyObject *absolute(PyObject *x) { return unary(tp_abs, x); }
+static PyObject *negative(PyObject *x) { return tpy_call_unary(tp_neg, x); }
+static PyObject *absolute(PyObject *x) { return tpy_call_unary(tp_abs, x); }
 /* +x is x: a tensor is immutable, so the same object serves. */
 static PyObject *positive(PyObject *x) { return Py_NewRef(x); }
 

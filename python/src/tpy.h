@@ -103,6 +103,12 @@ PyObject *tpy_execute(const char *op, tp_tensor_t *const *inputs, size_t num_inp
 typedef tp_status_t *(*tpy_unary_fn)(tp_context_t *, tp_tensor_t *, tp_tensor_t **);
 typedef tp_status_t *(*tpy_binary_fn)(tp_context_t *, tp_tensor_t *, tp_tensor_t *,
                                       tp_tensor_t **);
+/* Whether a call on these tensors (NULL entries skipped) may take long enough that the GIL
+ * is worth releasing around it: large inputs, or one still pending on a device. */
+bool tpy_may_wait(tp_tensor_t *const *tensors, size_t count);
+/* tp_cast, the GIL released when x may make it wait (a pending input on another device):
+ * 0, or -1 with the exception set. */
+int tpy_cast(tp_tensor_t *x, tp_dtype_t dtype, tp_tensor_t **out);
 PyObject *tpy_call_unary(tpy_unary_fn fn, PyObject *x);
 PyObject *tpy_call_binary(tpy_binary_fn fn, PyObject *x, PyObject *y);
 

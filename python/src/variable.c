@@ -342,7 +342,7 @@ static PyObject *variable_repr(PyObject *self) {
     return result;
 }
 
-/* ---- Operators: the Tensor's, on the value ---------------------------------------------------- */
+/* ---- Operators: the Tensor's, on the value -------------------------------------------------- */
 
 typedef PyObject *(*binary_fn)(PyObject *, PyObject *);
 
