@@ -53,15 +53,8 @@ PyObject *tpy_execute(const char *op, tp_tensor_t *const *inputs, size_t num_inp
         return NULL;
     }
     tp_status_t *status;
-    if (tpy_may_wait(inputs, num_inputs)) {
-        Py_BEGIN_ALLOW_THREADS
-        status = tp_execute(context, op, inputs, num_inputs, attrs, num_attrs, outputs,
-                            num_outputs);
-        Py_END_ALLOW_THREADS
-    } else {
-        status = tp_execute(context, op, inputs, num_inputs, attrs, num_attrs, outputs,
-                            num_outputs);
-    }
+    TPY_RUN(status, tpy_may_wait(inputs, num_inputs),
+            tp_execute(context, op, inputs, num_inputs, attrs, num_attrs, outputs, num_outputs));
     if (status != NULL) return tpy_raise(status);
     return wrap_outputs(outputs, num_outputs);
 }
@@ -70,13 +63,7 @@ int tpy_cast(tp_tensor_t *x, tp_dtype_t dtype, tp_tensor_t **out) {
     tp_context_t *context = tpy_context();
     if (context == NULL) return -1;
     tp_status_t *status;
-    if (tpy_may_wait(&x, 1)) {
-        Py_BEGIN_ALLOW_THREADS
-        status = tp_cast(context, x, dtype, out);
-        Py_END_ALLOW_THREADS
-    } else {
-        status = tp_cast(context, x, dtype, out);
-    }
+    TPY_RUN(status, tpy_may_wait(&x, 1), tp_cast(context, x, dtype, out));
     return tpy_check(status);
 }
 
@@ -91,13 +78,7 @@ PyObject *tpy_call_unary(tpy_unary_fn fn, PyObject *x) {
     }
     tp_tensor_t *out = NULL;
     tp_status_t *status;
-    if (tpy_may_wait(&input, 1)) {
-        Py_BEGIN_ALLOW_THREADS
-        status = fn(context, input, &out);
-        Py_END_ALLOW_THREADS
-    } else {
-        status = fn(context, input, &out);
-    }
+    TPY_RUN(status, tpy_may_wait(&input, 1), fn(context, input, &out));
     if (!TPY_TENSOR_CHECK(x)) tp_tensor_release(input);
     if (status != NULL) return tpy_raise(status);
     return tpy_tensor_wrap(out);
@@ -132,13 +113,7 @@ PyObject *tpy_call_binary(tpy_binary_fn fn, PyObject *x, PyObject *y) {
     if (binary_operands(x, y, operands, owned) < 0) return NULL;
     tp_tensor_t *out = NULL;
     tp_status_t *status;
-    if (tpy_may_wait(operands, 2)) {
-        Py_BEGIN_ALLOW_THREADS
-        status = fn(context, operands[0], operands[1], &out);
-        Py_END_ALLOW_THREADS
-    } else {
-        status = fn(context, operands[0], operands[1], &out);
-    }
+    TPY_RUN(status, tpy_may_wait(operands, 2), fn(context, operands[0], operands[1], &out));
     for (int i = 0; i < 2; i++)
         if (owned[i]) tp_tensor_release(operands[i]);
     if (status != NULL) return tpy_raise(status);

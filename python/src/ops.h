@@ -19,17 +19,6 @@
 int tpy_parse(const char *function, const char *const *names, int num_names, int required,
               PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, PyObject **out);
 
-/* status = call, with the GIL released when `big` (tpy_may_wait of the inputs). */
-#define TPY_RUN(status, big, call)                                                             \
-    do {                                                                                       \
-        if (big) {                                                                             \
-            Py_BEGIN_ALLOW_THREADS status = (call);                                            \
-            Py_END_ALLOW_THREADS                                                               \
-        } else {                                                                               \
-            status = (call);                                                                   \
-        }                                                                                      \
-    } while (0)
-
 /* The result of a C API call that made `out`: the exception for a status, else a Tensor. */
 PyObject *tpy_result(tp_status_t *status, tp_tensor_t *out);
 

@@ -32,13 +32,7 @@ static PyObject *run_binary(tpy_binary_fn fn, tp_tensor_t *x, tp_tensor_t *y) {
     if (context == NULL) return NULL;
     tp_tensor_t *pair[2] = {x, y}, *out = NULL;
     tp_status_t *status;
-    if (tpy_may_wait(pair, 2)) {
-        Py_BEGIN_ALLOW_THREADS
-        status = fn(context, x, y, &out);
-        Py_END_ALLOW_THREADS
-    } else {
-        status = fn(context, x, y, &out);
-    }
+    TPY_RUN(status, tpy_may_wait(pair, 2), fn(context, x, y, &out));
     if (status != NULL) return tpy_raise(status);
     return tpy_tensor_wrap(out);
 }

@@ -106,6 +106,16 @@ typedef tp_status_t *(*tpy_binary_fn)(tp_context_t *, tp_tensor_t *, tp_tensor_t
 /* Whether a call on these tensors (NULL entries skipped) may take long enough that the GIL
  * is worth releasing around it: large inputs, or one still pending on a device. */
 bool tpy_may_wait(tp_tensor_t *const *tensors, size_t count);
+/* status = call, with the GIL released when `wait` (tpy_may_wait of the call's inputs). */
+#define TPY_RUN(status, wait, call)                                                            \
+    do {                                                                                       \
+        if (wait) {                                                                            \
+            Py_BEGIN_ALLOW_THREADS status = (call);                                            \
+            Py_END_ALLOW_THREADS                                                               \
+        } else {                                                                               \
+            status = (call);                                                                   \
+        }                                                                                      \
+    } while (0)
 /* tp_cast, the GIL released when x may make it wait (a pending input on another device):
  * 0, or -1 with the exception set. */
 int tpy_cast(tp_tensor_t *x, tp_dtype_t dtype, tp_tensor_t **out);

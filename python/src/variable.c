@@ -203,6 +203,15 @@ static PyObject *assign_result(PyObject *self, tp_status_t *status, int read) {
     return Py_NewRef(self);
 }
 
+/* fn(variable, value), which copies a value from another device and so waits for one still
+ * pending there: the GIL is released then. */
+static tp_status_t *run_assign(tp_status_t *(*fn)(tp_variable_t *, tp_tensor_t *),
+                               tp_variable_t *variable, tp_tensor_t *value) {
+    tp_status_t *status;
+    TPY_RUN(status, tpy_may_wait(&value, 1), fn(variable, value));
+    return status;
+}
+
 /* assign(value): the new value, converted to the variable's dtype; returns the variable. */
 static PyObject *assign(PyObject *self, PyObject *args, PyObject *kwargs) {
     PyObject *value_object;
@@ -213,7 +222,7 @@ static PyObject *assign(PyObject *self, PyObject *args, PyObject *kwargs) {
     if (variable == NULL) return NULL;
     tp_tensor_t *value;
     if (tpy_to_tensor(value_object, tp_variable_dtype(variable), &value) < 0) return NULL;
-    tp_status_t *status = tp_variable_assign(variable, value);
+    tp_status_t *status = run_assign(tp_variable_assign, variable, value);
     tp_tensor_release(value);
     return assign_result(self, status, read);
 }
@@ -227,7 +236,7 @@ static PyObject *assign_sub(PyObject *self, PyObject *args, PyObject *kwargs) {
     if (variable == NULL) return NULL;
     tp_tensor_t *delta;
     if (tpy_to_tensor(delta_object, tp_variable_dtype(variable), &delta) < 0) return NULL;
-    tp_status_t *status = tp_variable_assign_sub(variable, delta);
+    tp_status_t *status = run_assign(tp_variable_assign_sub, variable, delta);
     tp_tensor_release(delta);
     return assign_result(self, status, read);
 }
@@ -245,8 +254,11 @@ static PyObject *assign_add(PyObject *self, PyObject *args, PyObject *kwargs) {
     tp_tensor_t *delta, *value = NULL, *sum = NULL;
     if (tpy_to_tensor(delta_object, tp_variable_dtype(variable), &delta) < 0) return NULL;
     tp_status_t *status = tp_variable_read(variable, &value);
-    if (status == NULL) status = tp_add(context, value, delta, &sum);
-    if (status == NULL) status = tp_variable_assign(variable, sum);
+    if (status == NULL) {
+        tp_tensor_t *inputs[2] = {value, delta};
+        TPY_RUN(status, tpy_may_wait(inputs, 2), tp_add(context, value, delta, &sum));
+    }
+    if (status == NULL) status = run_assign(tp_variable_assign, variable, sum);
     tp_tensor_release(sum);
     tp_tensor_release(value);
     tp_tensor_release(delta);

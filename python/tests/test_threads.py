@@ -131,11 +131,13 @@ rows["add"] = measure(lambda: tp.add(y, y).numpy().tolist())
 y = pending()
 rows["str"] = measure(lambda: str(y))
 # The op alone, on the CPU, which waits inside the call for its pending APU input: through
-# a Tensor operator, and through a cast.
+# a Tensor operator, a cast, and a CPU variable's assign (a copy from the APU).
 def on_cpu(op):
     with tp.device("/CPU:0"):
         return op()
-for name, op in [("operator", lambda: y + y), ("cast", lambda: tp.cast(y, tp.float64))]:
+v = on_cpu(lambda: tp.Variable([0.0, 0.0]))
+for name, op in [("operator", lambda: y + y), ("cast", lambda: tp.cast(y, tp.float64)),
+                 ("assign", lambda: v.assign(y))]:
     y = pending()
     rows[name] = measure(lambda: on_cpu(op))
     rows[name][2] = rows[name][2].numpy().tolist()
@@ -154,6 +156,7 @@ def test_the_gil_is_released_while_the_runtime_waits(snippet):
     assert rows["add"][2] == [2.0, 0.0]
     assert rows["str"][2] == "tp.Tensor([1. 0.], shape=(2,), dtype=float32)"
     assert rows["operator"][2] == [2.0, 0.0] and rows["cast"][2] == [1.0, 0.0]
+    assert rows["assign"][2] == [1.0, 0.0]
     for what, (seconds, rate, _) in rows.items():
         # The call did wait for the slow device (two ops queued, each delayed)...
         assert seconds >= latency_s, (what, seconds)
