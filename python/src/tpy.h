@@ -115,4 +115,9 @@ int tpy_variable_value(PyObject *object, tp_tensor_t **out);
 tp_variable_t *tpy_variable_handle(PyObject *object);
 int tpy_init_variable(PyObject *module);
 
+/* ---- py-keras: MirroredStrategy (strategy.c) and Keras' steps (keras.c); strategy.h -------- */
+
+int tpy_init_strategy(PyObject *module);
+int tpy_init_keras(PyObject *module);
+
 #endif /* TENSORPLUG_PYTHON_TPY_H */

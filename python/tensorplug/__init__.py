@@ -22,3 +22,8 @@ from . import errors  # noqa: E402
 from . import nn  # noqa: E402
 
 __version__ = _tensorplug.__version__
+
+# ---- py-keras: tp.distribute, tp.keras, tp.datasets ----------------------------------------
+from . import distribute  # noqa: E402,F401
+from . import keras  # noqa: E402,F401
+from . import datasets  # noqa: E402,F401
