@@ -46,6 +46,7 @@ static struct PyModuleDef module_definition = {
 static int (*const init_functions[])(PyObject *) = {
     tpy_init_errors,  tpy_init_dtypes,  tpy_init_tensor,
     tpy_init_convert, tpy_init_execute, tpy_init_variable,
+    tpy_init_tape, tpy_init_optimizer, tpy_init_function,
     tpy_init_strategy, tpy_init_keras, /* py-keras: strategy.c, keras.c */
 };
 

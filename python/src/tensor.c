@@ -17,6 +17,7 @@ PyObject *tpy_tensor_wrap(tp_tensor_t *tensor) {
     }
     object->tensor = tensor;
     object->weakrefs = NULL;
+    tpy_function_note_made(tensor);
     return (PyObject *)object;
 }
 

@@ -115,6 +115,25 @@ int tpy_variable_value(PyObject *object, tp_tensor_t **out);
 tp_variable_t *tpy_variable_handle(PyObject *object);
 int tpy_init_variable(PyObject *module);
 
+/* ---- Training: structures, tapes, traced functions (nest.c, tape.c, function.c) ------------- */
+
+/* Appends the leaves of `structure` (lists, tuples, named tuples and dicts nest) to the list
+ * `leaves`, in the order tpy_nest_pack reads them back. */
+int tpy_nest_flatten(PyObject *structure, PyObject *leaves);
+/* `structure` rebuilt with the items of the list `leaves` in place of its own leaves. */
+PyObject *tpy_nest_pack(PyObject *structure, PyObject *leaves);
+/* Tells the tapes recording on this thread that `variable` was read as `value`, so that
+ * gradients with respect to the variable find the values it gave. */
+int tpy_tape_note_read(PyObject *variable, tp_tensor_t *value);
+int tpy_init_tape(PyObject *module);
+/* Tells the tp.function tracing on this thread, if any, that its body made `tensor`: a tensor
+ * the body made and did not return still runs (see function.c). */
+void tpy_function_note_made(tp_tensor_t *tensor);
+int tpy_init_function(PyObject *module);
+int tpy_init_optimizer(PyObject *module);
+/* A tp.Variable for `variable`, which `owner` owns and keeps alive (an optimizer's state). */
+PyObject *tpy_variable_wrap_borrowed(tp_variable_t *variable, PyObject *owner, bool trainable);
+
 /* ---- py-keras: MirroredStrategy (strategy.c) and Keras' steps (keras.c); strategy.h -------- */
 
 int tpy_init_strategy(PyObject *module);

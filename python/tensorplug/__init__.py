@@ -21,6 +21,13 @@ from ._tensorplug import (  # noqa: E402
 from . import errors  # noqa: E402
 from . import nn  # noqa: E402
 
+# ---- Training (helper H4): tapes, optimizers, traced functions ----
+from ._tensorplug import GradientTape  # noqa: E402
+from . import keras  # noqa: E402
+from . import train  # noqa: E402
+from .keras import optimizers  # noqa: E402
+# ---- end of training ----
+
 __version__ = _tensorplug.__version__
 
 # ---- py-keras: tp.distribute, tp.keras, tp.datasets ----------------------------------------
