@@ -48,6 +48,7 @@ static int (*const init_functions[])(PyObject *) = {
     tpy_init_convert, tpy_init_execute, tpy_init_variable,
     tpy_init_tape, tpy_init_optimizer, tpy_init_function,
     tpy_init_strategy, tpy_init_keras, /* py-keras: strategy.c, keras.c */
+    tpy_init_config, tpy_init_device_scope, /* H3: device configuration and scopes */
 };
 
 PyMODINIT_FUNC PyInit__tensorplug(void);

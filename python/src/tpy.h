@@ -139,4 +139,11 @@ PyObject *tpy_variable_wrap_borrowed(tp_variable_t *variable, PyObject *owner, b
 int tpy_init_strategy(PyObject *module);
 int tpy_init_keras(PyObject *module);
 
+/* ---- Device configuration and scopes (config.c, device_scope.c) ------------------------------ */
+
+/* tp.config's and tp.debugging's C calls (_physical_devices, _set_memory_growth, ...). */
+int tpy_init_config(PyObject *module);
+/* tp.device(name), the context manager over tp_device_push and tp_device_pop. */
+int tpy_init_device_scope(PyObject *module);
+
 #endif /* TENSORPLUG_PYTHON_TPY_H */

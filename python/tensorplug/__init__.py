@@ -34,3 +34,8 @@ __version__ = _tensorplug.__version__
 from . import distribute  # noqa: E402,F401
 from . import keras  # noqa: E402,F401
 from . import datasets  # noqa: E402,F401
+
+# ---- H3: device configuration and scopes (tp.config, tp.debugging, tp.device) ----
+from ._tensorplug import device  # noqa: E402
+from . import config  # noqa: E402
+from . import debugging  # noqa: E402
