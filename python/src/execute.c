@@ -121,26 +121,7 @@ PyObject *tpy_call_binary(tpy_binary_fn fn, PyObject *x, PyObject *y) {
     return tpy_tensor_wrap(out);
 }
 
-/* The skeleton's ops, proving the path from Python to a device and back; the op namespaces
- * (ops_*.c) hold the rest. */
-static PyObject *relu(PyObject *self, PyObject *x) {
-    (void)self;
-    return tpy_call_unary(tp_relu, x);
+int tpy_init_execute(PyObject *module) {
+    (void)module;
+    return 0;
 }
-
-static PyObject *add(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    (void)self;
-    if (nargs != 2) {
-        PyErr_Format(PyExc_TypeError, "add() takes 2 arguments (%zd given)", nargs);
-        return NULL;
-    }
-    return tpy_call_binary(tp_add, args[0], args[1]);
-}
-
-static PyMethodDef module_functions[] = {
-    {"relu", relu, METH_O, "max(x, 0), element-wise (TensorFlow's Relu)."},
-    {"add", (PyCFunction)(void (*)(void))add, METH_FASTCALL, "x + y with broadcasting."},
-    {NULL, NULL, 0, NULL},
-};
-
-int tpy_init_execute(PyObject *module) { return PyModule_AddFunctions(module, module_functions); }

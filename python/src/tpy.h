@@ -146,4 +146,11 @@ int tpy_init_config(PyObject *module);
 /* tp.device(name), the context manager over tp_device_push and tp_device_pop. */
 int tpy_init_device_scope(PyObject *module);
 
+/* ---- The ops under TensorFlow's names (ops_*.c; their shared helpers are in ops.h) ---------- */
+
+int tpy_init_ops_math(PyObject *module);
+int tpy_init_ops_array(PyObject *module);
+int tpy_init_ops_nn(PyObject *module);
+int tpy_init_ops_random(PyObject *module);
+
 #endif /* TENSORPLUG_PYTHON_TPY_H */
