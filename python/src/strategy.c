@@ -346,29 +346,7 @@ static PyObject *replica_id(PyObject *self, PyObject *unused) {
     return PyLong_FromSize_t(tp_replica_index(current_replica));
 }
 
-/* _logical_devices(): (name, device_type) of every logical device, in the runtime's order;
- * making them, as TensorFlow's list_logical_devices does. */
-static PyObject *logical_devices(PyObject *self, PyObject *unused) {
-    (void)self;
-    (void)unused;
-    tp_context_t *context = tpy_context();
-    size_t count = 0;
-    if (context == NULL || tpy_check(tp_logical_device_count(context, NULL, &count)) < 0)
-        return NULL;
-    PyObject *list = PyList_New((Py_ssize_t)count);
-    for (size_t i = 0; list != NULL && i < count; i++) {
-        tp_logical_device_info_t info = {.struct_size = sizeof info};
-        PyObject *item = tpy_check(tp_logical_device_get(context, NULL, i, &info)) < 0
-                             ? NULL
-                             : Py_BuildValue("(ss)", info.name, info.device_type);
-        if (item == NULL) Py_CLEAR(list);
-        else PyList_SET_ITEM(list, (Py_ssize_t)i, item);
-    }
-    return list;
-}
-
 static PyMethodDef module_functions[] = {
-    {"_logical_devices", logical_devices, METH_NOARGS, NULL},
     {"_replica_all_reduce", replica_all_reduce, METH_VARARGS, NULL},
     {"_replica_id", replica_id, METH_NOARGS, NULL},
     {NULL, NULL, 0, NULL},

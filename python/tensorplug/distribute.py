@@ -112,7 +112,8 @@ def get_replica_context():
 
 
 def _default_devices():
-    devices = _tensorplug._logical_devices()
+    from . import config  # imported late: tensorplug imports this module before config
+    devices = [(d.name, d.device_type) for d in config.list_logical_devices()]
     types = []
     for _, device_type in devices:
         if device_type != "CPU" and device_type not in types:
@@ -249,7 +250,9 @@ class MirroredStrategy:
             total = sum(a.sum(axis=axis) for a in arrays)
             if op == "MEAN":
                 total = total / sum(a.shape[axis] for a in arrays)
-            return _tensorplug.constant(np.asarray(total, dtype=arrays[0].dtype))
+            total = np.asarray(total, dtype=arrays[0].dtype)
+            # tolist(): a 0-d array would convert to shape (1,) (the skeleton's buffer path)
+            return _tensorplug.constant(total.tolist(), dtype=total.dtype.name)
         return self._c.all_reduce(op, list(values))[0]
 
     def experimental_local_results(self, value):
