@@ -52,12 +52,9 @@ def main():
     scope = strategy.scope() if strategy is not None else _nothing()
     with scope:
         model = build_model(args.seed)
-        model.compile(optimizer=tp.keras.optimizers.Adam(learning_rate=0.01)
-                      if hasattr(tp.keras, "optimizers") else "adam",
+        model.compile(optimizer=tp.keras.optimizers.Adam(learning_rate=0.01),
                       loss=tp.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
                       metrics=["accuracy"])
-    if not hasattr(tp.keras, "optimizers"):
-        model._program.learning_rate = 0.01
     # Each epoch's batches in the C example's order (its seeded shuffle, continued from the
     # previous epoch's order), so that the two train alike step for step.
     order = range(len(x_train))
