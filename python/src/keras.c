@@ -149,7 +149,8 @@ static int program_init(PyObject *self, PyObject *args, PyObject *kwargs) {
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!O!|O:KerasProgram", keywords,
                                      &PyList_Type, &layers, &PyList_Type, &variables, &strategy))
         return -1;
-    if (program->layers != NULL) {
+    if (program->layers != NULL || program->var_objects != NULL ||
+        program->strategy_object != NULL) {
         PyErr_SetString(PyExc_TypeError, "a KerasProgram is initialized once");
         return -1;
     }
@@ -238,32 +239,26 @@ static tp_status_t *activate(tp_context_t *c, activation_t activation, tp_tensor
 }
 
 /* kernel op, bias and activation: Dense and Conv2D. */
-static tp_status_t *weighted(tp_context_t *c, const layer_t *layer, tp_variable_t *const *vars,
+static tp_status_t *weighted(tp_context_t *c, const layer_t *layer, tp_tensor_t *const *weights,
                              tp_tensor_t *x, activation_t activation, tp_tensor_t **out) {
     tp_status_t *error = NULL;
-    tp_tensor_t *kernel = NULL, *bias = NULL, *z = NULL, *biased = NULL;
-    TRY(tp_variable_read(vars[layer->kernel], &kernel));
-    if (layer->kind == LAYER_DENSE) TRY(tp_matmul(c, x, kernel, false, false, &z));
-    else TRY(tp_conv2d(c, x, kernel, &layer->conv, &z));
-    if (layer->bias >= 0) {
-        TRY(tp_variable_read(vars[layer->bias], &bias));
-        TRY(tp_bias_add(c, z, bias, &biased));
-    } else {
-        biased = tp_tensor_retain(z);
-    }
+    tp_tensor_t *z = NULL, *biased = NULL;
+    if (layer->kind == LAYER_DENSE) TRY(tp_matmul(c, x, weights[layer->kernel], false, false, &z));
+    else TRY(tp_conv2d(c, x, weights[layer->kernel], &layer->conv, &z));
+    if (layer->bias >= 0) TRY(tp_bias_add(c, z, weights[layer->bias], &biased));
+    else biased = tp_tensor_retain(z);
     TRY(activate(c, activation, biased, out));
 done:
-    tp_tensor_release(kernel);
-    tp_tensor_release(bias);
     tp_tensor_release(z);
     tp_tensor_release(biased);
     return error;
 }
 
-/* The model's output for `x` from one replica's variables; with `logits`, a final softmax is
- * left out, so that the cross-entropy takes the logits, as Keras itself does. */
+/* The model's output for `x` from one replica's weights (the values its variables gave when
+ * read: a tape recording then watches them); with `logits`, a final softmax is left out, so
+ * that the cross-entropy takes the logits, as Keras itself does. */
 static tp_status_t *forward(const program_object *program, tp_context_t *c,
-                            tp_variable_t *const *vars, tp_tensor_t *x, bool logits,
+                            tp_tensor_t *const *weights, tp_tensor_t *x, bool logits,
                             tp_tensor_t **out) {
     tp_status_t *error = NULL;
     tp_tensor_t *current = tp_tensor_retain(x), *next = NULL;
@@ -275,7 +270,7 @@ static tp_status_t *forward(const program_object *program, tp_context_t *c,
         tp_shape_t shape = tp_tensor_shape(current);
         switch (layer->kind) {
         case LAYER_DENSE:
-        case LAYER_CONV2D: TRY(weighted(c, layer, vars, current, activation, &next)); break;
+        case LAYER_CONV2D: TRY(weighted(c, layer, weights, current, activation, &next)); break;
         case LAYER_MAXPOOL: TRY(tp_max_pool(c, current, &layer->pool, &next)); break;
         case LAYER_FLATTEN: {
             int64_t rest = 1;
@@ -428,9 +423,12 @@ static tp_status_t *replica_step(step_t *step, size_t r, tp_context_t *c,
     tp_status_t *error = NULL;
     tp_tensor_t *x = step->parts[2 * r], *y = step->parts[2 * r + 1], *out = NULL, *loss = NULL;
     tp_tape_t *tape = NULL;
+    tp_tensor_t **weights = calloc(nv + 1, sizeof *weights);
+    if (weights == NULL) goto done;
     if (share > 0) {
         if (step->train) TRY(tp_tape_begin_with(c, NULL, &tape));
-        TRY(forward(program, c, vars, x, program->loss != LOSS_MSE, &out));
+        for (size_t i = 0; i < nv; i++) TRY(tp_variable_read(vars[i], &weights[i]));
+        TRY(forward(program, c, weights, x, program->loss != LOSS_MSE, &out));
         TRY(compute_loss(c, program->loss, y, out, &loss));
         if (step->train) {
             TRY(tp_tape_stop(tape));
@@ -467,6 +465,8 @@ static tp_status_t *replica_step(step_t *step, size_t r, tp_context_t *c,
     }
 done:
     tp_tape_destroy(tape);
+    for (size_t i = 0; weights != NULL && i < nv; i++) tp_tensor_release(weights[i]);
+    free(weights);
     tp_tensor_release(out);
     tp_tensor_release(loss);
     return error;
@@ -592,20 +592,38 @@ static PyObject *program_call(PyObject *self, PyObject *args, PyObject *kwargs) 
         return NULL;
     }
     tp_tensor_t *x, *out = NULL;
-    if (tpy_to_tensor(x_object, TP_FLOAT32, &x) < 0) return NULL;
+    tp_tensor_t **weights = PyMem_Calloc(program->num_vars + 1, sizeof *weights);
+    if (weights == NULL) return PyErr_NoMemory();
+    /* Read through the Variables, so that a tp.GradientTape recording around model(x) sees
+     * the reads and takes gradients with respect to model.trainable_variables. */
+    PyObject *replica0 = PyTuple_GET_ITEM(program->var_objects, 0);
+    for (size_t i = 0; i < program->num_vars; i++) {
+        if (tpy_variable_value(PyTuple_GET_ITEM(replica0, (Py_ssize_t)i), &weights[i]) < 0) {
+            for (size_t j = 0; j < i; j++) tp_tensor_release(weights[j]);
+            PyMem_Free(weights);
+            return NULL;
+        }
+    }
+    if (tpy_to_tensor(x_object, TP_FLOAT32, &x) < 0) {
+        for (size_t i = 0; i < program->num_vars; i++) tp_tensor_release(weights[i]);
+        PyMem_Free(weights);
+        return NULL;
+    }
     const char *device =
         program->strategy ? tp_mirrored_strategy_device(program->strategy, 0) : NULL;
     tp_status_t *status;
     Py_BEGIN_ALLOW_THREADS
     status = device != NULL ? tp_device_push(context, device) : NULL;
     if (status == NULL) {
-        status = forward(program, context, program->vars, x, false, &out);
+        status = forward(program, context, weights, x, false, &out);
         tp_status_t *popped = device != NULL ? tp_device_pop(context) : NULL;
         if (status == NULL) status = popped;
         else tp_status_free(popped);
     }
     Py_END_ALLOW_THREADS
     tp_tensor_release(x);
+    for (size_t i = 0; i < program->num_vars; i++) tp_tensor_release(weights[i]);
+    PyMem_Free(weights);
     if (status != NULL) {
         tp_tensor_release(out);
         return tpy_raise(status);

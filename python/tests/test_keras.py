@@ -235,3 +235,20 @@ def test_errors():
         tp.keras.Model(inputs=layers.Input(shape=(3,)), outputs=outputs)
     with pytest.raises(ValueError, match="unknown initializer"):
         layers.Dense(2, kernel_initializer="orthogonal")(layers.Input(shape=(3,)))
+
+
+def test_custom_training_loop_with_gradient_tape():
+    # model(x) reads its weights through the Variables, so a tp.GradientTape around it takes
+    # gradients with respect to model.trainable_variables, as TensorFlow's custom loops do.
+    inputs = tp.keras.layers.Input(shape=(1,))
+    model = tp.keras.Model(inputs, tp.keras.layers.Dense(1, kernel_initializer="ones")(inputs))
+    optimizer = tp.keras.optimizers.SGD(learning_rate=0.1)
+    x = np.array([[1.0], [2.0]], np.float32)
+    with tp.device("/cpu:0"):
+        with tp.GradientTape() as tape:
+            loss = tp.reduce_mean(tp.square(model(x)))
+        grads = tape.gradient(loss, model.trainable_variables)
+        assert [g.numpy().tolist() for g in grads] == [[[5.0]], [3.0]]
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    kernel, bias = model.get_weights()
+    assert kernel[0, 0] == pytest.approx(0.5) and bias[0] == pytest.approx(-0.3)
