@@ -4,8 +4,10 @@
  * chain (Input -> Dense/Conv2D/MaxPooling2D/Flatten/... -> output) is handed over once, at
  * compile time, as a list of layer descriptions and its variables (one list per replica); each
  * training step is then one C call that splits the batch among the replicas, runs forward pass,
- * loss and gradient tape on each replica's thread, all-reduces the gradients and applies the
- * optimizer to every replica's copy at once, all with the GIL released. Python keeps the
+ * loss and gradient tape on each replica's thread and all-reduces the gradients, with the GIL
+ * released, then hands every replica's copies and gradients to the model's optimizer (the
+ * tp.keras.optimizers object's C half, _Optimizer.apply: one tp_optimizer_apply, so the step
+ * counts once and the optimizer's state is the one model.optimizer shows). Python keeps the
  * structure (layers, shapes, progress bar); no op of a step goes through the interpreter.
  */
 #include "tpy.h"
@@ -35,9 +37,10 @@ typedef struct program_object {
     size_t num_replicas, num_vars;
     tp_variable_t **vars;  /* [replica * num_vars + i], owned by the objects in var_objects */
     PyObject *var_objects; /* a tuple of tuples of tp.Variable */
+    PyObject *all_vars;    /* a list: every replica's variables, replica after replica */
     PyObject *strategy_object;
     tp_mirrored_strategy_t *strategy; /* NULL: one replica, on the calling thread */
-    tp_optimizer_t *optimizer;
+    PyObject *apply; /* the optimizer's apply(variables, grads) */
     loss_t loss;
     bool accuracy;
 } program_object;
@@ -149,7 +152,7 @@ static int program_init(PyObject *self, PyObject *args, PyObject *kwargs) {
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!O!|O:KerasProgram", keywords,
                                      &PyList_Type, &layers, &PyList_Type, &variables, &strategy))
         return -1;
-    if (program->layers != NULL || program->var_objects != NULL ||
+    if (program->layers != NULL || program->var_objects != NULL || program->all_vars != NULL ||
         program->strategy_object != NULL) {
         PyErr_SetString(PyExc_TypeError, "a KerasProgram is initialized once");
         return -1;
@@ -178,6 +181,13 @@ static int program_init(PyObject *self, PyObject *args, PyObject *kwargs) {
             PyErr_SetString(PyExc_ValueError, "every replica needs as many variables");
             return -1;
         }
+    }
+    program->all_vars = PyList_New(0);
+    if (program->all_vars == NULL) return -1;
+    for (size_t r = 0; r < replicas; r++) {
+        PyObject *tuple = PyTuple_GET_ITEM(program->var_objects, (Py_ssize_t)r);
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(tuple); i++)
+            if (PyList_Append(program->all_vars, PyTuple_GET_ITEM(tuple, i)) < 0) return -1;
     }
     program->vars = PyMem_Calloc(replicas * program->num_vars + 1, sizeof *program->vars);
     if (program->vars == NULL) {
@@ -209,8 +219,8 @@ static int program_init(PyObject *self, PyObject *args, PyObject *kwargs) {
 
 static void program_dealloc(PyObject *self) {
     program_object *program = (program_object *)self;
-    /* The optimizer first: it knows the variables by address. */
-    tp_optimizer_destroy(program->optimizer);
+    Py_XDECREF(program->apply);
+    Py_XDECREF(program->all_vars);
     PyMem_Free(program->vars);
     PyMem_Free(program->layers);
     Py_XDECREF(program->var_objects);
@@ -477,6 +487,23 @@ static tp_status_t *run_replica(tp_replica_context_t *replica, void *user_data) 
                         replica);
 }
 
+/* The optimizer's one step over every replica's variables and gradients. */
+static int apply_gradients(const program_object *program, tp_tensor_t **grads) {
+    Py_ssize_t count = PyList_GET_SIZE(program->all_vars);
+    PyObject *list = PyList_New(count);
+    for (Py_ssize_t i = 0; list != NULL && i < count; i++) {
+        PyObject *grad = tpy_tensor_wrap(tp_tensor_retain(grads[i]));
+        if (grad == NULL) Py_CLEAR(list);
+        else PyList_SET_ITEM(list, i, grad);
+    }
+    PyObject *result =
+        list == NULL ? NULL : PyObject_CallFunctionObjArgs(program->apply, program->all_vars, list,
+                                                           NULL);
+    Py_XDECREF(list);
+    Py_XDECREF(result);
+    return result == NULL ? -1 : 0;
+}
+
 /* train_step(x, y) / test_step(x, y): (mean loss over the batch, rows called right or None). */
 static PyObject *run_step(PyObject *self, PyObject *args, bool train) {
     program_object *program = (program_object *)self;
@@ -484,7 +511,7 @@ static PyObject *run_step(PyObject *self, PyObject *args, bool train) {
     if (!PyArg_ParseTuple(args, "OO", &x_object, &y_object)) return NULL;
     tp_context_t *context = tpy_context();
     if (context == NULL) return NULL;
-    if (program->layers == NULL || program->loss == LOSS_NONE) {
+    if (program->layers == NULL || program->loss == LOSS_NONE || program->apply == NULL) {
         PyErr_SetString(PyExc_RuntimeError,
                         "You must compile your model before training/testing it. "
                         "Use `model.compile(optimizer, loss)`.");
@@ -524,11 +551,9 @@ static PyObject *run_step(PyObject *self, PyObject *args, bool train) {
             status = program->strategy != NULL
                          ? tp_mirrored_strategy_run(program->strategy, run_replica, &step)
                          : replica_step(&step, 0, context, NULL);
-        /* One update of every replica's copy: they hold the same all-reduced gradients. */
-        if (status == NULL)
-            status = tp_optimizer_apply(program->optimizer, program->vars, step.grads,
-                                        replicas * nv);
         Py_END_ALLOW_THREADS
+        /* One update of every replica's copy: they hold the same all-reduced gradients. */
+        if (status == NULL) (void)apply_gradients(program, step.grads); /* or an exception */
     } else {
         /* Evaluation runs whole on replica 0's device, where predict() runs too. */
         const program_object one = {.layers = program->layers,
@@ -631,25 +656,22 @@ static PyObject *program_call(PyObject *self, PyObject *args, PyObject *kwargs) 
     return tpy_tensor_wrap(out);
 }
 
-/* compile(loss, accuracy, optimizer, learning_rate, momentum=0, nesterov=False, beta_1=0.9,
- * beta_2=0.999, epsilon=1e-7): loss 'mse', 'sparse_categorical_crossentropy' (on
+/* compile(loss, accuracy, apply): loss 'mse', 'sparse_categorical_crossentropy' (on
  * probabilities: the model must end in a softmax) or 'sparse_categorical_crossentropy_logits';
- * optimizer 'sgd' or 'adam', a new one each time (Keras' compile resets the optimizer too). */
+ * apply, the optimizer's apply(variables, grads), called once per step. */
 static PyObject *program_compile(PyObject *self, PyObject *args, PyObject *kwargs) {
     program_object *program = (program_object *)self;
-    static char *keywords[] = {"loss",     "accuracy", "optimizer", "learning_rate", "momentum",
-                               "nesterov", "beta_1",   "beta_2",    "epsilon",       NULL};
-    const char *loss_name, *optimizer_name;
-    int accuracy, nesterov = 0;
-    tp_sgd_options_t sgd = TP_SGD_OPTIONS_INIT;
-    tp_adam_options_t adam = TP_ADAM_OPTIONS_INIT;
-    double learning_rate;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "spsd|dpddd:compile", keywords, &loss_name,
-                                     &accuracy, &optimizer_name, &learning_rate, &sgd.momentum,
-                                     &nesterov, &adam.beta1, &adam.beta2, &adam.epsilon))
+    static char *keywords[] = {"loss", "accuracy", "apply", NULL};
+    const char *loss_name;
+    int accuracy;
+    PyObject *apply;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "spO:compile", keywords, &loss_name,
+                                     &accuracy, &apply))
         return NULL;
-    tp_context_t *context = tpy_context();
-    if (context == NULL) return NULL;
+    if (!PyCallable_Check(apply)) {
+        PyErr_SetString(PyExc_TypeError, "compile: apply must be callable");
+        return NULL;
+    }
     loss_t loss;
     if (strcmp(loss_name, "mse") == 0) loss = LOSS_MSE;
     else if (strcmp(loss_name, "sparse_categorical_crossentropy_logits") == 0)
@@ -669,66 +691,15 @@ static PyObject *program_compile(PyObject *self, PyObject *args, PyObject *kwarg
                         "tp.keras.losses.SparseCategoricalCrossentropy(from_logits=True)");
         return NULL;
     }
-    tp_optimizer_t *optimizer = NULL;
-    tp_status_t *status;
-    if (strcmp(optimizer_name, "sgd") == 0) {
-        sgd.learning_rate = learning_rate;
-        sgd.nesterov = nesterov != 0;
-        status = tp_optimizer_create_sgd(context, &sgd, &optimizer);
-    } else if (strcmp(optimizer_name, "adam") == 0) {
-        adam.learning_rate = learning_rate;
-        status = tp_optimizer_create_adam(context, &adam, &optimizer);
-    } else {
-        PyErr_Format(PyExc_ValueError, "unknown optimizer '%s' (sgd, adam)", optimizer_name);
-        return NULL;
-    }
-    if (status != NULL) return tpy_raise(status);
-    tp_optimizer_destroy(program->optimizer);
-    program->optimizer = optimizer;
+    Py_XSETREF(program->apply, Py_NewRef(apply));
     program->loss = loss;
     program->accuracy = accuracy != 0;
     Py_RETURN_NONE;
 }
 
-static PyObject *program_get_iterations(PyObject *self, void *closure) {
-    (void)closure;
-    program_object *program = (program_object *)self;
-    int64_t iterations = 0;
-    if (program->optimizer != NULL &&
-        tpy_check(tp_optimizer_iterations(program->optimizer, &iterations)) < 0)
-        return NULL;
-    return PyLong_FromLongLong((long long)iterations);
-}
-
-static PyObject *program_get_learning_rate(PyObject *self, void *closure) {
-    (void)closure;
-    program_object *program = (program_object *)self;
-    if (program->optimizer == NULL) Py_RETURN_NONE;
-    return PyFloat_FromDouble(tp_optimizer_learning_rate(program->optimizer));
-}
-
-static int program_set_learning_rate(PyObject *self, PyObject *value, void *closure) {
-    (void)closure;
-    program_object *program = (program_object *)self;
-    double rate = value == NULL ? -1.0 : PyFloat_AsDouble(value);
-    if (rate == -1.0 && PyErr_Occurred()) return -1;
-    if (program->optimizer == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "the model is not compiled");
-        return -1;
-    }
-    return tpy_check(tp_optimizer_set_learning_rate(program->optimizer, rate));
-}
-
-static PyGetSetDef program_getset[] = {
-    {"iterations", program_get_iterations, NULL, "the optimizer's step count", NULL},
-    {"learning_rate", program_get_learning_rate, program_set_learning_rate,
-     "the optimizer's learning rate", NULL},
-    {NULL, NULL, NULL, NULL, NULL},
-};
-
 static PyMethodDef program_methods[] = {
     {"compile", (PyCFunction)(void (*)(void))program_compile, METH_VARARGS | METH_KEYWORDS,
-     "Chooses the loss, the metric and a new optimizer."},
+     "Chooses the loss, the metric and the optimizer's apply."},
     {"train_step", train_step, METH_VARARGS,
      "train_step(x, y): one step over the batch; (mean loss, rows right or None)."},
     {"test_step", test_step, METH_VARARGS,
@@ -746,7 +717,6 @@ static PyTypeObject program_type = {
     .tp_new = PyType_GenericNew,
     .tp_call = program_call,
     .tp_methods = program_methods,
-    .tp_getset = program_getset,
 };
 
 /* _mirror(strategy, value): copies of value on every replica's device, as a list of tensors

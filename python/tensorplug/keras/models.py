@@ -15,7 +15,7 @@ import numpy as np
 from .. import _tensorplug
 from . import layers as layers_module
 from . import losses as losses_module
-from . import _progress, utils
+from . import _progress, optimizers, utils
 
 
 class History:
@@ -40,42 +40,16 @@ def _as_array(value, dtype=None):
     return np.ascontiguousarray(array)
 
 
-def _optimizer_settings(optimizer):
-    """The C optimizer that stands for `optimizer`: ('sgd' or 'adam', learning rate, options).
-    Keras' names ('sgd', 'adam'), its optimizer objects (tp.keras.optimizers.SGD, Adam) and
-    TensorFlow 1's tp.train.GradientDescentOptimizer are read by their settings."""
+def _optimizer_object(optimizer):
+    """The tp.keras.optimizers object that trains the model: made from Keras' names ('sgd',
+    'adam') as Keras makes it, or the one given (SGD, Adam, tp.train.GradientDescentOptimizer).
+    Each step is one call of its C half's apply with every replica's variables."""
     if isinstance(optimizer, str):
-        name = optimizer.lower()
-        if name == "sgd":
-            return "sgd", 0.01, {}
-        if name == "adam":
-            return "adam", 0.001, {}
-        raise ValueError("unknown optimizer %r: 'sgd', 'adam' or an optimizer object"
-                         % (optimizer,))
-    kind = type(optimizer).__name__
-    rate = _learning_rate_of(optimizer)
-    if "Adam" in kind:
-        return "adam", rate, {
-            "beta_1": float(getattr(optimizer, "beta_1", 0.9)),
-            "beta_2": float(getattr(optimizer, "beta_2", 0.999)),
-            "epsilon": float(getattr(optimizer, "epsilon", 1e-7))}
-    if "SGD" in kind or "GradientDescent" in kind:
-        return "sgd", rate, {
-            "momentum": float(getattr(optimizer, "momentum", 0.0) or 0.0),
-            "nesterov": bool(getattr(optimizer, "nesterov", False))}
-    raise ValueError("optimizer %s is not one Keras here trains with (SGD, Adam, "
-                     "GradientDescentOptimizer)" % kind)
-
-
-def _learning_rate_of(optimizer):
-    for attribute in ("learning_rate", "lr", "_learning_rate"):
-        value = getattr(optimizer, attribute, None)
-        if value is None:
-            continue
-        if hasattr(value, "numpy"):
-            value = value.numpy()
-        return float(value)
-    raise ValueError("optimizer %s has no learning_rate" % type(optimizer).__name__)
+        return optimizers.get(optimizer)
+    if not hasattr(optimizer, "_optimizer") or not hasattr(optimizer, "apply_gradients"):
+        raise ValueError("optimizer %s is not a tp.keras.optimizers optimizer (SGD, Adam, "
+                         "tp.train.GradientDescentOptimizer)" % type(optimizer).__name__)
+    return optimizer
 
 
 class Model:
@@ -199,10 +173,9 @@ class Model:
         self._metric_name = metrics[0] if metrics else None
         if self._metric_name == "acc":
             self._metric_name = "accuracy"
-        kind, rate, options = _optimizer_settings(optimizer)
+        self.optimizer = _optimizer_object(optimizer)
         self._compiled = dict(loss=losses_module.key(loss), accuracy=bool(metrics),
-                              optimizer=kind, learning_rate=rate, **options)
-        self.optimizer = optimizer
+                              apply=self.optimizer._optimizer.apply)
         self.loss = loss
         if self._layers:
             if self._program is None:
@@ -235,11 +208,11 @@ class Model:
             return y.reshape(-1, 1)
         return y
 
-    def _sync_learning_rate(self):
-        if not isinstance(self.optimizer, str) and self.optimizer is not None:
-            rate = _learning_rate_of(self.optimizer)
-            if rate != self._program.learning_rate:
-                self._program.learning_rate = rate
+    def _scheduled_rate(self):
+        # A learning-rate schedule is a function of the step, as apply_gradients applies it.
+        schedule = getattr(self.optimizer, "_schedule", None)
+        if schedule is not None:
+            self.optimizer._optimizer.learning_rate = float(schedule(self.optimizer.iterations))
 
     def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose=1, callbacks=None,
             validation_data=None, shuffle=True, initial_epoch=0, **kwargs):
@@ -256,7 +229,6 @@ class Model:
             raise ValueError("fit() needs at least one row")
         self._ensure_program(x.shape)
         y = self._reshape_targets(y, self._output_shape(x.shape))
-        self._sync_learning_rate()
         history = History()
         rows = len(x)
         steps = math.ceil(rows / batch_size)
@@ -274,6 +246,7 @@ class Model:
                 else:
                     index = order[step * batch_size:(step + 1) * batch_size]
                     xb, yb = x[index], y[index]
+                self._scheduled_rate()
                 loss, right = self._program.train_step(xb, yb)
                 loss_sum += loss * len(xb)
                 seen += len(xb)
