@@ -92,11 +92,14 @@ static int layer_from(PyObject *tuple, size_t num_vars, layer_t *layer) {
     }
     PyObject *rest = PyTuple_GetSlice(tuple, 1, PyTuple_GET_SIZE(tuple));
     if (rest == NULL) return -1;
-    kind = PyUnicode_Check(PyTuple_GET_ITEM(tuple, 0)) ? PyUnicode_AsUTF8(PyTuple_GET_ITEM(tuple, 0))
-                                                        : "";
-    int ok = kind != NULL;
-    if (!ok) {
-    } else if (strcmp(kind, "dense") == 0) {
+    PyObject *kind_object = PyTuple_GET_ITEM(tuple, 0);
+    kind = PyUnicode_Check(kind_object) ? PyUnicode_AsUTF8(kind_object) : "";
+    if (kind == NULL) {
+        Py_DECREF(rest);
+        return -1;
+    }
+    int ok = 1;
+    if (strcmp(kind, "dense") == 0) {
         layer->kind = LAYER_DENSE;
         ok = PyArg_ParseTuple(rest, "nnO:dense", &layer->kernel, &layer->bias, &activation);
     } else if (strcmp(kind, "conv2d") == 0) {

@@ -1,7 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """tp.distribute.MirroredStrategy: replicas, run on their threads and devices, reduce, the
 replica context's all-reduce, distributed datasets, the default devices, errors."""
-import numpy as np
 import pytest
 
 import tensorplug as tp
@@ -12,7 +11,6 @@ BASE = {"TP_APU_DEVICES": "", "TP_APU_MEMORY": "", "TP_VISIBLE_DEVICES": "",
         "TP_FORCE_ALLOW_GROWTH": "", "TP_LOG_DEVICE_PLACEMENT": "0", "TP_PLUGIN_PATH": "",
         "TP_LOG_LEVEL": ""}
 TWO_CPUS = '''
-import numpy as np
 import tensorplug as tp
 cpu = tp.config.list_physical_devices('CPU')[0]
 tp.config.set_logical_device_configuration(

@@ -128,7 +128,8 @@ def get(identifier):
         try:
             return _BY_NAME[identifier.lower()]()
         except KeyError:
-            raise ValueError("unknown initializer %r (%s)" % (identifier, ", ".join(sorted(_BY_NAME))))
+            raise ValueError("unknown initializer %r (%s)"
+                             % (identifier, ", ".join(sorted(_BY_NAME))))
     if callable(identifier):
         return identifier
     raise TypeError("an initializer is a name or a callable, not %s" % type(identifier).__name__)

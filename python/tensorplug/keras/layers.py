@@ -51,8 +51,8 @@ class KerasTensor:
         self._source = source  # the KerasTensor that layer was called on
 
     def __repr__(self):
-        return "<KerasTensor: shape=%s dtype=float32%s>" % (
-            self.shape, "" if self._layer is None else " (created by layer '%s')" % self._layer.name)
+        origin = "" if self._layer is None else " (created by layer '%s')" % self._layer.name
+        return "<KerasTensor: shape=%s dtype=float32%s>" % (self.shape, origin)
 
 
 def Input(shape=None, batch_size=None, name=None, dtype=None, **kwargs):
