@@ -11,6 +11,7 @@ BASE = {"TP_APU_DEVICES": "", "TP_APU_MEMORY": "", "TP_VISIBLE_DEVICES": "",
         "TP_FORCE_ALLOW_GROWTH": "", "TP_LOG_DEVICE_PLACEMENT": "0", "TP_PLUGIN_PATH": "",
         "TP_LOG_LEVEL": ""}
 TWO_CPUS = '''
+import numpy as np
 import tensorplug as tp
 cpu = tp.config.list_physical_devices('CPU')[0]
 tp.config.set_logical_device_configuration(
