@@ -180,17 +180,25 @@ static PyObject *strategy_run(PyObject *self, PyObject *args) {
     Py_BEGIN_ALLOW_THREADS
     status = tp_mirrored_strategy_run(object->strategy, run_replica, &state);
     Py_END_ALLOW_THREADS
+    /* The first exception by replica order, except that a collective aborted because another
+     * replica left it (AbortedError) gives way to the exception that made that replica leave:
+     * the cause, not its echo on the replicas that waited for it. */
     PyObject **first_error = NULL;
+    PyObject *aborted = tpy_error_class(TP_ABORTED);
+    for (int pass = 0; pass < 2 && first_error == NULL; pass++) {
+        for (size_t i = 0; i < count && first_error == NULL; i++) {
+            PyObject **error = &state.errors[3 * i];
+            if (error[0] != NULL &&
+                (pass == 1 || !PyErr_GivenExceptionMatches(error[0], aborted)))
+                first_error = error;
+        }
+    }
     for (size_t i = 0; i < count; i++) {
         PyObject **error = &state.errors[3 * i];
-        if (error[0] == NULL) continue;
-        if (first_error == NULL) {
-            first_error = error;
-        } else {
-            Py_DECREF(error[0]);
-            Py_XDECREF(error[1]);
-            Py_XDECREF(error[2]);
-        }
+        if (error[0] == NULL || error == first_error) continue;
+        Py_DECREF(error[0]);
+        Py_XDECREF(error[1]);
+        Py_XDECREF(error[2]);
     }
     Py_DECREF(state.per_replica_args);
     if (first_error != NULL) {

@@ -100,10 +100,28 @@ try:
     strategy.run(step)
 except KeyError as error:
     print('KeyError', error)
+# replica 0's all-reduce is aborted since replica 1 left: the cause is what run raises
+def collective():
+    ctx = tp.distribute.get_replica_context()
+    if ctx.replica_id_in_sync_group == 1:
+        raise KeyError('replica one leaves')
+    return ctx.all_reduce('SUM', tp.constant(1.0))
+try:
+    strategy.run(collective)
+except KeyError as error:
+    print('KeyError', error)
+def mismatched():
+    ctx = tp.distribute.get_replica_context()
+    return ctx.all_reduce('SUM', tp.constant([1.0] * (ctx.replica_id_in_sync_group + 1)))
+try:
+    strategy.run(mismatched)
+except tp.errors.InvalidArgumentError as error:
+    print('InvalidArgumentError', 'on replica 1' in str(error))
 # the strategy still works afterwards
 print(strategy.reduce('SUM', strategy.run(lambda: tp.constant(2.0))).numpy())
 ''')
-    assert lines == ["KeyError 'replica one fails'", "4.0"]
+    assert lines == ["KeyError 'replica one fails'", "KeyError 'replica one leaves'",
+                     "InvalidArgumentError True", "4.0"]
 
 
 def test_default_devices_are_every_accelerator_of_the_best_type():

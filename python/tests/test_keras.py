@@ -258,3 +258,29 @@ def test_custom_training_loop_with_gradient_tape():
         optimizer.apply_gradients(zip(grads, model.trainable_variables))
     kernel, bias = model.get_weights()
     assert kernel[0, 0] == pytest.approx(0.5) and bias[0] == pytest.approx(-0.3)
+
+
+def test_mirrored_model_memory_is_given_back_on_every_replica():
+    out, _ = run_snippet('''
+import gc
+import numpy as np
+import tensorplug as tp
+cpu = tp.config.list_physical_devices('CPU')[0]
+tp.config.set_logical_device_configuration(
+    cpu, [tp.config.LogicalDeviceConfiguration(memory_limit=256)] * 2)
+strategy = tp.distribute.MirroredStrategy(['/cpu:0', '/cpu:1'])
+info = tp.config.experimental.get_memory_info
+before = [info(d)['current'] for d in ('CPU:0', 'CPU:1')]
+with strategy.scope():
+    inputs = tp.keras.layers.Input(shape=(32,))
+    model = tp.keras.Model(inputs, tp.keras.layers.Dense(64)(inputs))
+    model.compile(optimizer='adam', loss='mse')
+model.fit(np.ones((16, 32), np.float32), np.zeros((16, 64), np.float32), verbose=0)
+during = [info(d)['current'] for d in ('CPU:0', 'CPU:1')]
+print([d > b for d, b in zip(during, before)])
+print(model.layers[0]._replica_weights[1][0].device.endswith('CPU:1'))
+del model, inputs
+gc.collect()
+print([info(d)['current'] for d in ('CPU:0', 'CPU:1')] == before)
+''', BASE)
+    assert out.splitlines() == ["[True, True]", "True", "True"]
