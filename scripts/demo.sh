@@ -50,3 +50,19 @@ for example in log_placement manual_placement unknown_device soft_placement; do
     step "examples/$example: the \"Using GPUs\" snippet in C"
     "$build/examples/$example"
 done
+
+step "8. Python: pip install the two wheels into a fresh virtual environment, as the plug-in page does"
+dist="$build/python/dist"
+source_dir=$(cd "$(dirname "$0")/.." && pwd)
+if ls "$dist"/tensorplug_apu-*.whl >/dev/null 2>&1; then
+    venv="$build/demo-venv"
+    rm -rf "$venv"
+    /usr/bin/python3 -m venv --system-site-packages "$venv"
+    echo "\$ pip install $(cd "$dist" && ls tensorplug-*.whl tensorplug_apu-*.whl | tr '\n' ' ')"
+    "$venv/bin/pip" install --no-index --no-deps --disable-pip-version-check \
+        "$dist"/tensorplug-*.whl "$dist"/tensorplug_apu-*.whl | tail -n 1
+    echo "\$ python3 examples/python/apu_relu.py"
+    (cd "$venv" && TP_LOG_DEVICE_PLACEMENT=1 "$venv/bin/python" "$source_dir/examples/python/apu_relu.py")
+else
+    echo "(the wheels were not built: /usr/bin/python3 lacks python3-build or python3-numpy)"
+fi

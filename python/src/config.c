@@ -82,9 +82,9 @@ static PyObject *physical_devices(PyObject *self, PyObject *type_object) {
     for (size_t i = 0; i < count; i++) {
         const tp_physical_device_t *device = NULL;
         tp_status_t *status = tp_physical_device_get(context, type, i, &device);
-        PyObject *item = status != NULL
-                             ? tpy_raise(status)
-                             : pair(tp_physical_device_name(device), tp_physical_device_type(device));
+        PyObject *item = status != NULL ? tpy_raise(status)
+                                        : pair(tp_physical_device_name(device),
+                                               tp_physical_device_type(device));
         if (item == NULL) {
             Py_DECREF(list);
             return NULL;
@@ -330,6 +330,7 @@ int tpy_init_config(PyObject *module) {
     /* The context turns placement logging on from the environment as well; the getter says so
      * (the runtime's flag reading: "1" or "true", any case). */
     const char *flag = getenv("TP_LOG_DEVICE_PLACEMENT");
-    log_device_placement = flag != NULL && (strcmp(flag, "1") == 0 || strcasecmp(flag, "true") == 0);
+    log_device_placement =
+        flag != NULL && (strcmp(flag, "1") == 0 || strcasecmp(flag, "true") == 0);
     return PyModule_AddFunctions(module, config_functions);
 }

@@ -36,8 +36,9 @@ bool tpy_big(tp_tensor_t *const *tensors, size_t count);
 /* The result of a C API call that made `out`: the exception for a status, else a Tensor. */
 PyObject *tpy_result(tp_status_t *status, tp_tensor_t *out);
 
-/* Two operands as TensorFlow's binary ops convert them: a Python value takes the other
- * operand's dtype. Both are new references. */
+/* Two operands as TensorFlow's binary ops convert them: a Python scalar takes the other
+ * operand's dtype (a Tensor's, else that of the array or list it meets). Both are new
+ * references. */
 int tpy_binary_args(PyObject *x, PyObject *y, tp_tensor_t **out_x, tp_tensor_t **out_y);
 /* A list of tensors (inputs of add_n, concat): a sequence of tensor-likes, or one Tensor.
  * Values that are not Tensors take the dtype of the first Tensor among them. *out is
@@ -89,11 +90,14 @@ PyObject *tpy_binary_call(const char *function, tpy_binary_fn fn, PyObject *cons
         if (nargs == 1 && kwnames == NULL) return tpy_call_unary(fn, args[0]);                 \
         return tpy_unary_call(#pyname, arg, fn, args, nargs, kwnames);                         \
     }
-/* The same for `fn(x, y, name=None)`. */
+/* The same for `fn(x, y, name=None)`; with no Tensor among them, the operands are converted by
+ * tpy_binary_args (a Python scalar beside an array takes the array's dtype). */
 #define TPY_BINARY_OP(pyname, fn)                                                              \
     static TPY_OP_SIGNATURE(pyname) {                                                          \
         (void)self;                                                                            \
-        if (nargs == 2 && kwnames == NULL) return tpy_call_binary(fn, args[0], args[1]);       \
+        if (nargs == 2 && kwnames == NULL &&                                                   \
+            (TPY_TENSOR_CHECK(args[0]) || TPY_TENSOR_CHECK(args[1])))                          \
+            return tpy_call_binary(fn, args[0], args[1]);                                      \
         return tpy_binary_call(#pyname, fn, args, nargs, kwnames);                             \
     }
 

@@ -55,7 +55,13 @@ PyObject *tpy_binary_call(const char *function, tpy_binary_fn fn, PyObject *cons
     static const char *const names[] = {"x", "y", "name"};
     PyObject *values[3];
     if (tpy_parse(function, names, 3, 2, args, nargs, kwnames, values) < 0) return NULL;
-    return tpy_call_binary(fn, values[0], values[1]);
+    tp_tensor_t *operands[2], *out = NULL;
+    if (tpy_binary_args(values[0], values[1], &operands[0], &operands[1]) < 0) return NULL;
+    tp_status_t *status;
+    TPY_RUN(status, tpy_big(operands, 2), fn(tpy_context(), operands[0], operands[1], &out));
+    tp_tensor_release(operands[0]);
+    tp_tensor_release(operands[1]);
+    return tpy_result(status, out);
 }
 
 bool tpy_big(tp_tensor_t *const *tensors, size_t count) {
@@ -70,8 +76,16 @@ PyObject *tpy_result(tp_status_t *status, tp_tensor_t *out) {
     return tpy_tensor_wrap(out);
 }
 
+static bool python_scalar(PyObject *object) {
+    return PyFloat_CheckExact(object) || PyLong_CheckExact(object) || PyBool_Check(object);
+}
+
 int tpy_binary_args(PyObject *x, PyObject *y, tp_tensor_t **out_x, tp_tensor_t **out_y) {
-    if (TPY_TENSOR_CHECK(x) || !TPY_TENSOR_CHECK(y)) {
+    /* The operand that sets the dtype goes first: a Tensor, else one that is not a Python
+     * scalar. */
+    bool x_first = TPY_TENSOR_CHECK(x) ||
+                   (!TPY_TENSOR_CHECK(y) && (!python_scalar(x) || python_scalar(y)));
+    if (x_first) {
         if (tpy_to_tensor(x, TP_DTYPE_INVALID, out_x) < 0) return -1;
         if (tpy_to_tensor_like(y, *out_x, out_y) < 0) {
             tp_tensor_release(*out_x);
@@ -209,7 +223,13 @@ int tpy_int_list(const char *function, const char *what, PyObject *object, int64
         return one_int(function, what, object, out);
     }
     PyObject *items = PySequence_Fast(object, "");
+    if (items == NULL && PyIndex_Check(object)) { /* a NumPy array of rank 0 */
+        PyErr_Clear();
+        *count = 1;
+        return one_int(function, what, object, out);
+    }
     if (items == NULL) {
+        PyErr_Clear();
         PyErr_Format(PyExc_TypeError, "%s(): %s must be an integer or a list of integers, "
                      "not %.100s", function, what, Py_TYPE(object)->tp_name);
         return -1;

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The array ops under TensorFlow's names: making (zeros, ones, fill), reshaping and moving
  * elements (reshape, transpose, concat, slice, strided_slice, gather, pad, tile, one_hot,
- * unsorted_segment_sum) and choosing them (where). Their shapes, axes and sizes come as
- * Python values, as TensorFlow's functions take them. */
+ * unsorted_segment_sum, and expand_dims, squeeze and stack made of Reshape and Concat),
+ * choosing them (where) and measuring them (shape, size, rank). Their shapes, axes and sizes
+ * come as Python values, as TensorFlow's functions take them. */
 #include "ops.h"
 
 /* A single tensor in, a single tensor out: runs `call` on `x` (converted from values[0]) and
@@ -304,8 +305,7 @@ static TPY_OP_SIGNATURE(pad) {
     if (shape.rank != 2 || shape.dims[1] != 2 || shape.dims[0] > TP_MAX_RANK) {
         tp_tensor_release(pairs);
         PyErr_Format(tpy_error_class(TP_INVALID_ARGUMENT),
-                     "pad: paddings must be a [rank, 2] list of integers, not one of shape "
-                     "%R", values[1]);
+                     "pad: paddings must be a [rank, 2] list of integers, not %R", values[1]);
         return NULL;
     }
     tp_status_t *reshaped = tp_reshape(tpy_context(), pairs, TP_SHAPE(-1), &flat);
@@ -365,6 +365,176 @@ static TPY_OP_SIGNATURE(where) {
     return tpy_result(status, out);
 }
 
+/* x reshaped to `shape` (a new reference in *out). */
+static int reshaped(tp_tensor_t *x, tp_shape_t shape, tp_tensor_t **out) {
+    return tpy_check(tp_reshape(tpy_context(), x, shape, out));
+}
+
+/* x's shape with a dimension of size 1 inserted at `axis` in [-rank - 1, rank]. */
+static int expanded_shape(const char *function, tp_tensor_t *x, int64_t axis, tp_shape_t *out) {
+    tp_shape_t shape = tp_tensor_shape(x);
+    if (shape.rank >= TP_MAX_RANK || tpy_axis(function, axis, shape.rank + 1, &axis) < 0) {
+        if (!PyErr_Occurred())
+            PyErr_Format(tpy_error_class(TP_INVALID_ARGUMENT),
+                         "%s: a tensor of rank %d cannot take another dimension", function,
+                         (int)shape.rank);
+        return -1;
+    }
+    out->rank = shape.rank + 1;
+    for (int32_t i = 0, j = 0; i < out->rank; i++)
+        out->dims[i] = i == axis ? 1 : shape.dims[j++];
+    return 0;
+}
+
+/* expand_dims(input, axis, name=None): a Reshape. */
+static TPY_OP_SIGNATURE(expand_dims) {
+    (void)self;
+    static const char *const names[] = {"input", "axis", "name"};
+    PyObject *values[3];
+    if (tpy_parse("expand_dims", names, 3, 2, args, nargs, kwnames, values) < 0) return NULL;
+    int64_t axis;
+    if (tpy_int_arg("expand_dims", "axis", values[1], &axis) < 0) return NULL;
+    tp_tensor_t *x, *out = NULL;
+    if (tpy_to_tensor(values[0], TP_DTYPE_INVALID, &x) < 0) return NULL;
+    tp_shape_t shape;
+    int result = expanded_shape("expand_dims", x, axis, &shape);
+    if (result == 0) result = reshaped(x, shape, &out);
+    tp_tensor_release(x);
+    return result < 0 ? NULL : tpy_tensor_wrap(out);
+}
+
+/* squeeze(input, axis=None, name=None): a Reshape dropping the dimensions of size 1 (those
+ * in axis, which must be 1). */
+static TPY_OP_SIGNATURE(squeeze) {
+    (void)self;
+    static const char *const names[] = {"input", "axis", "name"};
+    PyObject *values[3];
+    if (tpy_parse("squeeze", names, 3, 1, args, nargs, kwnames, values) < 0) return NULL;
+    int64_t axes[TP_MAX_RANK];
+    int count = -1;
+    if (values[1] != NULL && values[1] != Py_None &&
+        tpy_int_list("squeeze", "axis", values[1], axes, TP_MAX_RANK, &count) < 0)
+        return NULL;
+    if (count == 0) count = -1; /* TensorFlow's squeeze_dims=[]: every dimension of size 1 */
+    tp_tensor_t *x, *out = NULL;
+    if (tpy_to_tensor(values[0], TP_DTYPE_INVALID, &x) < 0) return NULL;
+    tp_shape_t shape = tp_tensor_shape(x), kept = {.rank = 0};
+    bool drop[TP_MAX_RANK] = {false};
+    int result = 0;
+    for (int i = 0; i < count && result == 0; i++) {
+        int64_t axis;
+        result = tpy_axis("squeeze", axes[i], shape.rank, &axis);
+        if (result == 0 && shape.dims[axis] != 1) {
+            PyErr_Format(tpy_error_class(TP_INVALID_ARGUMENT),
+                         "squeeze: cannot squeeze dimension %lld of size %lld, not 1",
+                         (long long)axes[i], (long long)shape.dims[axis]);
+            result = -1;
+        }
+        if (result == 0) drop[axis] = true;
+    }
+    for (int32_t i = 0; i < shape.rank; i++)
+        if (!(count < 0 ? shape.dims[i] == 1 : drop[i])) kept.dims[kept.rank++] = shape.dims[i];
+    if (result == 0) result = reshaped(x, kept, &out);
+    tp_tensor_release(x);
+    return result < 0 ? NULL : tpy_tensor_wrap(out);
+}
+
+/* stack(values, axis=0, name='stack'): each value given a dimension of size 1 at axis, then
+ * Concat along it. */
+static TPY_OP_SIGNATURE(stack) {
+    (void)self;
+    static const char *const names[] = {"values", "axis", "name"};
+    PyObject *values[3];
+    if (tpy_parse("stack", names, 3, 1, args, nargs, kwnames, values) < 0) return NULL;
+    int64_t axis = 0;
+    if (values[1] != NULL && tpy_int_arg("stack", "axis", values[1], &axis) < 0) return NULL;
+    tp_tensor_t **inputs = NULL;
+    size_t count = 0;
+    if (tpy_tensor_list("stack", values[0], &inputs, &count) < 0) return NULL;
+    tp_tensor_t *out = NULL;
+    tp_status_t *status = NULL;
+    int result = 0;
+    for (size_t i = 0; i < count && result == 0; i++) {
+        tp_shape_t shape;
+        tp_tensor_t *item = NULL;
+        result = expanded_shape("stack", inputs[i], axis, &shape);
+        if (result == 0) result = reshaped(inputs[i], shape, &item);
+        tp_tensor_release(inputs[i]);
+        inputs[i] = item;
+    }
+    if (result == 0) {
+        if (axis < 0) axis += tp_tensor_shape(inputs[0]).rank;
+        TPY_RUN(status, tpy_big(inputs, count),
+                tp_concat(tpy_context(), inputs, count, axis, &out));
+    }
+    tpy_release_tensors(inputs, count);
+    if (result < 0) return NULL;
+    return tpy_result(status, out);
+}
+
+/* A host tensor of integers, made without an op, as TensorFlow's eager shape() gives one. */
+static PyObject *host_integers(const char *function, PyObject *out_type, const int64_t *values,
+                               int count, bool scalar) {
+    tp_dtype_t dtype = TP_INT32;
+    if (out_type != NULL && tpy_dtype_from_object(out_type, &dtype) < 0) return NULL;
+    if (dtype != TP_INT32 && dtype != TP_INT64) {
+        PyErr_Format(PyExc_TypeError, "%s(): out_type must be int32 or int64, not %s", function,
+                     tp_dtype_name(dtype));
+        return NULL;
+    }
+    int32_t narrow[TP_MAX_RANK];
+    for (int i = 0; i < count; i++) {
+        if (dtype == TP_INT32 && values[i] > INT32_MAX) {
+            PyErr_Format(tpy_error_class(TP_INVALID_ARGUMENT),
+                         "%s: %lld does not fit in int32; out_type=tp.int64 holds it", function,
+                         (long long)values[i]);
+            return NULL;
+        }
+        narrow[i] = (int32_t)values[i];
+    }
+    tp_shape_t shape = scalar ? TP_SCALAR_SHAPE : TP_SHAPE(count);
+    tp_tensor_t *out = NULL;
+    size_t size = (size_t)count * (dtype == TP_INT32 ? 4 : 8);
+    const void *data = dtype == TP_INT32 ? (const void *)narrow : (const void *)values;
+    tp_status_t *status = tp_tensor_create(tpy_context(), dtype, shape, data, size, &out);
+    return tpy_result(status, out);
+}
+
+/* shape(input, out_type=tp.int32, name=None), size(input, out_type=tp.int32, name=None) and
+ * rank(input, name=None). */
+static PyObject *measure(const char *function, int what, PyObject *const *args,
+                         Py_ssize_t nargs, PyObject *kwnames) {
+    static const char *const names[] = {"input", "out_type", "name"};
+    static const char *const rank_names[] = {"input", "name"};
+    PyObject *values[3] = {NULL};
+    if (what == 2 ? tpy_parse(function, rank_names, 2, 1, args, nargs, kwnames, values) < 0
+                  : tpy_parse(function, names, 3, 1, args, nargs, kwnames, values) < 0)
+        return NULL;
+    if (what == 2) values[1] = NULL;
+    tp_tensor_t *x;
+    if (tpy_to_tensor(values[0], TP_DTYPE_INVALID, &x) < 0) return NULL;
+    tp_shape_t shape = tp_tensor_shape(x);
+    int64_t single = what == 1 ? tp_tensor_num_elements(x) : shape.rank;
+    tp_tensor_release(x);
+    if (what == 0) return host_integers(function, values[1], shape.dims, shape.rank, false);
+    return host_integers(function, values[1], &single, 1, true);
+}
+
+static TPY_OP_SIGNATURE(shape) {
+    (void)self;
+    return measure("shape", 0, args, nargs, kwnames);
+}
+
+static TPY_OP_SIGNATURE(size) {
+    (void)self;
+    return measure("size", 1, args, nargs, kwnames);
+}
+
+static TPY_OP_SIGNATURE(rank) {
+    (void)self;
+    return measure("rank", 2, args, nargs, kwnames);
+}
+
 static PyMethodDef functions[] = {
     TPY_OP_ENTRY(reshape, "reshape(tensor, shape, name=None): one dimension may be -1."),
     TPY_OP_ENTRY(transpose, "transpose(a, perm=None, conjugate=False, name='transpose')."),
@@ -383,6 +553,12 @@ static PyMethodDef functions[] = {
     TPY_OP_ENTRY(pad, "pad(tensor, paddings, mode='CONSTANT', constant_values=0, name=None)."),
     TPY_OP_ENTRY(tile, "tile(input, multiples, name=None)."),
     TPY_OP_ENTRY(where, "where(condition, x=None, y=None, name=None)."),
+    TPY_OP_ENTRY(expand_dims, "expand_dims(input, axis, name=None)."),
+    TPY_OP_ENTRY(squeeze, "squeeze(input, axis=None, name=None)."),
+    TPY_OP_ENTRY(stack, "stack(values, axis=0, name='stack')."),
+    TPY_OP_ENTRY(shape, "shape(input, out_type=tp.int32, name=None): the dimensions."),
+    TPY_OP_ENTRY(size, "size(input, out_type=tp.int32, name=None): the number of elements."),
+    TPY_OP_ENTRY(rank, "rank(input, name=None): the number of dimensions."),
     {NULL, NULL, 0, NULL},
 };
 

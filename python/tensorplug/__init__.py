@@ -42,9 +42,9 @@ from . import debugging  # noqa: E402
 
 # ---- The ops under their TensorFlow names (tp.add, tp.matmul, tp.reduce_sum, ...) -------------
 from ._tensorplug import (  # noqa: E402
-    abs, add, add_n, argmax, argmin, cast, concat, divide, equal, exp, fill, gather, greater,
-    greater_equal, identity, less, less_equal, matmul, multiply, negative, not_equal, one_hot,
-    ones, ones_like, pad, reduce_max, reduce_mean, reduce_min, reduce_sum, reshape, sigmoid,
-    sign, slice, sqrt, square, strided_slice, subtract, tanh, tile, transpose, truediv, where,
-    zeros, zeros_like)
+    abs, add, add_n, argmax, argmin, cast, concat, divide, equal, exp, expand_dims, fill, gather,
+    greater, greater_equal, identity, less, less_equal, matmul, multiply, negative, not_equal,
+    one_hot, ones, ones_like, pad, rank, reduce_max, reduce_mean, reduce_min, reduce_sum,
+    reshape, shape, sigmoid, sign, size, slice, sqrt, square, squeeze, stack, strided_slice,
+    subtract, tanh, tile, transpose, truediv, where, zeros, zeros_like)
 from . import linalg, math, random  # noqa: E402

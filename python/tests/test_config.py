@@ -446,3 +446,34 @@ def test_logical_configuration_after_initialization_is_a_runtime_error():
     """)
     assert out.splitlines() == [
         "RuntimeError: Physical devices cannot be modified after being initialized", "None"]
+
+
+def test_repeated_calls_leave_no_objects_behind():
+    import gc
+    import sys
+
+    initialized()
+
+    def round_of_calls():
+        tp.config.list_physical_devices()
+        tp.config.list_logical_devices("APU")
+        tp.config.experimental.get_memory_info("APU:0")
+        tp.config.experimental.get_device_details(APU)
+        tp.config.get_visible_devices()
+        for bad in ("XPU:0", "/bad::name"):
+            try:
+                tp.config.experimental.get_memory_info(bad)
+            except ValueError:
+                pass
+        try:
+            tp.config.experimental.set_memory_growth(APU, True)
+        except RuntimeError:
+            pass
+
+    round_of_calls()
+    gc.collect()
+    before = sys.getallocatedblocks()  # every object, tracked by the collector or not
+    for _ in range(1000):
+        round_of_calls()
+    gc.collect()
+    assert sys.getallocatedblocks() - before < 100

@@ -136,3 +136,36 @@ def test_tile_and_where():
         tp.where(condition, x)
     with pytest.raises(TypeError, match="dtype float32 where one of dtype bool"):
         tp.where(tp.constant(x), x, x)
+
+
+def test_expand_dims_squeeze_stack():
+    x = rng.standard_normal((2, 3)).astype(np.float32)
+    assert tp.expand_dims(x, 0).shape == (1, 2, 3)
+    assert tp.expand_dims(input=x, axis=-1).shape == (2, 3, 1)
+    assert tp.expand_dims(x, 1).numpy().tolist() == x[:, None].tolist()
+    with pytest.raises(tp.errors.InvalidArgumentError, match="axis 3"):
+        tp.expand_dims(x, 3)
+    y = x.reshape(1, 2, 1, 3, 1)
+    assert tp.squeeze(y).shape == (2, 3)
+    assert tp.squeeze(y, axis=[0, -1]).shape == (2, 1, 3)
+    assert tp.squeeze(y, 2).numpy().tolist() == y[:, :, 0].tolist()
+    with pytest.raises(tp.errors.InvalidArgumentError, match="dimension 1 of size 2"):
+        tp.squeeze(y, axis=1)
+    parts = [rng.standard_normal((2, 3)).astype(np.float32) for _ in range(4)]
+    for axis in (0, 1, 2, -1):
+        assert tp.stack(parts, axis=axis).numpy().tolist() == np.stack(parts, axis).tolist()
+    assert tp.stack(values=[1, 2, 3]).numpy().tolist() == [1, 2, 3]
+    with pytest.raises(tp.errors.InvalidArgumentError):
+        tp.stack([x, x.T])
+
+
+def test_shape_size_rank_are_host_tensors():
+    x = np.zeros((2, 3, 4), np.float32)
+    s = tp.shape(x)
+    assert s.dtype == tp.int32 and s.numpy().tolist() == [2, 3, 4]
+    assert tp.shape(x, out_type=tp.int64).dtype == tp.int64
+    assert tp.size(input=x).numpy() == 24 and tp.size(x).shape == ()
+    assert tp.rank(x).numpy() == 3 and tp.rank(1.0).numpy() == 0
+    assert tp.shape(1.0).shape == (0,)
+    with pytest.raises(TypeError, match="out_type must be int32 or int64"):
+        tp.shape(x, out_type=tp.float32)

@@ -101,6 +101,10 @@ def test_python_scalars_take_the_tensors_dtype():
     assert tp.multiply(2, i).numpy().tolist() == [2, 4, 6]
     f = tp.constant([1.0], dtype=tp.float64)
     assert tp.subtract(1, f).dtype == tp.float64
+    # Without a Tensor among them, the scalar takes the array's or list's dtype too.
+    assert tp.greater(np.array([0.5, -1.0], np.float32), 0).numpy().tolist() == [True, False]
+    assert tp.add([1.5], 1).numpy().tolist() == [2.5]
+    assert tp.multiply(x=2, y=np.array([1.0])).dtype == tp.float64
 
 
 def test_divide_of_integers_gives_floats_as_tensorflow():
@@ -190,6 +194,8 @@ def test_reduction_axis_forms():
     x = tp.constant([[1.0, 2.0], [3.0, 4.0]])
     assert tp.reduce_sum(x).numpy() == 10.0
     assert tp.reduce_sum(x, np.int64(1)).numpy().tolist() == [3.0, 7.0]
+    assert tp.reduce_sum(x, np.array(1)).numpy().tolist() == [3.0, 7.0]
+    assert tp.reduce_sum(x, np.array([0, 1])).numpy() == 10.0
     assert tp.reduce_sum(x, axis=tp.constant([0])).numpy().tolist() == [4.0, 6.0]
     assert tp.reduce_sum(x, axis=[]).numpy().tolist() == [[1.0, 2.0], [3.0, 4.0]]
     with pytest.raises(tp.errors.InvalidArgumentError, match="2"):
@@ -232,3 +238,34 @@ def test_failed_calls_keep_their_arguments_references():
         with pytest.raises(TypeError):
             tp.add(values, y=values, z=1)
     assert sys.getrefcount(values) == before
+
+
+def test_variables_lists_and_arrays_are_tensor_arguments():
+    v = tp.Variable([[1.0, 2.0], [3.0, 4.0]])
+    assert tp.matmul(v, v).numpy().tolist() == [[7.0, 10.0], [15.0, 22.0]]
+    assert tp.reduce_sum(v, axis=0).numpy().tolist() == [4.0, 6.0]
+    assert tp.nn.relu(v).numpy().tolist() == [[1.0, 2.0], [3.0, 4.0]]
+    assert tp.add(v, 1).numpy().tolist() == [[2.0, 3.0], [4.0, 5.0]]
+    assert tp.matmul([[1.0, 2.0]], np.array([[1.0], [1.0]], np.float32)).numpy().tolist() == \
+        [[3.0]]
+
+
+def test_a_long_op_lets_other_threads_run():
+    import threading
+    import time
+    a = np.ones((1536, 1536), np.float32)
+    took = []
+
+    def work():
+        start = time.perf_counter()
+        tp.matmul(a, a)
+        took.append(time.perf_counter() - start)
+
+    worker = threading.Thread(target=work)
+    stamps = [time.perf_counter()]
+    worker.start()
+    while worker.is_alive():
+        stamps.append(time.perf_counter())
+    worker.join()
+    # With the GIL held through the op, this thread would stop for all of it.
+    assert max(np.diff(stamps)) < took[0] / 2
