@@ -54,6 +54,10 @@ TP_API const char *tp_status_message(const tp_status_t *status);
 TP_API void tp_status_free(tp_status_t *status);
 /* "INVALID_ARGUMENT" and so on; "UNKNOWN_CODE" for a number that is not a code. */
 TP_API const char *tp_code_name(tp_code_t code);
+/* A new status of `code` carrying a copy of `message`, for callbacks the library calls (a traced
+ * function's body, a replica function) to report their own failures; NULL for TP_OK. Never NULL
+ * otherwise: without memory for the message, a RESOURCE_EXHAUSTED status stands in. */
+TP_API TP_MUST_USE tp_status_t *tp_status_create(tp_code_t code, const char *message);
 
 /* For programs (not the library) that treat any error as fatal: prints the message with the
  * call's place and exits. */

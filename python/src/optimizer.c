@@ -257,6 +257,34 @@ static PyTypeObject optimizer_type = {
     .tp_methods = optimizer_methods,
 };
 
+tp_optimizer_t *tpy_optimizer_handle(PyObject *object) {
+    PyObject *inner = PyObject_TypeCheck(object, &optimizer_type)
+                          ? Py_NewRef(object)
+                          : PyObject_GetAttrString(object, "_optimizer");
+    if (inner == NULL || !PyObject_TypeCheck(inner, &optimizer_type)) {
+        Py_XDECREF(inner);
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError, "a tp.keras.optimizers optimizer is needed, not %.100s",
+                     Py_TYPE(object)->tp_name);
+        return NULL;
+    }
+    tp_optimizer_t *optimizer = checked(inner);
+    Py_DECREF(inner); /* the caller holds `object`, which holds it */
+    return optimizer;
+}
+
+int tpy_optimizer_remember(PyObject *object, PyObject *variables) {
+    PyObject *inner = PyObject_TypeCheck(object, &optimizer_type)
+                          ? Py_NewRef(object)
+                          : PyObject_GetAttrString(object, "_optimizer");
+    if (inner == NULL) return -1;
+    int result = PyObject_TypeCheck(inner, &optimizer_type)
+                     ? remember((optimizer_object *)inner, variables)
+                     : (PyErr_SetString(PyExc_TypeError, "not a tp.keras optimizer"), -1);
+    Py_DECREF(inner);
+    return result;
+}
+
 int tpy_init_optimizer(PyObject *module) {
     if (PyType_Ready(&optimizer_type) < 0) return -1;
     return PyModule_AddObjectRef(module, "_Optimizer", (PyObject *)&optimizer_type);

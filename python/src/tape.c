@@ -6,6 +6,7 @@
  * gave while the tape recorded on this thread, and passes them to tp_tape_gradients as sources.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "tpy.h"
 
@@ -21,6 +22,7 @@ typedef struct tape_object {
     read_entry_t *reads;
     size_t num_reads, reads_capacity;
     PyObject *watched; /* dict: variables watched explicitly -> None */
+    const void *trace; /* the tp.function trace it began in, or NULL */
     struct tape_object *next_active;
 } tape_object;
 
@@ -54,9 +56,11 @@ static bool already_noted(const tape_object *tape, PyObject *variable, tp_tensor
     return false;
 }
 
-int tpy_tape_note_read(PyObject *variable, tp_tensor_t *value) {
+int tpy_tape_note_read(PyObject *variable, tp_tensor_t *value, bool symbolic) {
+    const void *trace = symbolic ? tpy_function_tracing() : NULL;
     for (tape_object *tape = active_tapes; tape != NULL; tape = tape->next_active) {
-        if (already_noted(tape, variable, value)) continue;
+        if (tape->trace != trace || already_noted(tape, variable, value)) continue;
+        if (symbolic && tpy_check(tp_tape_watch(tape->tape, value)) < 0) return -1;
         if (tape->num_reads == tape->reads_capacity) {
             size_t capacity = tape->reads_capacity == 0 ? 8 : 2 * tape->reads_capacity;
             read_entry_t *grown = realloc(tape->reads, capacity * sizeof *grown);
@@ -72,6 +76,12 @@ int tpy_tape_note_read(PyObject *variable, tp_tensor_t *value) {
         tape->num_reads++;
     }
     return 0;
+}
+
+bool tpy_tape_recording_eagerly(void) {
+    for (tape_object *tape = active_tapes; tape != NULL; tape = tape->next_active)
+        if (tape->recording && tape->trace == NULL) return true;
+    return false;
 }
 
 static int tape_init(PyObject *self, PyObject *args, PyObject *kwargs) {
@@ -126,6 +136,7 @@ static PyObject *tape_enter(PyObject *self, PyObject *unused) {
     options.persistent = tape->persistent;
     if (tpy_check(tp_tape_begin_with(context, &options, &tape->tape)) < 0) return NULL;
     tape->entered = tape->recording = true;
+    tape->trace = tpy_function_tracing();
     tape->next_active = active_tapes;
     active_tapes = (tape_object *)Py_NewRef(self);
     return Py_NewRef(self);
@@ -354,6 +365,58 @@ static int unconnected_zero(PyObject *object, bool *zeros) {
     return result;
 }
 
+/* The index a refusal of an unknown source names ("source 3 was neither watched ..."), or -1
+ * for any other failure. */
+static long unknown_source(const tp_status_t *status) {
+    if (tp_status_code(status) != TP_INVALID_ARGUMENT) return -1;
+    const char *message = tp_status_message(status);
+    const char *at = strstr(message, "source ");
+    if (at == NULL || strstr(message, "was neither watched") == NULL) return -1;
+    char *end;
+    long index = strtol(at + 7, &end, 10);
+    return end == at + 7 || *end != ' ' ? -1 : index;
+}
+
+/* tp_tape_gradients over the sources, with the GIL released. A source the tape never saw
+ * gets None, as TensorFlow gives for a tensor it did not watch: the C API refuses it, naming
+ * it, before the tape is used, so it is dropped and the call made again. */
+static tp_status_t *run_gradients(tape_object *tape, gradient_call_t *call) {
+    size_t *index = calloc(call->num_sources + 1, sizeof *index);
+    tp_tensor_t **sources = calloc(call->num_sources + 1, sizeof *sources);
+    tp_tensor_t **grads = calloc(call->num_sources + 1, sizeof *grads);
+    tp_status_t *status = NULL;
+    for (;;) {
+        if (index == NULL || sources == NULL || grads == NULL) {
+            status = tp_status_create(TP_RESOURCE_EXHAUSTED, "out of host memory");
+            break;
+        }
+        size_t count = 0;
+        for (size_t s = 0; s < call->num_sources; s++) {
+            if (call->sources[s] == NULL) continue;
+            index[count] = s;
+            sources[count++] = call->sources[s];
+        }
+        Py_BEGIN_ALLOW_THREADS
+        status = tp_tape_gradients(tape->tape, call->targets, call->output_gradients,
+                                   call->num_targets, sources, count, grads);
+        Py_END_ALLOW_THREADS
+        long unknown = unknown_source(status);
+        if (status == NULL) {
+            for (size_t i = 0; i < count; i++) call->grads[index[i]] = grads[i];
+            break;
+        }
+        if (unknown < 0 || (size_t)unknown >= count) break;
+        tp_status_free(status);
+        status = NULL;
+        tp_tensor_release(call->sources[index[unknown]]);
+        call->sources[index[unknown]] = NULL;
+    }
+    free(index);
+    free(sources);
+    free(grads);
+    return status;
+}
+
 /* gradient(target, sources, output_gradients=None, unconnected_gradients='none') */
 static PyObject *tape_gradient(PyObject *self, PyObject *args, PyObject *kwargs) {
     tape_object *tape = (tape_object *)self;
@@ -378,11 +441,7 @@ static PyObject *tape_gradient(PyObject *self, PyObject *args, PyObject *kwargs)
         collect_targets(target, output_gradients, &call) < 0 ||
         collect_sources(tape, leaves, &call) < 0)
         goto done;
-    tp_status_t *status;
-    Py_BEGIN_ALLOW_THREADS
-    status = tp_tape_gradients(tape->tape, call.targets, call.output_gradients, call.num_targets,
-                               call.sources, call.num_sources, call.grads);
-    Py_END_ALLOW_THREADS
+    tp_status_t *status = run_gradients(tape, &call);
     if (!tape->persistent) {
         tape->used = true;
         release_read_values(tape);

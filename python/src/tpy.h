@@ -123,14 +123,30 @@ int tpy_nest_flatten(PyObject *structure, PyObject *leaves);
 /* `structure` rebuilt with the items of the list `leaves` in place of its own leaves. */
 PyObject *tpy_nest_pack(PyObject *structure, PyObject *leaves);
 /* Tells the tapes recording on this thread that `variable` was read as `value`, so that
- * gradients with respect to the variable find the values it gave. */
-int tpy_tape_note_read(PyObject *variable, tp_tensor_t *value);
+ * gradients with respect to the variable find the values it gave. `symbolic`: the value is a
+ * tp.function's input standing for the variable while it traces; only tapes begun inside that
+ * trace note it, and watch it (the C tape cannot know it for a variable's value). */
+int tpy_tape_note_read(PyObject *variable, tp_tensor_t *value, bool symbolic);
 int tpy_init_tape(PyObject *module);
+/* Whether a tape begun outside any trace records on this thread now. */
+bool tpy_tape_recording_eagerly(void);
 /* Tells the tp.function tracing on this thread, if any, that its body made `tensor`: a tensor
  * the body made and did not return still runs (see function.c). */
 void tpy_function_note_made(tp_tensor_t *tensor);
+/* While a tp.function traces on this thread: 1 with its input standing for `variable` (a new
+ * reference) in *out; -1 with an exception set when the variable is not one of its inputs yet
+ * (the function then traces again with it as one). 0 when no trace runs. */
+int tpy_function_variable_value(PyObject *variable, tp_tensor_t **out);
+/* What identifies the trace running on this thread; NULL when none. */
+const void *tpy_function_tracing(void);
 int tpy_init_function(PyObject *module);
 int tpy_init_optimizer(PyObject *module);
+/* The tp_optimizer_t of a tp.keras.optimizers optimizer (or of its _Optimizer), borrowed: valid
+ * while the caller holds `object`; NULL with TypeError for anything else. A caller that hands
+ * it variables to update (tp_fit_options_t.optimizer) calls tpy_optimizer_remember with them,
+ * since the C optimizer knows them by address and they must outlive it. */
+tp_optimizer_t *tpy_optimizer_handle(PyObject *object);
+int tpy_optimizer_remember(PyObject *object, PyObject *variables);
 /* A tp.Variable for `variable`, which `owner` owns and keeps alive (an optimizer's state). */
 PyObject *tpy_variable_wrap_borrowed(tp_variable_t *variable, PyObject *owner, bool trainable);
 

@@ -121,8 +121,11 @@ static tp_variable_t *checked(PyObject *self) {
 int tpy_variable_value(PyObject *object, tp_tensor_t **out) {
     if (!PyObject_TypeCheck(object, &tpy_variable_type)) return 0;
     tp_variable_t *variable = checked(object);
-    if (variable == NULL || tpy_check(tp_variable_read(variable, out)) < 0) return -1;
-    if (tpy_tape_note_read(object, *out) < 0) {
+    if (variable == NULL) return -1;
+    int traced = tpy_function_variable_value(object, out);
+    if (traced < 0) return -1;
+    if (traced == 0 && tpy_check(tp_variable_read(variable, out)) < 0) return -1;
+    if (tpy_tape_note_read(object, *out, traced == 1) < 0) {
         tp_tensor_release(*out);
         return -1;
     }
@@ -183,6 +186,17 @@ static int parse_assign(PyObject *args, PyObject *kwargs, const char *format,
                : -1;
 }
 
+/* A traced graph holds no variable updates: an assignment in a tp.function's body would
+ * happen once, at trace time, not at each call. */
+static int refuse_in_trace(const char *what) {
+    if (tpy_function_tracing() == NULL) return 0;
+    PyErr_Format(PyExc_NotImplementedError,
+                 "Variable.%s inside a tp.function: traced graphs hold no variable updates; "
+                 "return the new value and assign it outside",
+                 what);
+    return -1;
+}
+
 static PyObject *assign_result(PyObject *self, tp_status_t *status, int read) {
     if (status != NULL) return tpy_raise(status);
     if (!read) Py_RETURN_NONE;
@@ -194,6 +208,7 @@ static PyObject *assign(PyObject *self, PyObject *args, PyObject *kwargs) {
     PyObject *value_object;
     int read;
     if (parse_assign(args, kwargs, "O|OOp:assign", &value_object, &read) < 0) return NULL;
+    if (refuse_in_trace("assign") < 0) return NULL;
     tp_variable_t *variable = checked(self);
     if (variable == NULL) return NULL;
     tp_tensor_t *value;
@@ -207,6 +222,7 @@ static PyObject *assign_sub(PyObject *self, PyObject *args, PyObject *kwargs) {
     PyObject *delta_object;
     int read;
     if (parse_assign(args, kwargs, "O|OOp:assign_sub", &delta_object, &read) < 0) return NULL;
+    if (refuse_in_trace("assign_sub") < 0) return NULL;
     tp_variable_t *variable = checked(self);
     if (variable == NULL) return NULL;
     tp_tensor_t *delta;
@@ -222,6 +238,7 @@ static PyObject *assign_add(PyObject *self, PyObject *args, PyObject *kwargs) {
     PyObject *delta_object;
     int read;
     if (parse_assign(args, kwargs, "O|OOp:assign_add", &delta_object, &read) < 0) return NULL;
+    if (refuse_in_trace("assign_add") < 0) return NULL;
     tp_variable_t *variable = checked(self);
     tp_context_t *context = tpy_context();
     if (variable == NULL || context == NULL) return NULL;

@@ -22,7 +22,7 @@ from . import errors  # noqa: E402
 from . import nn  # noqa: E402
 
 # ---- Training (helper H4): tapes, optimizers, traced functions ----
-from ._tensorplug import GradientTape  # noqa: E402
+from ._tensorplug import Function, GradientTape, function  # noqa: E402
 from . import keras  # noqa: E402
 from . import train  # noqa: E402
 from .keras import optimizers  # noqa: E402

@@ -125,6 +125,11 @@ def test_bad_steps_change_nothing():
     assert v.numpy().tolist() == [1.0, 2.0] and w.numpy() == 3.0 and opt.iterations == 0
     with pytest.raises(NotImplementedError, match="amsgrad"):
         tp.keras.optimizers.Adam(amsgrad=True)
+    with pytest.raises(NotImplementedError, match="clipnorm=1.0 is not supported"):
+        tp.keras.optimizers.SGD(clipnorm=1.0)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'bogus'"):
+        tp.keras.optimizers.Adam(bogus=1)
+    tp.keras.optimizers.SGD(clipnorm=None, jit_compile=False)  # neutral values are fine
 
 
 def test_gradient_descent_optimizer_tf1_name():

@@ -45,6 +45,10 @@ tp_status_t *tp_status_make(tp_code_t code, const char *format, ...) {
     return status;
 }
 
+tp_status_t *tp_status_create(tp_code_t code, const char *message) {
+    return tp_status_make(code, "%s", message == NULL ? "" : message);
+}
+
 tp_status_t *tp_status_copy(const tp_status_t *status) {
     if (status == NULL) return NULL;
     return tp_status_make(status->code, "%s", status->message);

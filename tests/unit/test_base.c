@@ -22,6 +22,11 @@ static void status_carries_code_and_message(void **state) {
     assert_string_equal(tp_status_message(NULL), "");
     assert_null(tp_status_annotate(NULL, "x"));
     tp_status_free(NULL);
+    status = tp_status_create(TP_ABORTED, "body raised %d");
+    assert_int_equal(tp_status_code(status), TP_ABORTED);
+    assert_string_equal(tp_status_message(status), "body raised %d"); /* not a format */
+    tp_status_free(status);
+    assert_null(tp_status_create(TP_OK, "fine"));
 }
 
 static void code_names(void **state) {

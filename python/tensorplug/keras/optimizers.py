@@ -10,6 +10,22 @@ from .. import _tensorplug
 __all__ = ["Optimizer", "SGD", "Adam", "get"]
 
 
+# Keras's common optimizer arguments: accepted at the value that changes nothing, refused
+# otherwise rather than silently ignored.
+_NEUTRAL = {"weight_decay": None, "clipnorm": None, "clipvalue": None, "global_clipnorm": None,
+            "use_ema": False, "ema_momentum": 0.99, "ema_overwrite_frequency": None,
+            "jit_compile": True, "decay": 0.0}
+
+
+def _check_common(kind, kwargs):
+    for key, value in kwargs.items():
+        if key not in _NEUTRAL:
+            raise TypeError("%s() got an unexpected keyword argument '%s'" % (kind, key))
+        if value != _NEUTRAL[key] and not (key == "jit_compile" and value is False):
+            raise NotImplementedError("tp.keras.optimizers.%s: %s=%r is not supported"
+                                      % (kind, key, value))
+
+
 class Optimizer:
     """What SGD and Adam share: apply_gradients, minimize, iterations, learning_rate."""
 
@@ -110,6 +126,7 @@ class SGD(Optimizer):
     _kind = "SGD"
 
     def __init__(self, learning_rate=0.01, momentum=0.0, nesterov=False, name="SGD", **kwargs):
+        _check_common("SGD", kwargs)
         super().__init__(name, learning_rate, momentum=float(momentum),
                          nesterov=bool(nesterov))
         self.momentum = float(momentum)
@@ -130,6 +147,7 @@ class Adam(Optimizer):
                  amsgrad=False, name="Adam", **kwargs):
         if amsgrad:
             raise NotImplementedError("tp.keras.optimizers.Adam: amsgrad is not supported")
+        _check_common("Adam", kwargs)
         super().__init__(name, learning_rate, beta_1=float(beta_1), beta_2=float(beta_2),
                          epsilon=float(epsilon))
         self.beta_1, self.beta_2, self.epsilon = float(beta_1), float(beta_2), float(epsilon)
