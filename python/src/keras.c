@@ -4,11 +4,11 @@
  * chain (Input -> Dense/Conv2D/MaxPooling2D/Flatten/... -> output) is handed over once, at
  * compile time, as a list of layer descriptions and its variables (one list per replica); each
  * training step is then one C call that splits the batch among the replicas, runs forward pass,
- * loss and gradient tape on each replica's thread and all-reduces the gradients, with the GIL
- * released, then hands every replica's copies and gradients to the model's optimizer (the
- * tp.keras.optimizers object's C half, _Optimizer.apply: one tp_optimizer_apply, so the step
- * counts once and the optimizer's state is the one model.optimizer shows). Python keeps the
- * structure (layers, shapes, progress bar); no op of a step goes through the interpreter.
+ * loss and gradient tape on each replica's thread, all-reduces the gradients and makes one
+ * tp_optimizer_apply of the model's optimizer (the tp.keras.optimizers object's, so the step
+ * counts once and its state is the one model.optimizer shows) over every replica's copies, all
+ * with the GIL released. Python keeps the structure (layers, shapes, progress bar); no op of a
+ * step goes through the interpreter.
  */
 #include "tpy.h"
 
@@ -40,7 +40,8 @@ typedef struct program_object {
     PyObject *all_vars;    /* a list: every replica's variables, replica after replica */
     PyObject *strategy_object;
     tp_mirrored_strategy_t *strategy; /* NULL: one replica, on the calling thread */
-    PyObject *apply; /* the optimizer's apply(variables, grads) */
+    PyObject *optimizer_object;  /* the tp.keras.optimizers object, which owns: */
+    tp_optimizer_t *optimizer;
     loss_t loss;
     bool accuracy;
 } program_object;
@@ -222,7 +223,7 @@ static int program_init(PyObject *self, PyObject *args, PyObject *kwargs) {
 
 static void program_dealloc(PyObject *self) {
     program_object *program = (program_object *)self;
-    Py_XDECREF(program->apply);
+    Py_XDECREF(program->optimizer_object);
     Py_XDECREF(program->all_vars);
     PyMem_Free(program->vars);
     PyMem_Free(program->layers);
@@ -490,23 +491,6 @@ static tp_status_t *run_replica(tp_replica_context_t *replica, void *user_data) 
                         replica);
 }
 
-/* The optimizer's one step over every replica's variables and gradients. */
-static int apply_gradients(const program_object *program, tp_tensor_t **grads) {
-    Py_ssize_t count = PyList_GET_SIZE(program->all_vars);
-    PyObject *list = PyList_New(count);
-    for (Py_ssize_t i = 0; list != NULL && i < count; i++) {
-        PyObject *grad = tpy_tensor_wrap(tp_tensor_retain(grads[i]));
-        if (grad == NULL) Py_CLEAR(list);
-        else PyList_SET_ITEM(list, i, grad);
-    }
-    PyObject *result =
-        list == NULL ? NULL : PyObject_CallFunctionObjArgs(program->apply, program->all_vars, list,
-                                                           NULL);
-    Py_XDECREF(list);
-    Py_XDECREF(result);
-    return result == NULL ? -1 : 0;
-}
-
 /* train_step(x, y) / test_step(x, y): (mean loss over the batch, rows called right or None). */
 static PyObject *run_step(PyObject *self, PyObject *args, bool train) {
     program_object *program = (program_object *)self;
@@ -514,7 +498,7 @@ static PyObject *run_step(PyObject *self, PyObject *args, bool train) {
     if (!PyArg_ParseTuple(args, "OO", &x_object, &y_object)) return NULL;
     tp_context_t *context = tpy_context();
     if (context == NULL) return NULL;
-    if (program->layers == NULL || program->loss == LOSS_NONE || program->apply == NULL) {
+    if (program->layers == NULL || program->loss == LOSS_NONE || program->optimizer == NULL) {
         PyErr_SetString(PyExc_RuntimeError,
                         "You must compile your model before training/testing it. "
                         "Use `model.compile(optimizer, loss)`.");
@@ -554,9 +538,11 @@ static PyObject *run_step(PyObject *self, PyObject *args, bool train) {
             status = program->strategy != NULL
                          ? tp_mirrored_strategy_run(program->strategy, run_replica, &step)
                          : replica_step(&step, 0, context, NULL);
-        Py_END_ALLOW_THREADS
         /* One update of every replica's copy: they hold the same all-reduced gradients. */
-        if (status == NULL) (void)apply_gradients(program, step.grads); /* or an exception */
+        if (status == NULL)
+            status = tp_optimizer_apply(program->optimizer, program->vars, step.grads,
+                                        replicas * nv);
+        Py_END_ALLOW_THREADS
     } else {
         /* Evaluation runs whole on replica 0's device, where predict() runs too. */
         const program_object one = {.layers = program->layers,
@@ -659,22 +645,24 @@ static PyObject *program_call(PyObject *self, PyObject *args, PyObject *kwargs) 
     return tpy_tensor_wrap(out);
 }
 
-/* compile(loss, accuracy, apply): loss 'mse', 'sparse_categorical_crossentropy' (on
+/* compile(loss, accuracy, optimizer): loss 'mse', 'sparse_categorical_crossentropy' (on
  * probabilities: the model must end in a softmax) or 'sparse_categorical_crossentropy_logits';
- * apply, the optimizer's apply(variables, grads), called once per step. */
+ * optimizer, a tp.keras.optimizers object, which makes every step. */
 static PyObject *program_compile(PyObject *self, PyObject *args, PyObject *kwargs) {
     program_object *program = (program_object *)self;
-    static char *keywords[] = {"loss", "accuracy", "apply", NULL};
+    static char *keywords[] = {"loss", "accuracy", "optimizer", NULL};
     const char *loss_name;
     int accuracy;
-    PyObject *apply;
+    PyObject *optimizer_object;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "spO:compile", keywords, &loss_name,
-                                     &accuracy, &apply))
+                                     &accuracy, &optimizer_object))
         return NULL;
-    if (!PyCallable_Check(apply)) {
-        PyErr_SetString(PyExc_TypeError, "compile: apply must be callable");
+    if (program->all_vars == NULL) {
+        PyErr_SetString(PyExc_ValueError, "the KerasProgram was not initialized");
         return NULL;
     }
+    tp_optimizer_t *optimizer = tpy_optimizer_handle(optimizer_object);
+    if (optimizer == NULL) return NULL;
     loss_t loss;
     if (strcmp(loss_name, "mse") == 0) loss = LOSS_MSE;
     else if (strcmp(loss_name, "sparse_categorical_crossentropy_logits") == 0)
@@ -694,7 +682,10 @@ static PyObject *program_compile(PyObject *self, PyObject *args, PyObject *kwarg
                         "tp.keras.losses.SparseCategoricalCrossentropy(from_logits=True)");
         return NULL;
     }
-    Py_XSETREF(program->apply, Py_NewRef(apply));
+    /* The C optimizer knows the variables by address: its Python half keeps them alive. */
+    if (tpy_optimizer_remember(optimizer_object, program->all_vars) < 0) return NULL;
+    Py_XSETREF(program->optimizer_object, Py_NewRef(optimizer_object));
+    program->optimizer = optimizer;
     program->loss = loss;
     program->accuracy = accuracy != 0;
     Py_RETURN_NONE;
@@ -702,7 +693,7 @@ static PyObject *program_compile(PyObject *self, PyObject *args, PyObject *kwarg
 
 static PyMethodDef program_methods[] = {
     {"compile", (PyCFunction)(void (*)(void))program_compile, METH_VARARGS | METH_KEYWORDS,
-     "Chooses the loss, the metric and the optimizer's apply."},
+     "Chooses the loss, the metric and the optimizer."},
     {"train_step", train_step, METH_VARARGS,
      "train_step(x, y): one step over the batch; (mean loss, rows right or None)."},
     {"test_step", test_step, METH_VARARGS,

@@ -43,7 +43,7 @@ def _as_array(value, dtype=None):
 def _optimizer_object(optimizer):
     """The tp.keras.optimizers object that trains the model: made from Keras' names ('sgd',
     'adam') as Keras makes it, or the one given (SGD, Adam, tp.train.GradientDescentOptimizer).
-    Each step is one call of its C half's apply with every replica's variables."""
+    Each step is one tp_optimizer_apply of its C half with every replica's variables."""
     if isinstance(optimizer, str):
         return optimizers.get(optimizer)
     if not hasattr(optimizer, "_optimizer") or not hasattr(optimizer, "apply_gradients"):
@@ -175,7 +175,7 @@ class Model:
             self._metric_name = "accuracy"
         self.optimizer = _optimizer_object(optimizer)
         self._compiled = dict(loss=losses_module.key(loss), accuracy=bool(metrics),
-                              apply=self.optimizer._optimizer.apply)
+                              optimizer=self.optimizer)
         self.loss = loss
         if self._layers:
             if self._program is None:
