@@ -9,7 +9,8 @@ cross-entropy, 15 epochs of batches of 32.
                           [--replicas N]
 
 Seeded as the C example (its He-normal kernels drawn by the runtime with the same seeds, its
-batch order), it reaches the same accuracy: 98.33% on the shuffled split, seed 0."""
+batch order), it reaches the same accuracy: 98.06% on the shuffled split, seed 0, as
+digits_cnn --split shuffled prints."""
 import argparse
 import math
 

@@ -82,3 +82,16 @@ def test_digits_mlp_example_reaches_the_c_example_accuracy():
     if BUILD and os.access(c_program, os.X_OK):
         # The same weights, batches and Adam steps: the same test accuracy as the C example.
         assert run([c_program, "--split", "shuffled"])[-1] == final
+
+
+@needs_digits
+@pytest.mark.skipif(not SOURCE, reason="TP_TEST_SOURCE_DIR (set by ctest) names the examples")
+def test_digits_cnn_example_reaches_the_c_example_accuracy():
+    lines = run([sys.executable, os.path.join(SOURCE, "examples", "python", "digits_cnn.py"),
+                 "--split", "shuffled", "--verbose", "0"])
+    final = lines[-1]
+    assert final.startswith("Test accuracy (shuffled split, seed 0): ")
+    assert float(final.rsplit(" ", 1)[1].rstrip("%")) >= 98.0  # check_accuracy.sh's bar
+    c_program = os.path.join(BUILD or "", "examples", "digits_cnn")
+    if BUILD and os.access(c_program, os.X_OK):
+        assert run([c_program, "--split", "shuffled"])[-1] == final
