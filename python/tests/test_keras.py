@@ -227,6 +227,8 @@ def test_errors():
     with pytest.raises(ValueError, match="unknown metric 'auc'"):
         model.compile(optimizer="sgd", loss="mse", metrics=["auc"])
     model.compile(optimizer="sgd", loss="mse")
+    with pytest.raises(ValueError, match="x and y are both needed"):
+        model.fit(x)
     with pytest.raises(ValueError, match="different numbers of rows: 4 and 3"):
         model.fit(x, np.ones((3, 2), np.float32))
     with pytest.raises(tp.errors.InvalidArgumentError):

@@ -184,9 +184,10 @@ class Model:
                 self._program.compile(**self._compiled)
 
     def _prepare(self, x, y):
+        if x is None or y is None:
+            raise ValueError("x and y are both needed: arrays or tensors of the same number "
+                             "of rows")
         x = _as_array(x, np.float32)
-        if y is None:
-            return x, None
         key = self._compiled["loss"] if self._compiled else "mse"
         if key == "mse":
             y = _as_array(y, np.float32)
