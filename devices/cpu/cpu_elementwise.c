@@ -264,7 +264,7 @@ static void cast(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t 
 
 /* ---- Broadcasting binary arithmetic ---------------------------------------------------------- */
 
-typedef enum { ADD, SUB, MUL, DIV } binary_t;
+typedef enum { ADD, SUB, MUL, DIV, POW } binary_t;
 
 typedef struct {
     binary_t op;
@@ -276,7 +276,23 @@ typedef struct {
     int64_t x_strides[TP_MAX_RANK], y_strides[TP_MAX_RANK]; /* 0 where broadcast */
     bool same_shape;
     bool divided_by_zero;
+    bool negative_exponent; /* a signed integer Pow's: TensorFlow refuses it */
 } binary_job_t;
+
+/* C's pow of the element's own width: float32 through powf, so that it vectorises as the
+ * other spans do. */
+#define POW_OF(u, v) _Generic((u), float: powf, default: pow)((u), (v))
+
+/* p to the power q by squaring, wrapping as repeated Mul would; q >= 0. */
+static uint64_t integer_pow(uint64_t p, uint64_t q) {
+    uint64_t result = 1;
+    while (q != 0) {
+        if (q & 1) result *= p;
+        p *= p;
+        q >>= 1;
+    }
+    return result;
+}
 
 /* The element offsets of x and y for output element i. */
 static void offsets_of(const binary_job_t *job, int64_t i, int64_t *x_at, int64_t *y_at) {
@@ -341,6 +357,7 @@ static void offsets_of(const binary_job_t *job, int64_t i, int64_t *x_at, int64_
             case SUB: FLOAT_SPAN(T, u - v); break;                                              \
             case MUL: FLOAT_SPAN(T, u * v); break;                                              \
             case DIV: FLOAT_SPAN(T, u / v); break;                                              \
+            case POW: FLOAT_SPAN(T, POW_OF(u, v)); break;                                       \
             }                                                                                   \
             i += n;                                                                             \
         }                                                                                       \
@@ -368,6 +385,14 @@ static void offsets_of(const binary_job_t *job, int64_t i, int64_t *x_at, int64_
                     z[i] = (T)(0 - p);                                                          \
                 } else {                                                                        \
                     z[i] = (T)(x[a] / y[b]);                                                    \
+                }                                                                               \
+                break;                                                                          \
+            case POW:                                                                           \
+                if ((is_signed) && (int64_t)y[b] < 0) {                                         \
+                    job->negative_exponent = true;                                              \
+                    z[i] = 0;                                                                   \
+                } else {                                                                        \
+                    z[i] = (T)integer_pow((uint64_t)p, (uint64_t)q);                            \
                 }                                                                               \
                 break;                                                                          \
             }                                                                                   \
@@ -409,13 +434,17 @@ static void run_binary(binary_t op, tp_kernel_context_t *context, tp_plugin_stat
     for (int32_t d = 0; d < z.view.rank; d++) job.dims[d] = z.view.dims[d];
     cpu_broadcast_strides(&x.view, z.view.rank, job.x_strides);
     cpu_broadcast_strides(&y.view, z.view.rank, job.y_strides);
-    /* Division flags zero divisors from every slice; one thread keeps that simple. */
-    if (op == DIV && cpu_is_integer(job.dtype))
+    /* Division flags zero divisors, Pow negative exponents, from every slice; one thread
+     * keeps that simple. */
+    if ((op == DIV || op == POW) && cpu_is_integer(job.dtype))
         binary_range(&job, 0, z.view.num_elements);
     else
         cpu_parallel_for(z.view.num_elements, job.same_shape ? 1 : 8, binary_range, &job);
     if (job.divided_by_zero)
         tp_cpu_host->status_set(status, TP_INVALID_ARGUMENT, "Div: integer division by zero");
+    if (job.negative_exponent)
+        tp_cpu_host->status_set(status, TP_INVALID_ARGUMENT,
+                                "Pow: integers to negative integer powers are not allowed");
 }
 
 #define BINARY_KERNEL(name, op)                                                                \
@@ -427,6 +456,7 @@ BINARY_KERNEL(add, ADD)
 BINARY_KERNEL(sub, SUB)
 BINARY_KERNEL(mul, MUL)
 BINARY_KERNEL(divide, DIV)
+BINARY_KERNEL(power, POW)
 
 /* ---- AddN and BiasAdd ------------------------------------------------------------------------ */
 
@@ -486,6 +516,7 @@ void cpu_register_elementwise_kernels(tp_registrar_t *registrar, tp_plugin_statu
     cpu_register(registrar, "Sub", "T", CPU_NUMBERS, sub, status);
     cpu_register(registrar, "Mul", "T", CPU_NUMBERS, mul, status);
     cpu_register(registrar, "Div", "T", CPU_NUMBERS, divide, status);
+    cpu_register(registrar, "Pow", "T", CPU_NUMBERS, power, status);
     cpu_register(registrar, "AddN", "T", CPU_NUMBERS, add_n, status);
     cpu_register(registrar, "BiasAdd", "T", CPU_NUMBERS, bias_add, status);
 }

@@ -435,6 +435,33 @@ TP_API TP_MUST_USE tp_status_t *tp_tensor_query(tp_tensor_t *tensor, bool *out_r
  * produces them; a poisoned tensor returns its failure (see tp_tensor_wait). */
 TP_API TP_MUST_USE tp_status_t *tp_tensor_read(tp_tensor_t *tensor, void *data, size_t size);
 
+/* Zero-copy access for bindings (NumPy's buffer protocol, DLPack). A tensor is immutable: the
+ * bytes must not be written. */
+
+/* Waits for the tensor's values and gives the host address of its first byte, valid while the
+ * caller holds a reference to the tensor: for tensors on a device whose memory the host
+ * addresses (the built-in CPU and its logical devices). Any other device fails with
+ * FAILED_PRECONDITION naming it (tp_tensor_read copies from there); a poisoned tensor returns
+ * its failure. An empty tensor gives a non-NULL address that must not be read. */
+TP_API TP_MUST_USE tp_status_t *tp_tensor_host_data(tp_tensor_t *tensor, const void **out_data);
+
+/* Called once the runtime no longer reads a borrowed tensor's memory, on whichever thread
+ * takes it back (after the last reference goes and the work queued on it is done), possibly
+ * with runtime locks held: it must not call the runtime. */
+typedef void (*tp_release_fn)(void *release_arg);
+
+/* A tensor on the host's CPU:0 whose values are `data` itself, not a copy: `size` bytes (exactly
+ * the shape's byte size), at an address aligned to 16 bytes and to the element size, that stay
+ * valid and unchanged until release_fn(release_arg) is called (NULL: never). The device's memory
+ * statistics do not count it. Misaligned data fails with INVALID_ARGUMENT (copy it with
+ * tp_tensor_create); bool values must be 0 or 1, as tp_tensor_create checks. On failure
+ * release_fn is not called. */
+TP_API TP_MUST_USE tp_status_t *tp_tensor_create_borrowed(tp_context_t *context, tp_dtype_t dtype,
+                                                         tp_shape_t shape, const void *data,
+                                                         size_t size, tp_release_fn release_fn,
+                                                         void *release_arg,
+                                                         tp_tensor_t **out_tensor);
+
 /* Formats the tensor as NumPy and TensorFlow users know it:
  *     tp.Tensor(
  *     [[22. 28.]
@@ -540,6 +567,12 @@ TP_API TP_MUST_USE tp_status_t *tp_sub(tp_context_t *c, tp_tensor_t *x, tp_tenso
 TP_API TP_MUST_USE tp_status_t *tp_mul(tp_context_t *c, tp_tensor_t *x, tp_tensor_t *y,
                                       tp_tensor_t **out);
 TP_API TP_MUST_USE tp_status_t *tp_div(tp_context_t *c, tp_tensor_t *x, tp_tensor_t *y,
+                                      tp_tensor_t **out);
+/* x to the power y, element-wise with NumPy broadcasting (TensorFlow's Pow): floats as C's pow
+ * has it (0^0 = 1, a negative base to a whole power keeps its sign, to a fractional one is
+ * NaN); integers exactly, wrapping as Mul does, and a negative exponent of a signed integer
+ * dtype fails with INVALID_ARGUMENT, as TensorFlow refuses it. */
+TP_API TP_MUST_USE tp_status_t *tp_pow(tp_context_t *c, tp_tensor_t *x, tp_tensor_t *y,
                                       tp_tensor_t **out);
 /* The sum of `count` tensors of one shape and dtype. */
 TP_API TP_MUST_USE tp_status_t *tp_add_n(tp_context_t *c, tp_tensor_t *const *inputs,

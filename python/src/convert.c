@@ -226,7 +226,8 @@ static int to_array(PyObject *object, tp_dtype_t dtype, PyObject **out_array,
         }
         Py_SETREF(array, converted);
     }
-    PyObject *contiguous = PyObject_CallMethod(np, "ascontiguousarray", "O", array);
+    /* numpy.require, not ascontiguousarray, which makes a 0-d array (numpy.float32(2)) 1-d. */
+    PyObject *contiguous = PyObject_CallMethod(np, "require", "OOs", array, Py_None, "C");
     Py_DECREF(array);
     if (contiguous == NULL) return -1;
     *out_array = contiguous;

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* tp.Tensor: a Python object holding one reference to a tp_tensor_t, with TensorFlow's eager
- * tensor attributes (shape, dtype, device, numpy()) and its two printed forms. */
+ * tensor attributes (shape, dtype, device, numpy()) and its two printed forms; its protocols
+ * (operators, indexing, buffer, DLPack) live in the files tensor_protocols.h names. */
 #include <string.h>
 
-#include "tpy.h"
+#include "tensor_protocols.h"
 
 /* tensorplug.TensorShape, the tuple subclass the package defines; a plain tuple until the
  * package registers it. */
@@ -34,6 +35,9 @@ static void tensor_dealloc(PyObject *self) {
     if (object->weakrefs != NULL) PyObject_ClearWeakRefs(self);
     tp_tensor_release(object->tensor);
     PyObject_Free(self);
+    /* The release may have let go of memory tp.from_dlpack borrowed: its producer's deleter
+     * runs now, not at the interpreter's next pending call. */
+    tpy_dlpack_give_back();
 }
 
 /* The dimensions as a tuple of ints. */
@@ -77,8 +81,9 @@ static PyObject *tensor_get_ndim(PyObject *self, void *closure) {
 }
 
 /* numpy(): a new NumPy array holding a copy of the values, read straight into the array's
- * memory. bfloat16, which NumPy lacks, comes as float32. */
-static PyObject *tensor_numpy(PyObject *self, PyObject *unused) {
+ * memory, or for a scalar tensor a NumPy scalar, as TensorFlow gives. bfloat16, which NumPy
+ * lacks, comes as float32. */
+PyObject *tpy_tensor_numpy(PyObject *self, PyObject *unused) {
     (void)unused;
     tp_tensor_t *tensor = TPY_TENSOR(self);
     tp_tensor_t *readable = tp_tensor_retain(tensor);
@@ -112,7 +117,14 @@ static PyObject *tensor_numpy(PyObject *self, PyObject *unused) {
             if (tpy_check(status) < 0) Py_CLEAR(array);
         }
     }
+    bool scalar = tp_tensor_shape(readable).rank == 0;
     tp_tensor_release(readable);
+    if (array != NULL && scalar) {
+        /* array[()] is the NumPy scalar. */
+        PyObject *no_index = PyTuple_New(0);
+        Py_SETREF(array, no_index == NULL ? NULL : PyObject_GetItem(array, no_index));
+        Py_XDECREF(no_index);
+    }
     return array;
 }
 
@@ -130,18 +142,24 @@ static PyObject *tensor_str(PyObject *self) {
     return result;
 }
 
-/* TensorFlow's repr of an eager tensor: <tp.Tensor: shape=(2,), dtype=float32, numpy=array(...)>. */
+/* TensorFlow's repr of an eager tensor, <tp.Tensor: shape=(2,), dtype=float32,
+ * numpy=array([1., 2.], dtype=float32)>: the repr of numpy(), on a line of its own when it
+ * spans lines, as TensorFlow's numpy_text puts it. */
 static PyObject *tensor_repr(PyObject *self) {
     char shape_text[160];
     tp_shape_t shape = tp_tensor_shape(TPY_TENSOR(self));
     tp_shape_format(&shape, shape_text, sizeof shape_text);
-    PyObject *array = tensor_numpy(self, NULL);
+    PyObject *array = tpy_tensor_numpy(self, NULL);
     if (array == NULL) return NULL;
-    PyObject *result = PyUnicode_FromFormat("<tp.Tensor: shape=%s, dtype=%s, numpy=%R>",
+    PyObject *text = PyObject_Repr(array);
+    Py_DECREF(array);
+    if (text == NULL) return NULL;
+    int spans_lines = PyUnicode_FindChar(text, '\n', 0, PyUnicode_GET_LENGTH(text), 1) >= 0;
+    PyObject *result = PyUnicode_FromFormat("<tp.Tensor: shape=%s, dtype=%s, numpy=%s%U>",
                                             shape_text,
                                             tp_dtype_name(tp_tensor_dtype(TPY_TENSOR(self))),
-                                            array);
-    Py_DECREF(array);
+                                            spans_lines ? "\n" : "", text);
+    Py_DECREF(text);
     return result;
 }
 
@@ -161,7 +179,18 @@ static PyGetSetDef tensor_getset[] = {
 };
 
 static PyMethodDef tensor_methods[] = {
-    {"numpy", tensor_numpy, METH_NOARGS, "A NumPy array holding a copy of the values."},
+    {"numpy", tpy_tensor_numpy, METH_NOARGS,
+     "A NumPy array holding a copy of the values (a NumPy scalar for a scalar tensor)."},
+    {"ref", tpy_tensor_ref, METH_NOARGS,
+     "A hashable reference to this tensor, for sets and dict keys; deref() gives it back."},
+    {"__array__", (PyCFunction)(void (*)(void))tpy_tensor_array, METH_VARARGS | METH_KEYWORDS,
+     "__array__(dtype=None, copy=None): the values as a NumPy array, a read-only view of a "
+     "CPU tensor's memory unless copy is true or the tensor is elsewhere."},
+    {"__dlpack__", (PyCFunction)(void (*)(void))tpy_tensor_dlpack,
+     METH_VARARGS | METH_KEYWORDS,
+     "__dlpack__(stream=None): a DLPack capsule sharing a CPU tensor's memory."},
+    {"__dlpack_device__", tpy_tensor_dlpack_device, METH_NOARGS,
+     "(device type, device id) as DLPack numbers them: (1, 0) for the CPU."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -175,6 +204,12 @@ PyTypeObject tpy_tensor_type = {
     .tp_repr = tensor_repr,
     .tp_getset = tensor_getset,
     .tp_methods = tensor_methods,
+    .tp_as_number = &tpy_tensor_as_number,
+    .tp_as_mapping = &tpy_tensor_as_mapping,
+    .tp_as_buffer = &tpy_tensor_as_buffer,
+    .tp_richcompare = tpy_tensor_richcompare,
+    .tp_hash = tpy_tensor_hash,
+    .tp_iter = tpy_tensor_iter,
     .tp_weaklistoffset = offsetof(tpy_tensor_object, weakrefs),
 };
 
@@ -185,6 +220,17 @@ static PyMethodDef module_functions[] = {
 
 int tpy_init_tensor(PyObject *module) {
     if (PyType_Ready(&tpy_tensor_type) < 0) return -1;
+    /* Above NumPy's arrays (0) and scalars, so that `ndarray + tensor` leaves the operator to
+     * the tensor and gives a Tensor, as TensorFlow's value of 100 does. */
+    PyObject *priority = PyLong_FromLong(100);
+    int failed = priority == NULL ||
+                 PyDict_SetItemString(tpy_tensor_type.tp_dict, "__array_priority__", priority) < 0;
+    Py_XDECREF(priority);
+    if (failed) return -1;
+    PyType_Modified(&tpy_tensor_type);
     if (PyModule_AddObjectRef(module, "Tensor", (PyObject *)&tpy_tensor_type) < 0) return -1;
+    if (tpy_init_tensor_operators(module) < 0 || tpy_init_tensor_indexing(module) < 0 ||
+        tpy_init_dlpack(module) < 0)
+        return -1;
     return PyModule_AddFunctions(module, module_functions);
 }

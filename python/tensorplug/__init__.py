@@ -48,3 +48,8 @@ from ._tensorplug import (  # noqa: E402
     reshape, shape, sigmoid, sign, size, slice, sqrt, square, squeeze, stack, strided_slice,
     subtract, tanh, tile, transpose, truediv, where, zeros, zeros_like)
 from . import linalg, math, random  # noqa: E402
+
+# ---- Tensor protocols (H1): tf.pow, tf.newaxis, tf.experimental.dlpack's from_dlpack ----------
+from ._tensorplug import Reference, from_dlpack, pow  # noqa: E402,F401
+
+newaxis = None

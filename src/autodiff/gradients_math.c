@@ -97,6 +97,55 @@ static TP_GRADIENT_FN(tp_gradient_div) {
     return error;
 }
 
+/* d(x^y) = (dz * y * x^(y - 1), dz * x^y * log x), each summed back to its input's shape. The
+ * log is taken as 0 where x <= 0, as TensorFlow does: there x^y is real only for whole y, and
+ * its slope in y is then not defined. */
+static TP_GRADIENT_FN(tp_gradient_pow) {
+    tp_context_t *c = op->context;
+    tp_tensor_t *x = op->inputs[0], *y = op->inputs[1], *z = op->outputs[0];
+    tp_tensor_t *dz = output_grads[0];
+    tp_status_t *error = NULL;
+    if (needed[0]) {
+        tp_tensor_t *one = NULL, *lower = NULL, *power = NULL, *slope = NULL, *dx = NULL;
+        error = tp_ones_like(c, y, &one);
+        if (error == NULL) error = tp_sub(c, y, one, &lower);
+        if (error == NULL) error = tp_pow(c, x, lower, &power);
+        if (error == NULL) error = tp_mul(c, y, power, &slope);
+        if (error == NULL) error = tp_mul(c, dz, slope, &dx);
+        if (error == NULL) error = tp_gradient_unbroadcast(c, dx, x, &input_grads[0]);
+        tp_tensor_release(one);
+        tp_tensor_release(lower);
+        tp_tensor_release(power);
+        tp_tensor_release(slope);
+        tp_tensor_release(dx);
+        if (error != NULL) return error;
+    }
+    if (needed[1]) {
+        tp_tensor_t *zero = NULL, *positive = NULL, *ones = NULL, *safe_x = NULL, *log_x = NULL;
+        tp_tensor_t *log_or_zero = NULL, *slope = NULL, *dy = NULL;
+        error = tp_zeros_like(c, x, &zero);
+        if (error == NULL) error = tp_greater(c, x, zero, &positive);
+        /* log is taken of 1 where x <= 0, so that no NaN or -inf is made to be thrown away. */
+        if (error == NULL) error = tp_ones_like(c, x, &ones);
+        if (error == NULL) error = tp_select(c, positive, x, ones, &safe_x);
+        if (error == NULL) error = tp_log(c, safe_x, &log_x);
+        if (error == NULL) error = tp_select(c, positive, log_x, zero, &log_or_zero);
+        if (error == NULL) error = tp_mul(c, z, log_or_zero, &slope);
+        if (error == NULL) error = tp_mul(c, dz, slope, &dy);
+        if (error == NULL) error = tp_gradient_unbroadcast(c, dy, y, &input_grads[1]);
+        tp_tensor_release(zero);
+        tp_tensor_release(positive);
+        tp_tensor_release(ones);
+        tp_tensor_release(safe_x);
+        tp_tensor_release(log_x);
+        tp_tensor_release(log_or_zero);
+        tp_tensor_release(slope);
+        tp_tensor_release(dy);
+        if (error != NULL && needed[0]) tp_gradient_release(input_grads, 1);
+    }
+    return error;
+}
+
 /* d(exp x) = dz * exp(x), the op's own output. */
 static TP_GRADIENT_FN(tp_gradient_exp) {
     (void)needed;
@@ -178,6 +227,7 @@ static const tp_gradient_entry_t entries[] = {
     {"Log", tp_gradient_log},
     {"Mul", tp_gradient_mul},
     {"Neg", tp_gradient_neg},
+    {"Pow", tp_gradient_pow},
     {"OnesLike", tp_gradient_none},
     {"Rsqrt", tp_gradient_rsqrt},
     {"Sign", tp_gradient_sign},

@@ -23,6 +23,7 @@ BINARY(tp_add, "Add")
 BINARY(tp_sub, "Sub")
 BINARY(tp_mul, "Mul")
 BINARY(tp_div, "Div")
+BINARY(tp_pow, "Pow")
 BINARY(tp_bias_add, "BiasAdd")
 
 tp_status_t *tp_add_n(tp_context_t *c, tp_tensor_t *const *inputs, size_t count,

@@ -98,6 +98,7 @@ static const tp_builtin_op_entry_t entries[] = {
     TP_OP_ENTRY("OnesLike", arg_x, arg_y, any_type, tp_shape_same_as_input),
     RANDOM_OP("RandomStandardNormal", tp_shape_from_attr),
     RANDOM_OP("RandomUniform", tp_shape_from_attr),
+    TP_OP_ENTRY("Pow", args_x_y, arg_y, number_type, tp_shape_broadcast),
     TP_OP_ENTRY("Relu", arg_x, arg_y, number_type, tp_shape_same_as_input),
     TP_OP_ENTRY("ReluGrad", args_gradients_features, arg_backprops, number_type,
                 tp_shape_all_inputs_equal),

@@ -168,6 +168,7 @@ void tp_tensor_release(tp_tensor_t *tensor) {
     if (atomic_fetch_sub_explicit(&tensor->references, 1, memory_order_acq_rel) != 1) return;
     tp_completion_release(tensor->done);
     if (tensor->chunk != NULL) tp_device_free_in_order(tensor->device, tensor->chunk);
+    if (tensor->borrowed != NULL) tp_tensor_release_borrowed(tensor);
     tp_context_t *context = tensor->context;
     free(tensor);
     tp_context_release(context);

@@ -26,6 +26,9 @@ struct tp_tensor {
      * node `node` of the trace's graph. It has a dtype and shape, no device and no memory. */
     struct tp_trace *trace;
     int32_t node, output;
+    /* Memory the tensor borrows rather than owns (tp_tensor_create_borrowed): chunk is NULL and
+     * this is handed to the device's deferred list when the last reference goes. */
+    struct tp_borrowed *borrowed;
 };
 
 /* Checks a dtype and shape and computes the element count and byte size. */
@@ -55,5 +58,8 @@ tp_status_t *tp_tensor_to_device(tp_tensor_t *source, tp_device_t *device, tp_te
  * made without an op, so that no device scope of the caller's can misplace it. */
 tp_status_t *tp_tensor_float_scalar(tp_context_t *context, tp_dtype_t dtype, double value,
                                     tp_tensor_t **out);
+
+/* Hands a borrowed tensor's memory back once the work queued on it is done (tensor_host.c). */
+void tp_tensor_release_borrowed(tp_tensor_t *tensor);
 
 #endif

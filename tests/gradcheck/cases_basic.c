@@ -76,6 +76,18 @@ static const gradcheck_case_t cases[] = {
     BINARY_CASES("Sub", GRADCHECK_ANY),
     BINARY_CASES("Mul", GRADCHECK_ANY),
     BINARY_CASES("Div", GRADCHECK_AWAY_FROM_ZERO),
+    /* Pow's base stays positive, where both slopes are defined; a negative base to whole
+     * powers is the unit test's (its slope in the exponent is taken as 0 there). */
+    {.op = "Pow", .what = "equal shapes", .num_inputs = 2,
+     .inputs = {IN(GRADCHECK_POSITIVE, 2, A, B), ANY(2, A, B)}},
+    {.op = "Pow", .what = "a matrix to a scalar power", .num_inputs = 2,
+     .inputs = {IN(GRADCHECK_POSITIVE, 2, A, B), SCALAR}},
+    {.op = "Pow", .what = "a scalar to a matrix of powers", .num_inputs = 2,
+     .inputs = {{TP_FLOAT64, 0, {0}, GRADCHECK_POSITIVE, 0}, ANY(2, A, B)}},
+    {.op = "Pow", .what = "a column and a row: both broadcast", .num_inputs = 2,
+     .inputs = {IN(GRADCHECK_POSITIVE, 2, A, 1), ANY(2, 1, B)}},
+    {.op = "Pow", .what = "rank 3 against rank 2, broadcast both ways", .num_inputs = 2,
+     .inputs = {IN(GRADCHECK_POSITIVE, 3, A, 1, B), ANY(2, C, 1)}},
 
     {.op = "Neg", .what = "a matrix", .num_inputs = 1, .inputs = {ANY(2, A, B)}},
     {.op = "Square", .what = "a matrix", .num_inputs = 1, .inputs = {ANY(2, A, B)}},
