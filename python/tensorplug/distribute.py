@@ -250,9 +250,7 @@ class MirroredStrategy:
             total = sum(a.sum(axis=axis) for a in arrays)
             if op == "MEAN":
                 total = total / sum(a.shape[axis] for a in arrays)
-            total = np.asarray(total, dtype=arrays[0].dtype)
-            # tolist(): a 0-d array would convert to shape (1,) (the skeleton's buffer path)
-            return _tensorplug.constant(total.tolist(), dtype=total.dtype.name)
+            return _tensorplug.constant(np.asarray(total, dtype=arrays[0].dtype))
         return self._c.all_reduce(op, list(values))[0]
 
     def experimental_local_results(self, value):
