@@ -87,6 +87,10 @@ TP_API TP_MUST_USE tp_status_t *tp_tape_watch(tp_tape_t *tape, tp_tensor_t *tens
 TP_API TP_MUST_USE tp_status_t *tp_tape_stop(tp_tape_t *tape);
 /* Stops recording if need be (on the thread that began it) and frees the tape. NULL is fine. */
 TP_API void tp_tape_destroy(tp_tape_t *tape);
+/* Pauses (true) or resumes (false) a tape that records, as TensorFlow's
+ * GradientTape.stop_recording: while paused it records no op and watches no variable read.
+ * Only on the thread that began it, before tp_tape_stop (FAILED_PRECONDITION otherwise). */
+TP_API TP_MUST_USE tp_status_t *tp_tape_pause(tp_tape_t *tape, bool paused);
 
 /*
  * The gradients of `target`, which must be a floating-point scalar, with respect to each of

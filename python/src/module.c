@@ -46,10 +46,10 @@ static struct PyModuleDef module_definition = {
 static int (*const init_functions[])(PyObject *) = {
     tpy_init_errors,  tpy_init_dtypes,  tpy_init_tensor,
     tpy_init_convert, tpy_init_execute, tpy_init_variable,
-    tpy_init_tape, tpy_init_optimizer, tpy_init_function,
-    tpy_init_strategy, tpy_init_keras, /* py-keras: strategy.c, keras.c */
     tpy_init_config, tpy_init_device_scope, /* H3: device configuration and scopes */
     tpy_init_ops_math, tpy_init_ops_array, tpy_init_ops_nn, tpy_init_ops_random,
+    tpy_init_tape, tpy_init_optimizer, tpy_init_function,
+    tpy_init_strategy, tpy_init_keras, /* py-keras: strategy.c, keras.c */
 };
 
 PyMODINIT_FUNC PyInit__tensorplug(void);

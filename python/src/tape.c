@@ -18,7 +18,7 @@ typedef struct read_entry {
 typedef struct tape_object {
     PyObject_HEAD
     tp_tape_t *tape;
-    bool persistent, watch_accessed_variables, entered, recording, used;
+    bool persistent, watch_accessed_variables, entered, recording, used, paused;
     read_entry_t *reads;
     size_t num_reads, reads_capacity;
     PyObject *watched; /* dict: variables watched explicitly -> None */
@@ -59,7 +59,8 @@ static bool already_noted(const tape_object *tape, PyObject *variable, tp_tensor
 int tpy_tape_note_read(PyObject *variable, tp_tensor_t *value, bool symbolic) {
     const void *trace = symbolic ? tpy_function_tracing() : NULL;
     for (tape_object *tape = active_tapes; tape != NULL; tape = tape->next_active) {
-        if (tape->trace != trace || already_noted(tape, variable, value)) continue;
+        if (tape->paused || tape->trace != trace || already_noted(tape, variable, value))
+            continue;
         if (symbolic && tpy_check(tp_tape_watch(tape->tape, value)) < 0) return -1;
         if (tape->num_reads == tape->reads_capacity) {
             size_t capacity = tape->reads_capacity == 0 ? 8 : 2 * tape->reads_capacity;
@@ -80,7 +81,7 @@ int tpy_tape_note_read(PyObject *variable, tp_tensor_t *value, bool symbolic) {
 
 bool tpy_tape_recording_eagerly(void) {
     for (tape_object *tape = active_tapes; tape != NULL; tape = tape->next_active)
-        if (tape->recording && tape->trace == NULL) return true;
+        if (tape->recording && !tape->paused && tape->trace == NULL) return true;
     return false;
 }
 
@@ -484,7 +485,77 @@ static PyObject *tape_watched_variables(PyObject *self, PyObject *unused) {
     return tuple;
 }
 
+/* ---- stop_recording(): a context in which the tape records nothing ---------------------- */
+
+typedef struct pause_object {
+    PyObject_HEAD
+    tape_object *tape; /* strong */
+} pause_object;
+
+static void pause_dealloc(PyObject *self) {
+    Py_XDECREF(((pause_object *)self)->tape);
+    Py_TYPE(self)->tp_free(self);
+}
+
+static PyObject *set_paused(pause_object *pause, bool paused) {
+    tape_object *tape = pause->tape;
+    if (!tape->recording) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "GradientTape.stop_recording: the tape is not recording; use it inside "
+                        "the tape's `with` block");
+        return NULL;
+    }
+    if (tape->paused == paused && paused) {
+        PyErr_SetString(PyExc_RuntimeError, "GradientTape.stop_recording is not reentrant");
+        return NULL;
+    }
+    if (tpy_check(tp_tape_pause(tape->tape, paused)) < 0) return NULL;
+    tape->paused = paused;
+    return Py_NewRef((PyObject *)pause);
+}
+
+static PyObject *pause_enter(PyObject *self, PyObject *unused) {
+    (void)unused;
+    return set_paused((pause_object *)self, true);
+}
+
+static PyObject *pause_exit(PyObject *self, PyObject *args) {
+    (void)args;
+    pause_object *pause = (pause_object *)self;
+    if (!pause->tape->paused || !pause->tape->recording) Py_RETURN_FALSE;
+    PyObject *result = set_paused(pause, false);
+    if (result == NULL) return NULL;
+    Py_DECREF(result);
+    Py_RETURN_FALSE;
+}
+
+static PyMethodDef pause_methods[] = {
+    {"__enter__", pause_enter, METH_NOARGS, "Pauses the tape."},
+    {"__exit__", pause_exit, METH_VARARGS, "Resumes it."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject pause_type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "tensorplug._StopRecording",
+    .tp_basicsize = sizeof(pause_object),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_dealloc = pause_dealloc,
+    .tp_methods = pause_methods,
+};
+
+/* stop_recording(): `with tape.stop_recording():` runs ops the tape does not record. */
+static PyObject *tape_stop_recording(PyObject *self, PyObject *unused) {
+    (void)unused;
+    if (require_tape((tape_object *)self, "stop_recording") < 0) return NULL;
+    pause_object *pause = PyObject_New(pause_object, &pause_type);
+    if (pause == NULL) return NULL;
+    pause->tape = (tape_object *)Py_NewRef(self);
+    return (PyObject *)pause;
+}
+
 static PyMethodDef tape_methods[] = {
+    {"stop_recording", tape_stop_recording, METH_NOARGS,
+     "A context manager in which the tape records nothing."},
     {"__enter__", tape_enter, METH_NOARGS, "Starts recording on this thread."},
     {"__exit__", tape_exit, METH_VARARGS, "Stops recording."},
     {"watch", tape_watch, METH_O, "Watches a tensor, a variable or a structure of them."},
@@ -510,6 +581,6 @@ static PyTypeObject tape_type = {
 };
 
 int tpy_init_tape(PyObject *module) {
-    if (PyType_Ready(&tape_type) < 0) return -1;
+    if (PyType_Ready(&tape_type) < 0 || PyType_Ready(&pause_type) < 0) return -1;
     return PyModule_AddObjectRef(module, "GradientTape", (PyObject *)&tape_type);
 }

@@ -115,6 +115,19 @@ int tpy_variable_value(PyObject *object, tp_tensor_t **out);
 tp_variable_t *tpy_variable_handle(PyObject *object);
 int tpy_init_variable(PyObject *module);
 
+/* ---- Device configuration and scopes (config.c, device_scope.c) ------------------------------ */
+
+/* tp.config's and tp.debugging's C calls (_physical_devices, _set_memory_growth, ...). */
+int tpy_init_config(PyObject *module);
+/* tp.device(name), the context manager over tp_device_push and tp_device_pop. */
+int tpy_init_device_scope(PyObject *module);
+
+/* ---- The ops under TensorFlow's names (ops_*.c; their shared helpers are in ops.h) ---------- */
+
+int tpy_init_ops_math(PyObject *module);
+int tpy_init_ops_array(PyObject *module);
+int tpy_init_ops_nn(PyObject *module);
+int tpy_init_ops_random(PyObject *module);
 /* ---- Training: structures, tapes, traced functions (nest.c, tape.c, function.c) ------------- */
 
 /* Appends the leaves of `structure` (lists, tuples, named tuples and dicts nest) to the list
@@ -154,19 +167,5 @@ PyObject *tpy_variable_wrap_borrowed(tp_variable_t *variable, PyObject *owner, b
 
 int tpy_init_strategy(PyObject *module);
 int tpy_init_keras(PyObject *module);
-
-/* ---- Device configuration and scopes (config.c, device_scope.c) ------------------------------ */
-
-/* tp.config's and tp.debugging's C calls (_physical_devices, _set_memory_growth, ...). */
-int tpy_init_config(PyObject *module);
-/* tp.device(name), the context manager over tp_device_push and tp_device_pop. */
-int tpy_init_device_scope(PyObject *module);
-
-/* ---- The ops under TensorFlow's names (ops_*.c; their shared helpers are in ops.h) ---------- */
-
-int tpy_init_ops_math(PyObject *module);
-int tpy_init_ops_array(PyObject *module);
-int tpy_init_ops_nn(PyObject *module);
-int tpy_init_ops_random(PyObject *module);
 
 #endif /* TENSORPLUG_PYTHON_TPY_H */

@@ -32,7 +32,6 @@ __version__ = _tensorplug.__version__
 
 # ---- py-keras: tp.distribute, tp.keras, tp.datasets ----------------------------------------
 from . import distribute  # noqa: E402,F401
-from . import keras  # noqa: E402,F401
 from . import datasets  # noqa: E402,F401
 
 # ---- H3: device configuration and scopes (tp.config, tp.debugging, tp.device) ----

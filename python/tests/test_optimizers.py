@@ -80,6 +80,8 @@ def test_learning_rate_can_change_between_steps():
     close(v.numpy(), 1.0 - 0.5 - 0.25)
     with pytest.raises(tp.errors.InvalidArgumentError):
         opt.learning_rate = -1.0
+    opt.learning_rate = tp.constant(0.125)  # a scalar tensor is read as its value
+    assert opt.learning_rate == 0.125
     schedule = tp.keras.optimizers.SGD(learning_rate=lambda step: 1.0 / (step + 1))
     w = tp.Variable(0.0)
     for _ in range(3):

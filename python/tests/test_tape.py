@@ -175,6 +175,30 @@ def test_nested_tapes_second_order():
     assert second is None or values(second) == 0.0
 
 
+def test_stop_recording():
+    x = tp.constant([1.0, -1.0])
+    w = tp.Variable([2.0, 2.0])
+    with tp.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        a = add(x, w)
+        with tape.stop_recording():
+            b = add(x, x)       # not recorded
+            c = add(a, w)       # not recorded, nor this read of w
+        d = add(a, b)
+        e = relu(c)
+    assert values(tape.gradient(d, x)) == [1.0, 1.0]
+    assert values(tape.gradient(d, w)) == [1.0, 1.0]
+    assert tape.gradient(e, x) is None
+    with pytest.raises(RuntimeError, match="not recording"):
+        with tape.stop_recording():
+            pass
+    with tp.GradientTape() as tape:
+        with tape.stop_recording():
+            with pytest.raises(RuntimeError, match="not reentrant"):
+                with tape.stop_recording():
+                    pass
+
+
 def test_errors():
     tape = tp.GradientTape()
     with pytest.raises(RuntimeError, match="has not recorded"):

@@ -179,6 +179,17 @@ tp_status_t *tp_tape_stop(tp_tape_t *tape) {
     return NULL;
 }
 
+tp_status_t *tp_tape_pause(tp_tape_t *tape, bool paused) {
+    TP_REQUIRE_ARG(tape);
+    if (!tape->recording)
+        return tp_status_make(TP_FAILED_PRECONDITION, "tp_tape_pause: the tape was stopped");
+    if (!pthread_equal(tape->owner, pthread_self()))
+        return tp_status_make(TP_FAILED_PRECONDITION,
+                              "tp_tape_pause: the tape records on another thread");
+    tape->paused = paused;
+    return NULL;
+}
+
 static void free_record(tape_record_t *record) {
     for (int32_t i = 0; i < record->num_inputs; i++) tp_tensor_release(record->inputs[i]);
     for (int32_t o = 0; o < record->num_outputs; o++) tp_tensor_release(record->outputs[o]);

@@ -895,6 +895,37 @@ static void ops_after_stop_are_not_recorded(void **state) {
     release_all(all, COUNT_OF(all));
 }
 
+/* A paused tape records nothing until resumed, variable reads included. */
+static void ops_while_paused_are_not_recorded(void **state) {
+    tp_context_t *c = *state;
+    tp_tensor_t *x = F64(c, TP_SHAPE(2), 1, -2), *a = NULL, *b = NULL, *ab = NULL, *v0 = NULL;
+    tp_tensor_t *sum = NULL;
+    tp_variable_t *variable = NULL;
+    assert_ok(tp_variable_create(c, "w", x, NULL, &variable));
+    tp_tape_t *tape = NULL;
+    assert_ok(tp_tape_begin(c, &tape));
+    assert_ok(tp_tape_watch(tape, x));
+    assert_ok(tp_mul(c, x, x, &a)); /* recorded: 2x */
+    assert_ok(tp_tape_pause(tape, true));
+    assert_ok(tp_mul(c, x, x, &b)); /* not recorded */
+    assert_ok(tp_variable_read(variable, &v0)); /* not watched */
+    assert_ok(tp_tape_pause(tape, false));
+    assert_ok(tp_add(c, a, b, &ab));
+    assert_ok(tp_sum(c, ab, NULL, 0, false, &sum));
+    tp_tensor_t *grads[2] = {NULL, NULL};
+    assert_ok(tp_tape_gradient(tape, sum, &x, 1, &grads[0]));
+    expect_values(grads[0], (const double[]){2, -4}, 2);
+    assert_ok(tp_tape_gradient_variables(tape, sum, &variable, 1, &grads[1]));
+    expect_all(grads[1], 0);
+    assert_ok(tp_tape_stop(tape));
+    assert_error(tp_tape_pause(tape, true), TP_FAILED_PRECONDITION, "stopped");
+    assert_error(tp_tape_pause(NULL, true), TP_INVALID_ARGUMENT, "NULL");
+    tp_tape_destroy(tape);
+    tp_variable_destroy(variable);
+    tp_tensor_t *all[] = {x, a, b, ab, v0, sum, grads[0], grads[1]};
+    release_all(all, COUNT_OF(all));
+}
+
 /* A tape destroyed while it records stops; a later tape starts afresh. */
 static void a_tape_destroyed_while_recording_stops_recording(void **state) {
     tp_context_t *c = *state;
@@ -1457,6 +1488,7 @@ int main(void) {
                                         two_cpus_setup, cpu_context_teardown),
         cmocka_unit_test(a_gradient_op_the_forward_device_lacks_falls_back),
         TEST(ops_after_stop_are_not_recorded),
+        TEST(ops_while_paused_are_not_recorded),
         TEST(a_tape_destroyed_while_recording_stops_recording),
         TEST(at_most_sixteen_tapes_record_at_once),
         TEST(nested_tapes_give_second_derivatives),

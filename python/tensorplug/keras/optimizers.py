@@ -26,6 +26,16 @@ def _check_common(kind, kwargs):
                                       % (kind, key, value))
 
 
+def _number(value):
+    """A learning rate as a float: a Python number, or a scalar tensor or variable."""
+    try:
+        return float(value)
+    except TypeError:
+        if hasattr(value, "numpy"):
+            return float(value.numpy())
+        raise
+
+
 class Optimizer:
     """What SGD and Adam share: apply_gradients, minimize, iterations, learning_rate."""
 
@@ -35,7 +45,7 @@ class Optimizer:
         self.name = name
         self._schedule = learning_rate if callable(learning_rate) else None
         first = self._schedule(0) if self._schedule is not None else learning_rate
-        self._optimizer = _tensorplug._Optimizer(self._kind, learning_rate=float(first),
+        self._optimizer = _tensorplug._Optimizer(self._kind, learning_rate=_number(first),
                                                  **options)
 
     @property
@@ -51,7 +61,7 @@ class Optimizer:
             value = value(self.iterations)
         else:
             self._schedule = None
-        self._optimizer.learning_rate = float(value)
+        self._optimizer.learning_rate = _number(value)
 
     lr = learning_rate
 
@@ -89,7 +99,7 @@ class Optimizer:
             warnings.warn("Gradients do not exist for variables %s when minimizing the loss."
                           % missing, stacklevel=2)
         if self._schedule is not None:
-            self._optimizer.learning_rate = float(self._schedule(self.iterations))
+            self._optimizer.learning_rate = _number(self._schedule(self.iterations))
         self._optimizer.apply([v for _, v in kept], [g for g, _ in kept])
         return self.iterations
 
