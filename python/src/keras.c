@@ -36,6 +36,9 @@ typedef struct program_object {
     size_t num_layers;
     size_t num_replicas, num_vars;
     tp_variable_t **vars;  /* [replica * num_vars + i], owned by the objects in var_objects */
+    /* The trainable ones among them, as compile() found the layers: [replica * num_train + k] */
+    tp_variable_t **train_vars;
+    size_t num_train;
     PyObject *var_objects; /* a tuple of tuples of tp.Variable */
     PyObject *all_vars;    /* a list: every replica's variables, replica after replica */
     PyObject *strategy_object;
@@ -226,6 +229,7 @@ static void program_dealloc(PyObject *self) {
     Py_XDECREF(program->optimizer_object);
     Py_XDECREF(program->all_vars);
     PyMem_Free(program->vars);
+    PyMem_Free(program->train_vars);
     PyMem_Free(program->layers);
     Py_XDECREF(program->var_objects);
     Py_XDECREF(program->strategy_object);
@@ -370,7 +374,7 @@ typedef struct step {
     int64_t rows;
     bool train;
     tp_tensor_t **parts;   /* [2 * replica]: its rows of x, [2 * replica + 1]: of y */
-    tp_tensor_t **grads;   /* [replica * num_vars + i] */
+    tp_tensor_t **grads;   /* [replica * num_train + k] */
     double *losses;        /* per replica: its mean loss */
     int64_t *rows_of;      /* per replica: its share of the batch */
     int64_t *correct;      /* per replica */
@@ -431,9 +435,11 @@ static tp_status_t *replica_step(step_t *step, size_t r, tp_context_t *c,
                                  tp_replica_context_t *replica) {
     const program_object *program = step->program;
     const size_t replicas = program->num_replicas, nv = program->num_vars;
+    const size_t nt = program->num_train;
     const int64_t share = step->rows_of[r];
     tp_variable_t *const *vars = program->vars + r * nv;
-    tp_tensor_t **grads = step->train ? step->grads + r * nv : NULL;
+    tp_variable_t *const *trained = step->train ? program->train_vars + r * nt : NULL;
+    tp_tensor_t **grads = step->train ? step->grads + r * nt : NULL;
     tp_status_t *error = NULL;
     tp_tensor_t *x = step->parts[2 * r], *y = step->parts[2 * r + 1], *out = NULL, *loss = NULL;
     tp_tape_t *tape = NULL;
@@ -444,13 +450,13 @@ static tp_status_t *replica_step(step_t *step, size_t r, tp_context_t *c,
         for (size_t i = 0; i < nv; i++) TRY(tp_variable_read(vars[i], &weights[i]));
         TRY(forward(program, c, weights, x, program->loss != LOSS_MSE, &out));
         TRY(compute_loss(c, program->loss, y, out, &loss));
-        if (step->train) {
+        if (step->train && nt > 0) {
             TRY(tp_tape_stop(tape));
-            TRY(tp_tape_gradient_variables(tape, loss, vars, nv, grads));
+            TRY(tp_tape_gradient_variables(tape, loss, trained, nt, grads));
             /* MEAN over replicas of share * replicas / rows * g_r is the gradient of the whole
              * batch's mean loss, however unevenly it was split. */
             if (replicas > 1 && share * (int64_t)replicas != step->rows)
-                TRY(scale_all(c, grads, nv,
+                TRY(scale_all(c, grads, nt,
                               (float)((double)share * (double)replicas / (double)step->rows)));
         }
         float value;
@@ -459,19 +465,19 @@ static tp_status_t *replica_step(step_t *step, size_t r, tp_context_t *c,
         if (program->accuracy) TRY(count_correct(out, y, &step->correct[r]));
     } else if (step->train) {
         /* Fewer rows than replicas: this one adds nothing but must join the all-reduce. */
-        for (size_t i = 0; i < nv; i++) {
+        for (size_t i = 0; i < nt; i++) {
             tp_tensor_t *value;
-            TRY(tp_variable_read(vars[i], &value));
+            TRY(tp_variable_read(trained[i], &value));
             error = tp_zeros_like(c, value, &grads[i]);
             tp_tensor_release(value);
             if (error != NULL) goto done;
         }
     }
-    if (step->train && replica != NULL) {
-        tp_tensor_t **reduced = calloc(nv + 1, sizeof *reduced);
+    if (step->train && replica != NULL && nt > 0) {
+        tp_tensor_t **reduced = calloc(nt + 1, sizeof *reduced);
         if (reduced == NULL) goto done;
-        error = tp_replica_all_reduce(replica, TP_REDUCE_MEAN, grads, nv, reduced);
-        for (size_t i = 0; i < nv; i++) {
+        error = tp_replica_all_reduce(replica, TP_REDUCE_MEAN, grads, nt, reduced);
+        for (size_t i = 0; i < nt; i++) {
             tp_tensor_release(grads[i]);
             grads[i] = reduced[i];
         }
@@ -522,7 +528,8 @@ static PyObject *run_step(PyObject *self, PyObject *args, bool train) {
         return NULL;
     }
     step_t step = {.program = program, .x = x, .y = y, .rows = xs.dims[0], .train = train};
-    step.grads = PyMem_Calloc(replicas * nv + 1, sizeof *step.grads);
+    const size_t nt = program->num_train;
+    step.grads = PyMem_Calloc(replicas * nt + 1, sizeof *step.grads);
     step.losses = PyMem_Calloc(replicas, sizeof *step.losses);
     step.rows_of = PyMem_Calloc(replicas, sizeof *step.rows_of);
     step.correct = PyMem_Calloc(replicas, sizeof *step.correct);
@@ -539,9 +546,9 @@ static PyObject *run_step(PyObject *self, PyObject *args, bool train) {
                          ? tp_mirrored_strategy_run(program->strategy, run_replica, &step)
                          : replica_step(&step, 0, context, NULL);
         /* One update of every replica's copy: they hold the same all-reduced gradients. */
-        if (status == NULL)
-            status = tp_optimizer_apply(program->optimizer, program->vars, step.grads,
-                                        replicas * nv);
+        if (status == NULL && nt > 0)
+            status = tp_optimizer_apply(program->optimizer, program->train_vars, step.grads,
+                                        replicas * nt);
         Py_END_ALLOW_THREADS
     } else {
         /* Evaluation runs whole on replica 0's device, where predict() runs too. */
@@ -576,7 +583,7 @@ static PyObject *run_step(PyObject *self, PyObject *args, bool train) {
         if (program->accuracy) result = Py_BuildValue("(dL)", loss, (long long)correct);
         else result = Py_BuildValue("(dO)", loss, Py_None);
     }
-    for (size_t i = 0; step.grads != NULL && i < replicas * nv; i++)
+    for (size_t i = 0; step.grads != NULL && i < replicas * nt; i++)
         tp_tensor_release(step.grads[i]);
     PyMem_Free(step.grads);
     PyMem_Free(step.losses);
@@ -645,17 +652,57 @@ static PyObject *program_call(PyObject *self, PyObject *args, PyObject *kwargs) 
     return tpy_tensor_wrap(out);
 }
 
-/* compile(loss, accuracy, optimizer): loss 'mse', 'sparse_categorical_crossentropy' (on
- * probabilities: the model must end in a softmax) or 'sparse_categorical_crossentropy_logits';
- * optimizer, a tp.keras.optimizers object, which makes every step. */
+/* Every replica's trainable variables, by the flags of `trainable` (None: all). */
+static int trainable_variables(const program_object *program, PyObject *trainable,
+                               tp_variable_t ***out, size_t *count) {
+    const size_t nv = program->num_vars, replicas = program->num_replicas;
+    bool *flags = PyMem_Calloc(nv + 1, sizeof *flags);
+    if (flags == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    size_t nt = 0;
+    PyObject *fast = trainable == Py_None ? NULL : PySequence_Fast(trainable, "trainable: a list");
+    int result = trainable != Py_None && fast == NULL ? -1 : 0;
+    if (fast != NULL && PySequence_Fast_GET_SIZE(fast) != (Py_ssize_t)nv) {
+        PyErr_Format(PyExc_ValueError, "trainable: %zu flags needed", nv);
+        result = -1;
+    }
+    for (size_t i = 0; result == 0 && i < nv; i++) {
+        int flag =
+            fast == NULL ? 1 : PyObject_IsTrue(PySequence_Fast_GET_ITEM(fast, (Py_ssize_t)i));
+        if (flag < 0) result = -1;
+        flags[i] = flag == 1;
+        nt += flags[i];
+    }
+    Py_XDECREF(fast);
+    tp_variable_t **vars = result == 0 ? PyMem_Calloc(replicas * nt + 1, sizeof *vars) : NULL;
+    if (result == 0 && vars == NULL) {
+        PyErr_NoMemory();
+        result = -1;
+    }
+    for (size_t r = 0, k = 0; result == 0 && r < replicas; r++)
+        for (size_t i = 0; i < nv; i++)
+            if (flags[i]) vars[k++] = program->vars[r * nv + i];
+    PyMem_Free(flags);
+    *out = vars;
+    *count = nt;
+    return result;
+}
+
+/* compile(loss, accuracy, optimizer, trainable=None): loss 'mse',
+ * 'sparse_categorical_crossentropy' (on probabilities: the model must end in a softmax) or
+ * 'sparse_categorical_crossentropy_logits'; optimizer, a tp.keras.optimizers object, which
+ * makes every step; trainable, a flag per variable (None: all), read now as Keras reads
+ * layer.trainable at compile. */
 static PyObject *program_compile(PyObject *self, PyObject *args, PyObject *kwargs) {
     program_object *program = (program_object *)self;
-    static char *keywords[] = {"loss", "accuracy", "optimizer", NULL};
+    static char *keywords[] = {"loss", "accuracy", "optimizer", "trainable", NULL};
     const char *loss_name;
     int accuracy;
-    PyObject *optimizer_object;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "spO:compile", keywords, &loss_name,
-                                     &accuracy, &optimizer_object))
+    PyObject *optimizer_object, *trainable = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "spO|O:compile", keywords, &loss_name,
+                                     &accuracy, &optimizer_object, &trainable))
         return NULL;
     if (program->all_vars == NULL) {
         PyErr_SetString(PyExc_ValueError, "the KerasProgram was not initialized");
@@ -682,8 +729,17 @@ static PyObject *program_compile(PyObject *self, PyObject *args, PyObject *kwarg
                         "tp.keras.losses.SparseCategoricalCrossentropy(from_logits=True)");
         return NULL;
     }
+    tp_variable_t **train_vars = NULL;
+    size_t num_train = 0;
+    if (trainable_variables(program, trainable, &train_vars, &num_train) < 0) return NULL;
     /* The C optimizer knows the variables by address: its Python half keeps them alive. */
-    if (tpy_optimizer_remember(optimizer_object, program->all_vars) < 0) return NULL;
+    if (tpy_optimizer_remember(optimizer_object, program->all_vars) < 0) {
+        PyMem_Free(train_vars);
+        return NULL;
+    }
+    PyMem_Free(program->train_vars);
+    program->train_vars = train_vars;
+    program->num_train = num_train;
     Py_XSETREF(program->optimizer_object, Py_NewRef(optimizer_object));
     program->optimizer = optimizer;
     program->loss = loss;

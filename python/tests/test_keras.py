@@ -286,3 +286,28 @@ gc.collect()
 print([info(d)['current'] for d in ('CPU:0', 'CPU:1')] == before)
 ''', BASE)
     assert out.splitlines() == ["[True, True]", "True", "True"]
+
+
+def test_frozen_layers_keep_their_weights():
+    strategy = tp.distribute.MirroredStrategy(CPU)
+    with strategy.scope():
+        inputs = tp.keras.layers.Input(shape=(1,))
+        hidden_layer = tp.keras.layers.Dense(4, activation="tanh")
+        output_layer = tp.keras.layers.Dense(1)
+        model = tp.keras.Model(inputs, output_layer(hidden_layer(inputs)))
+    hidden_layer.trainable = False  # read at compile, as Keras reads it
+    model.compile(optimizer=tp.keras.optimizers.SGD(0.1, momentum=0.9), loss="mse")
+    assert model.trainable_weights == output_layer.weights
+    assert model.non_trainable_weights == hidden_layer.weights
+    frozen = hidden_layer.get_weights()
+    trained = output_layer.get_weights()
+    x, y = line_data()
+    model.fit(x, y, batch_size=16, epochs=2, verbose=0)
+    for before, after in zip(frozen, hidden_layer.get_weights()):
+        np.testing.assert_array_equal(before, after)
+    assert not np.array_equal(trained[0], output_layer.get_weights()[0])
+    assert len(model.optimizer.variables()) == 1 + 2  # the step count, two momenta
+    model.trainable = True
+    model.compile(optimizer=tp.keras.optimizers.SGD(0.1), loss="mse")
+    model.fit(x, y, batch_size=16, epochs=1, verbose=0)
+    assert not np.array_equal(frozen[0], hidden_layer.get_weights()[0])

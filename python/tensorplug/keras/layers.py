@@ -108,9 +108,18 @@ class Layer:
     def weights(self):
         return list(self._replica_weights[0])
 
-    trainable_weights = weights
     variables = weights
-    trainable_variables = weights
+
+    @property
+    def trainable_weights(self):
+        """The weights training updates: none once trainable is False (read at compile)."""
+        return self.weights if self.trainable else []
+
+    trainable_variables = trainable_weights
+
+    @property
+    def non_trainable_weights(self):
+        return [] if self.trainable else self.weights
 
     def get_weights(self):
         return [w.read_value().numpy() for w in self._replica_weights[0]]

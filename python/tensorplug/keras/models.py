@@ -101,9 +101,17 @@ class Model:
     def weights(self):
         return [w for layer in self._layers for w in layer.weights]
 
-    trainable_weights = weights
     variables = weights
-    trainable_variables = weights
+
+    @property
+    def trainable_weights(self):
+        return [w for layer in self._layers for w in layer.trainable_weights]
+
+    trainable_variables = trainable_weights
+
+    @property
+    def non_trainable_weights(self):
+        return [w for layer in self._layers for w in layer.non_trainable_weights]
 
     def get_weights(self):
         return [w for layer in self._layers for w in layer.get_weights()]
@@ -139,12 +147,25 @@ class Model:
         self._program = _tensorplug.KerasProgram(
             descriptions, replicas, None if strategy is None else strategy._c)
 
+    @property
+    def trainable(self):
+        return all(layer.trainable for layer in self._layers)
+
+    @trainable.setter
+    def trainable(self, value):
+        for layer in self._layers:
+            layer.trainable = bool(value)
+
+    def _trainable_flags(self):
+        # One per variable in the program's order; Keras reads layer.trainable at compile.
+        return [layer.trainable for layer in self._layers for _ in layer.weights]
+
     def _ensure_program(self, x_shape=None):
         if self._program is None:
             self._build_for(x_shape)
             self._build_program()
             if self._compiled is not None:
-                self._program.compile(**self._compiled)
+                self._program.compile(trainable=self._trainable_flags(), **self._compiled)
 
     def _build_for(self, x_shape):
         pass
@@ -181,7 +202,7 @@ class Model:
             if self._program is None:
                 self._ensure_program()  # compiles it
             else:
-                self._program.compile(**self._compiled)
+                self._program.compile(trainable=self._trainable_flags(), **self._compiled)
 
     def _prepare(self, x, y):
         if x is None or y is None:
