@@ -45,8 +45,8 @@ class PerReplica:
 
 
 _default_stack = []  # the scopes entered, shared by every thread as TensorFlow's default
-# The strategy whose run() is calling replicas: they run on the runtime's threads, so this is
-# not thread-local; its replica index is (_tensorplug._replica_id).
+# The strategy whose run() is calling replicas. Not thread-local: the replicas run on the
+# runtime's threads, not the caller's; each thread's replica index is _tensorplug._replica_id().
 _running = [None]
 
 
@@ -182,7 +182,6 @@ class MirroredStrategy:
         elif isinstance(devices, str):
             raise TypeError("devices must be a list of device names, not a string")
         self._c = _tensorplug.MirroredStrategy(list(devices))
-        self.extended = self
 
     def __repr__(self):
         return "<tp.distribute.MirroredStrategy devices=%s>" % (self._c.devices,)
@@ -190,6 +189,11 @@ class MirroredStrategy:
     @property
     def num_replicas_in_sync(self):
         return self._c.num_replicas_in_sync
+
+    @property
+    def extended(self):
+        """TensorFlow's strategy.extended: here the strategy itself (worker_devices)."""
+        return self
 
     @property
     def worker_devices(self):
