@@ -8,9 +8,18 @@
  * its work is queued or done. */
 #define GIL_RELEASE_ELEMENTS 16384
 
+/* Whether the op may wait long: large inputs, or an input still pending on an asynchronous
+ * device, whose values an op on another device (Add on the CPU, of an APU's Relu) waits for
+ * inside the call, however small it is. */
 static bool worth_releasing(tp_tensor_t *const *inputs, size_t num_inputs) {
     int64_t elements = 0;
-    for (size_t i = 0; i < num_inputs; i++) elements += tp_tensor_num_elements(inputs[i]);
+    for (size_t i = 0; i < num_inputs; i++) {
+        elements += tp_tensor_num_elements(inputs[i]);
+        bool ready = true;
+        /* A poisoned input fails the op at once; its failure is the op's to report. */
+        tp_status_free(tp_tensor_query(inputs[i], &ready));
+        if (!ready) return true;
+    }
     return elements >= GIL_RELEASE_ELEMENTS;
 }
 

@@ -49,6 +49,7 @@ static int (*const init_functions[])(PyObject *) = {
     tpy_init_config, tpy_init_device_scope, /* H3: device configuration and scopes */
     tpy_init_ops_math, tpy_init_ops_array, tpy_init_ops_nn, tpy_init_ops_random,
     tpy_init_tape, tpy_init_optimizer, tpy_init_function,
+    tpy_init_diagnostics,
     tpy_init_strategy, tpy_init_keras, /* py-keras: strategy.c, keras.c */
 };
 

@@ -19,6 +19,7 @@ PyObject *tpy_tensor_wrap(tp_tensor_t *tensor) {
     object->tensor = tensor;
     object->weakrefs = NULL;
     tpy_function_note_made(tensor);
+    tpy_live_tensors++;
     return (PyObject *)object;
 }
 
@@ -38,6 +39,7 @@ static void tensor_dealloc(PyObject *self) {
     /* The release may have let go of memory tp.from_dlpack borrowed: its producer's deleter
      * runs now, not at the interpreter's next pending call. */
     tpy_dlpack_give_back();
+    tpy_live_tensors--;
 }
 
 /* The dimensions as a tuple of ints. */

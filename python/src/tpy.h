@@ -162,6 +162,12 @@ tp_optimizer_t *tpy_optimizer_handle(PyObject *object);
 int tpy_optimizer_remember(PyObject *object, PyObject *variables);
 /* A tp.Variable for `variable`, which `owner` owns and keeps alive (an optimizer's state). */
 PyObject *tpy_variable_wrap_borrowed(tp_variable_t *variable, PyObject *owner, bool trainable);
+/* ---- Probes for tests and benchmarks (diagnostics.c) ----------------------------------------- */
+
+/* Live Tensor objects: tpy_tensor_wrap counts one up, the Tensor's dealloc one down (under the
+ * GIL, so a plain count). */
+extern Py_ssize_t tpy_live_tensors;
+int tpy_init_diagnostics(PyObject *module);
 
 /* ---- py-keras: MirroredStrategy (strategy.c) and Keras' steps (keras.c); strategy.h -------- */
 

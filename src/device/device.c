@@ -117,6 +117,11 @@ void tp_device_give_event(tp_device_t *device, void *event) {
 
 /* The device's one stream, created on first use so that listing devices costs no stream. */
 tp_status_t *tp_device_stream(tp_device_t *device, void **out_stream) {
+    void *made = atomic_load_explicit(&device->stream, memory_order_acquire);
+    if (made != NULL) {
+        *out_stream = made;
+        return NULL;
+    }
     pthread_mutex_lock(&device->mutex);
     tp_status_t *error = NULL;
     if (device->stream == NULL) {
@@ -127,7 +132,7 @@ tp_status_t *tp_device_stream(tp_device_t *device, void **out_stream) {
         if (error == NULL && stream == NULL)
             error = tp_status_make(TP_INTERNAL, "stream_create on %s returned no stream",
                                    device->full_name);
-        if (error == NULL) device->stream = stream;
+        if (error == NULL) atomic_store_explicit(&device->stream, stream, memory_order_release);
     }
     *out_stream = device->stream;
     pthread_mutex_unlock(&device->mutex);

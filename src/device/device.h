@@ -7,6 +7,7 @@
 #define TP_DEVICE_DEVICE_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 
 #include "device/physical_device.h"
@@ -19,16 +20,18 @@ typedef struct tp_device {
     int32_t ordinal;                 /* among the context's logical devices of its type */
     char full_name[96];              /* /job:localhost/replica:0/task:0/device:APU:1 */
 
-    pthread_mutex_t mutex; /* guards the lazy stream and allocator, and the spare events */
+    /* Guards the making of the lazy stream and allocator, and the spare events. The two
+     * pointers are atomic so that every op after the first reads them without the lock. */
+    pthread_mutex_t mutex;
     /* Held from queueing a launch or copy to recording the event after it, so that the event
      * covers that work alone (see tp_completion_record). Unused on a synchronous device. */
     pthread_mutex_t queue_mutex;
     bool synchronous;      /* the plug-in declared TP_DEVICE_SYNCHRONOUS */
     void **spare_events;   /* events that are past, for the next launch */
     size_t num_spare_events, spare_capacity;
-    void *stream;
+    _Atomic(void *) stream;
     tp_bfc_options_t allocator_options;
-    tp_bfc_t *allocator; /* created with the first tensor */
+    _Atomic(tp_bfc_t *) allocator; /* created with the first tensor */
     /* Guards the deferred list and last_work (device_memory.c): what waits for work on the
      * device's memory before it frees memory, in the order it was deferred, and the completion
      * of the last work recorded on the stream, whose end is the end of all work queued before

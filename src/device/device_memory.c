@@ -35,13 +35,19 @@ static void raw_deallocate(void *state, void *mem, uint64_t size) {
 }
 
 tp_status_t *tp_device_allocator(tp_device_t *device, tp_bfc_t **out) {
+    tp_bfc_t *made = atomic_load_explicit(&device->allocator, memory_order_acquire);
+    if (made != NULL) {
+        *out = made;
+        return NULL;
+    }
     pthread_mutex_lock(&device->mutex);
     tp_status_t *error = NULL;
     if (device->allocator == NULL) {
         char name[64];
         snprintf(name, sizeof name, "%s_%d_bfc", device->def->type, (int)device->ordinal);
         tp_bfc_backend_t backend = {raw_allocate, raw_deallocate, device->physical};
-        error = tp_bfc_create(name, backend, &device->allocator_options, &device->allocator);
+        error = tp_bfc_create(name, backend, &device->allocator_options, &made);
+        if (error == NULL) atomic_store_explicit(&device->allocator, made, memory_order_release);
     }
     *out = device->allocator;
     pthread_mutex_unlock(&device->mutex);

@@ -9,6 +9,11 @@
 #include "tensor/tensor.h"
 
 int tp_op_attr_index(const tp_op_def_t *def, const char *name) {
+    /* The same pointer first: an op's definition names its type attribute with the literal its
+     * inputs' type_attr use ("T"), which the compiler merges, so that the lookups of every
+     * dispatch (binding, kernel constraints) mostly skip strcmp. */
+    for (size_t i = 0; i < def->num_attrs; i++)
+        if (def->attrs[i].name == name) return (int)i;
     for (size_t i = 0; i < def->num_attrs; i++)
         if (strcmp(def->attrs[i].name, name) == 0) return (int)i;
     return -1;

@@ -3,6 +3,8 @@
  * tp_op_def_t form a plug-in registers its ops with, gathered from the families of ops_*.c into
  * one index sorted by name. The kernels are the devices' business. */
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,8 +53,21 @@ static int compare_name(const void *key, const void *element) {
     return strcmp((const char *)key, ((const tp_op_t *)element)->def->name);
 }
 
+/* The ops found last, by the address of the name asked for: an eager caller names its op with
+ * the same string literal at every call (tp_relu's "Relu"), and the binary search over the
+ * index, a string comparison per step, was a tenth of a small op's dispatch. A hit is checked
+ * by name, so that a caller's buffer reused for another name finds its own op. Release and
+ * acquire: a thread that meets an entry before it ran pthread_once sees the index built. */
+enum { RECENT_SLOTS = 64 };
+static _Atomic(const tp_op_t *) recent[RECENT_SLOTS];
+
 const tp_op_t *tp_builtin_op_find(const char *name) {
+    size_t slot = (size_t)(((uintptr_t)name >> 2) % RECENT_SLOTS);
+    const tp_op_t *hit = atomic_load_explicit(&recent[slot], memory_order_acquire);
+    if (hit != NULL && strcmp(hit->def->name, name) == 0) return hit;
     size_t count;
     const tp_op_t *all = tp_builtin_ops(&count);
-    return bsearch(name, all, count, sizeof *all, compare_name);
+    const tp_op_t *found = bsearch(name, all, count, sizeof *all, compare_name);
+    if (found != NULL) atomic_store_explicit(&recent[slot], found, memory_order_release);
+    return found;
 }
