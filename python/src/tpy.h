@@ -191,4 +191,9 @@ PyObject *tpy_variable_wrap_borrowed(tp_variable_t *variable, PyObject *owner, b
 extern Py_ssize_t tpy_live_tensors;
 int tpy_init_diagnostics(PyObject *module);
 
+/* ---- py-keras: MirroredStrategy (strategy.c) and Keras' steps (keras.c); strategy.h -------- */
+
+int tpy_init_strategy(PyObject *module);
+int tpy_init_keras(PyObject *module);
+
 #endif /* TENSORPLUG_PYTHON_TPY_H */

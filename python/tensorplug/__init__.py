@@ -30,6 +30,10 @@ from .keras import optimizers  # noqa: E402
 
 __version__ = _tensorplug.__version__
 
+# ---- py-keras: tp.distribute, tp.keras, tp.datasets ----------------------------------------
+from . import distribute  # noqa: E402,F401
+from . import datasets  # noqa: E402,F401
+
 # ---- H3: device configuration and scopes (tp.config, tp.debugging, tp.device) ----
 from ._tensorplug import device  # noqa: E402
 from . import config  # noqa: E402
