@@ -50,7 +50,7 @@ static int (*const init_functions[])(PyObject *) = {
     tpy_init_ops_math, tpy_init_ops_array, tpy_init_ops_nn, tpy_init_ops_random,
     tpy_init_tape, tpy_init_optimizer, tpy_init_function,
     tpy_init_diagnostics,
-    tpy_init_strategy, tpy_init_keras, /* py-keras: strategy.c, keras.c */
+    tpy_init_strategy, tpy_init_keras,
 };
 
 PyMODINIT_FUNC PyInit__tensorplug(void);
