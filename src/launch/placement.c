@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Choosing the device an op runs on: the rules of DESIGN.md, with fallbacks that are logged,
  * counted and, in strict mode, refused. */
-#include "eager/placement.h"
+#include "launch/placement.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +12,7 @@
 #include "base/status.h"
 #include "base/strbuf.h"
 #include "device/device_name.h"
-#include "eager/device_scope.h"
+#include "launch/device_scope.h"
 #include "kernel/kernel_registry.h"
 
 /* The device with a kernel whose type has the highest priority, the first (lowest ordinal) of
