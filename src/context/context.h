@@ -19,6 +19,8 @@ typedef struct tp_fallback_record {
     uint64_t count;
 } tp_fallback_record_t;
 
+typedef struct tp_placement_cache tp_placement_cache_t;
+
 struct tp_context {
     /* One reference for the application, one per live tensor: destroying a context whose
      * tensors are still alive defers the release of its devices to the last tensor. */
@@ -38,6 +40,9 @@ struct tp_context {
     pthread_mutex_t fallback_mutex;
     tp_fallback_record_t *fallbacks;
     size_t num_fallbacks, fallbacks_capacity;
+
+    /* Placements already made (launch/placement_cache.h): one block, made at first use. */
+    _Atomic(struct tp_placement_cache *) placement_cache;
 };
 
 /* Makes the logical devices if they are not made yet; after it, configuring the physical
