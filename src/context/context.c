@@ -104,6 +104,7 @@ void tp_context_release(tp_context_t *context) {
     tp_device_registry_free(&context->registry);
     pthread_mutex_destroy(&context->devices_mutex);
     pthread_mutex_destroy(&context->fallback_mutex);
+    for (size_t i = 0; i < context->num_fallbacks; i++) free(context->fallbacks[i]);
     free(context->fallbacks);
     free(atomic_load(&context->placement_cache));
     free(context);

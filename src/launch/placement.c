@@ -53,50 +53,39 @@ static void requested_name(const tp_device_scope_t *scope, char *text, size_t ca
     tp_status_free(error);
 }
 
-/* Records a fallback and logs the first of each (op, from, to); returns 1 + the index of its
- * record (records are never removed, so the index stays valid), 0 if none could be kept. */
-static size_t note_fallback(tp_context_t *context, const char *op, const char *from,
-                          const char *to) {
+/* Records a fallback and logs the first of each (op, from, to); returns its record, NULL
+ * if none could be kept (no host memory: the fallback is logged but not counted). */
+static tp_fallback_record_t *note_fallback(tp_context_t *context, const char *op,
+                                           const char *from, const char *to) {
     pthread_mutex_lock(&context->fallback_mutex);
     tp_fallback_record_t *record = NULL;
     for (size_t i = 0; i < context->num_fallbacks && record == NULL; i++) {
-        tp_fallback_record_t *r = &context->fallbacks[i];
+        tp_fallback_record_t *r = context->fallbacks[i];
         if (strcmp(r->op, op) == 0 && strcmp(r->from, from) == 0 && strcmp(r->to, to) == 0)
             record = r;
     }
     bool first = record == NULL;
     if (first && context->num_fallbacks == context->fallbacks_capacity) {
         size_t capacity = context->fallbacks_capacity == 0 ? 8 : context->fallbacks_capacity * 2;
-        tp_fallback_record_t *grown = realloc(context->fallbacks, capacity * sizeof *grown);
+        tp_fallback_record_t **grown = realloc(context->fallbacks, capacity * sizeof *grown);
         if (grown != NULL) {
             context->fallbacks = grown;
             context->fallbacks_capacity = capacity;
         }
     }
-    if (first && context->num_fallbacks < context->fallbacks_capacity) {
-        record = &context->fallbacks[context->num_fallbacks++];
-        *record = (tp_fallback_record_t){.count = 0};
+    if (first && context->num_fallbacks < context->fallbacks_capacity &&
+        (record = calloc(1, sizeof *record)) != NULL) {
+        context->fallbacks[context->num_fallbacks++] = record;
         snprintf(record->op, sizeof record->op, "%s", op);
         snprintf(record->from, sizeof record->from, "%s", from);
         snprintf(record->to, sizeof record->to, "%s", to);
     }
-    size_t kept = 0;
-    if (record != NULL) {
-        record->count++;
-        kept = 1 + (size_t)(record - context->fallbacks);
-    }
+    if (record != NULL) atomic_fetch_add_explicit(&record->count, 1, memory_order_relaxed);
     pthread_mutex_unlock(&context->fallback_mutex);
     if (first)
         tp_log_message(TP_LOG_WARNING, "op %s cannot run on %s; it falls back to %s", op, from,
                        to);
-    return kept;
-}
-
-/* Counts once more the fallback whose record a cached placement names. */
-static void count_fallback(tp_context_t *context, size_t kept) {
-    pthread_mutex_lock(&context->fallback_mutex);
-    context->fallbacks[kept - 1].count++;
-    pthread_mutex_unlock(&context->fallback_mutex);
+    return record;
 }
 
 uint64_t tp_context_fallback_count(const tp_context_t *context, const char *op) {
@@ -105,8 +94,8 @@ uint64_t tp_context_fallback_count(const tp_context_t *context, const char *op) 
     uint64_t total = 0;
     pthread_mutex_lock(&mutable_context->fallback_mutex);
     for (size_t i = 0; i < context->num_fallbacks; i++)
-        if (op == NULL || strcmp(context->fallbacks[i].op, op) == 0)
-            total += context->fallbacks[i].count;
+        if (op == NULL || strcmp(context->fallbacks[i]->op, op) == 0)
+            total += atomic_load_explicit(&context->fallbacks[i]->count, memory_order_relaxed);
     pthread_mutex_unlock(&mutable_context->fallback_mutex);
     return total;
 }
@@ -123,16 +112,16 @@ static void join(char *out, size_t capacity, const char *head, const char *tail)
 }
 
 /* Takes `chosen` instead of `from`: an error in strict mode, else counted and logged once.
- * `kept` (may be NULL) receives what note_fallback returned. */
+ * `kept` (may be NULL) receives the record note_fallback returned. */
 static tp_status_t *fall_back(tp_context_t *context, const tp_kernel_context_t *call,
                               const char *from, tp_placement_t chosen, tp_placement_t *out,
-                              size_t *kept) {
+                              tp_fallback_record_t **kept) {
     const char *op = call->op->def->name;
     if (context->strict_placement)
         return tp_status_make(TP_FAILED_PRECONDITION,
                               "strict placement: op %s would fall back from %s to %s", op, from,
                               chosen.device->full_name);
-    size_t record = note_fallback(context, op, from, chosen.device->full_name);
+    tp_fallback_record_t *record = note_fallback(context, op, from, chosen.device->full_name);
     if (kept != NULL) *kept = record;
     *out = chosen;
     return NULL;
@@ -177,7 +166,9 @@ static tp_status_t *place_unscoped(tp_context_t *context, const tp_kernel_contex
     if (keyed) {
         const tp_placement_entry_t *hit = tp_placement_cache_find(context, &key);
         if (hit != NULL) {
-            if (hit->fallback != 0) count_fallback(context, hit->fallback);
+            /* The record stays until the context goes; the add needs no lock. */
+            if (hit->fallback != NULL)
+                atomic_fetch_add_explicit(&hit->fallback->count, 1, memory_order_relaxed);
             *out = (tp_placement_t){hit->device, hit->kernel};
             return NULL;
         }
@@ -185,14 +176,14 @@ static tp_status_t *place_unscoped(tp_context_t *context, const tp_kernel_contex
     const tp_device_registry_t *registry = &context->registry;
     tp_placement_t best = best_device(registry, call);
     if (best.device == NULL) return no_kernel_anywhere(call);
-    size_t kept = 0;
+    tp_fallback_record_t *kept = NULL;
     const tp_device_t *preferred = preferred_device(registry);
     if (preferred->def->priority > best.device->def->priority) {
         char from[64];
         join(from, sizeof from, preferred->def->type, " devices");
         TP_RETURN_IF_ERROR(fall_back(context, call, from, best, out, &kept));
         /* A fallback whose record could not be kept (no host memory) would go uncounted. */
-        if (kept == 0) return NULL;
+        if (kept == NULL) return NULL;
     } else {
         *out = best;
     }

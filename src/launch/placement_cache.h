@@ -26,8 +26,8 @@ typedef struct tp_placement_entry {
     tp_placement_key_t key;
     tp_device_t *device;
     const tp_kernel_def_t *kernel;
-    /* 1 + the index in context->fallbacks of the fallback counted at each use; 0: none. */
-    size_t fallback;
+    /* The fallback counted at each use (one of context->fallbacks); NULL: none. */
+    tp_fallback_record_t *fallback;
 } tp_placement_entry_t;
 
 /* Makes the key of a resolved call; false when the op has more dtype attributes than a key
