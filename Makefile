@@ -87,6 +87,7 @@ demo: build
 bench: build
 	$(BUILD)/bin/bench_context
 	$(BUILD)/bin/bench_eager
+	$(BUILD)/bin/bench_dispatch
 	$(BUILD)/bin/bench_conv2d
 	$(BUILD)/bin/bench_memory
 	$(BUILD)/bin/bench_graph

@@ -15,7 +15,8 @@
 #include "base/pointer_map.h"
 #include "base/status.h"
 #include "context/context.h"
-#include "eager/device_scope.h"
+#include "launch/device_scope.h"
+#include "launch/execution_hooks.h"
 #include "graph/trace.h"
 #include "tensor/tensor.h"
 
@@ -113,11 +114,17 @@ tp_status_t *tp_tape_begin(tp_context_t *context, tp_tape_t **out) {
     return tp_tape_begin_with(context, &options, out);
 }
 
+/* The tape as execution sees it: told of every call while one records on the thread. */
+static const tp_execution_observer_t recorder = {tp_tape_any_recording, tp_tape_record_op};
+
 tp_status_t *tp_tape_begin_with(tp_context_t *context, const tp_tape_options_t *options,
                                 tp_tape_t **out) {
     TP_REQUIRE_ARG(context);
     TP_REQUIRE_ARG(out);
     *out = NULL;
+    /* Joins the hooks before its first tape: until then no op pays for the tape. */
+    if (!tp_execution_add_observer(&recorder))
+        return tp_status_make(TP_INTERNAL, "tp_tape_begin: the execution hook table is full");
     /* Fields past an older caller's struct_size keep their defaults. */
     bool persistent = options != NULL &&
                       options->struct_size >= offsetof(tp_tape_options_t, persistent) +

@@ -76,6 +76,7 @@ tp_status_t *tp_context_create(const tp_context_options_t *options, tp_context_t
     context->strict_placement = effective.strict_placement;
     context->placement_log = effective.placement_log;
     pthread_mutex_init(&context->fallback_mutex, NULL);
+    atomic_init(&context->placement_cache, NULL);
     tp_profiler_context_created();
     *out_context = context;
     return NULL;
@@ -103,7 +104,9 @@ void tp_context_release(tp_context_t *context) {
     tp_device_registry_free(&context->registry);
     pthread_mutex_destroy(&context->devices_mutex);
     pthread_mutex_destroy(&context->fallback_mutex);
+    for (size_t i = 0; i < context->num_fallbacks; i++) free(context->fallbacks[i]);
     free(context->fallbacks);
+    free(atomic_load(&context->placement_cache));
     free(context);
     tp_profiler_context_released();
 }

@@ -11,13 +11,17 @@
 #include <pthread.h>
 #include <stdio.h>
 
-/* Fallbacks of one op from the device placement preferred to the one it ran on. */
+/* Fallbacks of one op from the device placement preferred to the one it ran on. Each record
+ * is allocated alone and kept until the context goes, so a cached placement may count on it
+ * with an atomic add and no lock. */
 typedef struct tp_fallback_record {
     char op[64];
     char from[96];
     char to[96];
-    uint64_t count;
+    _Atomic uint64_t count;
 } tp_fallback_record_t;
+
+typedef struct tp_placement_cache tp_placement_cache_t;
 
 struct tp_context {
     /* One reference for the application, one per live tensor: destroying a context whose
@@ -36,8 +40,11 @@ struct tp_context {
     FILE *placement_log;
 
     pthread_mutex_t fallback_mutex;
-    tp_fallback_record_t *fallbacks;
+    tp_fallback_record_t **fallbacks; /* grown under fallback_mutex; records never move */
     size_t num_fallbacks, fallbacks_capacity;
+
+    /* Placements already made (launch/placement_cache.h): one block, made at first use. */
+    _Atomic(struct tp_placement_cache *) placement_cache;
 };
 
 /* Makes the logical devices if they are not made yet; after it, configuring the physical

@@ -3,7 +3,7 @@
  * device has a kernel, else on the host's CPU with the results copied over. */
 #include "base/status.h"
 #include "eager/execute.h"
-#include "eager/placement.h"
+#include "launch/placement.h"
 #include "tensor/tensor.h"
 
 static tp_status_t *execute_in_scope(tp_context_t *context, const char *device_name,

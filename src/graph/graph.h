@@ -12,7 +12,7 @@
 #include <stdio.h>
 
 #include "base/arena.h"
-#include "eager/device_scope.h"
+#include "launch/device_scope.h"
 #include "kernel/kernel_context.h"
 
 /* A copy node moves one value to another device; partitioning puts one on each edge between

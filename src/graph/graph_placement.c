@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "base/status.h"
-#include "eager/placement.h"
+#include "launch/placement.h"
 
 void tp_graph_node_call(const tp_graph_node_t *node, tp_kernel_context_t *out) {
     memset(out, 0, sizeof *out);

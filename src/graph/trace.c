@@ -8,7 +8,8 @@
 
 #include "base/status.h"
 #include "context/context.h"
-#include "eager/device_scope.h"
+#include "launch/device_scope.h"
+#include "launch/execution_hooks.h"
 #include "tensor/tensor.h"
 
 static _Thread_local tp_trace_t *current;
@@ -41,9 +42,25 @@ static void release_made(tp_trace_t *trace) {
     trace->num_made = trace->made_capacity = 0;
 }
 
+/* The tracer as execution sees it: it takes the calls of a thread that runs a trace for the
+ * call's context (tp_execution_interceptor_for). */
+static bool trace_wants(const tp_context_t *context) { return tp_trace_current(context) != NULL; }
+
+static tp_status_t *trace_take(tp_context_t *context, tp_kernel_context_t *call,
+                               tp_tensor_t *const *inputs, size_t num_inputs,
+                               tp_tensor_t **outputs) {
+    return tp_trace_record(tp_trace_current(context), call, inputs, num_inputs, outputs);
+}
+
+static const tp_execution_interceptor_t tracer = {trace_wants, trace_take};
+
 tp_status_t *tp_trace_begin(tp_trace_t *trace, tp_context_t *context, const char *name,
                             tp_tensor_t *const *inputs, size_t num_inputs,
                             tp_tensor_t **out_arguments) {
+    /* Joins the hooks before its first trace: until then no op pays for the tracer. */
+    if (!tp_execution_add_interceptor(&tracer))
+        return tp_status_make(TP_INTERNAL, "tracing '%s': the execution hook table is full",
+                              name);
     if (current != NULL)
         return tp_status_make(TP_UNIMPLEMENTED,
                               "function '%s' was called while '%s' is being traced; calling one "

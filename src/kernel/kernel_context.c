@@ -192,8 +192,9 @@ static tp_status_t *apply_defaults_and_check(tp_kernel_context_t *call, bool *se
                                       "(%lld)", def->name, declared->name,
                                       (long long)call->attrs[i].i);
             bool allowed = declared->num_allowed_dtypes == 0;
-            for (size_t k = 0; k < declared->num_allowed_dtypes; k++)
-                allowed |= declared->allowed_dtypes[k] == dtype;
+            /* Stops at the match: the lists are long (Add allows a dozen) and run every op. */
+            for (size_t k = 0; k < declared->num_allowed_dtypes && !allowed; k++)
+                allowed = declared->allowed_dtypes[k] == dtype;
             if (!allowed)
                 return tp_status_make(TP_INVALID_ARGUMENT, "%s does not support %s for '%s'",
                                       def->name, tp_dtype_name(dtype), declared->name);

@@ -79,6 +79,26 @@ const tp_kernel_def_t *tp_kernel_registry_find(const tp_device_registry_t *regis
     return best;
 }
 
+static bool is_dtype_attr(const tp_op_def_t *op, const char *name) {
+    for (size_t a = 0; a < op->num_attrs; a++)
+        if (op->attrs[a].type == TP_ATTR_DTYPE && strcmp(op->attrs[a].name, name) == 0)
+            return true;
+    return false;
+}
+
+bool tp_kernel_registry_selects_by_dtypes(const tp_device_registry_t *registry,
+                                          const tp_op_def_t *op) {
+    /* The registrar does not require a constraint to name a dtype attribute, so each is
+     * checked; a linear walk, as this runs once per op and context. */
+    for (size_t i = 0; i < registry->num_kernels; i++) {
+        const tp_kernel_entry_t *entry = &registry->kernels[i];
+        if (entry->op != op) continue;
+        for (size_t c = 0; c < entry->kernel->num_constraints; c++)
+            if (!is_dtype_attr(op, entry->kernel->constraints[c].attr)) return false;
+    }
+    return true;
+}
+
 void tp_kernel_registry_describe_types(const tp_device_registry_t *registry,
                                        const tp_kernel_context_t *call, tp_strbuf_t *out) {
     size_t listed = 0;

@@ -309,6 +309,49 @@ static void kernels_are_matched_by_dtype(void **state) {
     free_fixture(f);
 }
 
+/* Placements are remembered per context (launch/placement_cache.h), keyed by op and dtypes:
+ * calls that alternate dtypes, scopes and modes get what a fresh search would give, every
+ * time, with every fallback still counted and every strict refusal still made. */
+static void remembered_placements_match_fresh_ones(void **state) {
+    (void)state;
+    fixture_t *f = make_fixture(false, false);
+    const double values[2] = {-1, 1};
+    tp_tensor_t *wide, *narrow = vector(f, sample, 5), *out;
+    assert_ok(tp_tensor_create(f->context, TP_FLOAT64, TP_SHAPE(2), values, sizeof values, &wide));
+    for (int round = 1; round <= 3; round++) {
+        assert_ok(tp_relu(f->context, narrow, &out)); /* float32: ACC has the kernel */
+        assert_string_equal(tp_tensor_device(out), "/job:localhost/replica:0/task:0/device:ACC:0");
+        assert_values(out, relu_of_sample, 5);
+        tp_tensor_release(out);
+        assert_ok(tp_relu(f->context, wide, &out)); /* float64: CPU, a fallback each time */
+        assert_string_equal(tp_tensor_device(out), "/job:localhost/replica:0/task:0/device:CPU:0");
+        tp_tensor_release(out);
+        assert_int_equal(tp_context_fallback_count(f->context, "Relu"), round);
+        /* A scope still decides after the unscoped call was remembered. */
+        assert_ok(tp_device_push(f->context, "/cpu:0"));
+        assert_ok(tp_relu(f->context, narrow, &out));
+        assert_ok(tp_device_pop(f->context));
+        assert_string_equal(tp_tensor_device(out), "/job:localhost/replica:0/task:0/device:CPU:0");
+        tp_tensor_release(out);
+    }
+    assert_int_equal(tp_context_fallback_count(f->context, NULL), 3);
+    tp_tensor_release(wide);
+    tp_tensor_release(narrow);
+    free_fixture(f);
+
+    f = make_fixture(false, true); /* strict: refused every time, never remembered as run */
+    narrow = vector(f, sample, 5);
+    for (int round = 0; round < 3; round++) {
+        out = NULL;
+        assert_error(tp_sigmoid(f->context, narrow, &out), TP_FAILED_PRECONDITION,
+                     "strict placement: op Sigmoid would fall back from ACC devices");
+        assert_null(out);
+    }
+    assert_int_equal(tp_context_fallback_count(f->context, NULL), 0);
+    tp_tensor_release(narrow);
+    free_fixture(f);
+}
+
 /* The accelerator reports a failed kernel only at its stream's next synchronize and has no
  * events to say which work failed: the runtime synchronizes after each launch (plugin.h), so
  * the failure is the launching op's own, and the device goes on working. */
@@ -418,6 +461,7 @@ int main(void) {
         cmocka_unit_test(priority_decides_between_plugin_device_types),
         cmocka_unit_test(the_first_found_of_equal_priorities_wins),
         cmocka_unit_test(kernels_are_matched_by_dtype),
+        cmocka_unit_test(remembered_placements_match_fresh_ones),
         cmocka_unit_test(a_device_without_events_fails_the_launch_itself),
         cmocka_unit_test(scopes_are_per_thread),
         cmocka_unit_test(placement_logging_from_the_environment),

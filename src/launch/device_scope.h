@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Per-thread device scopes: the device a thread asked for with tp_device_push. */
-#ifndef TP_EAGER_DEVICE_SCOPE_H
-#define TP_EAGER_DEVICE_SCOPE_H
+#ifndef TP_LAUNCH_DEVICE_SCOPE_H
+#define TP_LAUNCH_DEVICE_SCOPE_H
 
 #include <stdbool.h>
 

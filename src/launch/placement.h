@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Where an op runs, by the rules of DESIGN.md: the thread's device scope if any, else the
  * highest-priority device type with a kernel, lowest ordinal first. */
-#ifndef TP_EAGER_PLACEMENT_H
-#define TP_EAGER_PLACEMENT_H
+#ifndef TP_LAUNCH_PLACEMENT_H
+#define TP_LAUNCH_PLACEMENT_H
 
 #include "context/context.h"
-#include "eager/device_scope.h"
+#include "launch/device_scope.h"
 #include "kernel/kernel_context.h"
 
 typedef struct tp_placement {

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-#include "eager/device_scope.h"
+#include "launch/device_scope.h"
 
 #include <stdio.h>
 #include <string.h>

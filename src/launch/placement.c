@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Choosing the device an op runs on: the rules of DESIGN.md, with fallbacks that are logged,
  * counted and, in strict mode, refused. */
-#include "eager/placement.h"
+#include "launch/placement.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +12,8 @@
 #include "base/status.h"
 #include "base/strbuf.h"
 #include "device/device_name.h"
-#include "eager/device_scope.h"
+#include "launch/device_scope.h"
+#include "launch/placement_cache.h"
 #include "kernel/kernel_registry.h"
 
 /* The device with a kernel whose type has the highest priority, the first (lowest ordinal) of
@@ -52,37 +53,39 @@ static void requested_name(const tp_device_scope_t *scope, char *text, size_t ca
     tp_status_free(error);
 }
 
-/* Records a fallback and logs the first of each (op, from, to). */
-static void note_fallback(tp_context_t *context, const char *op, const char *from,
-                          const char *to) {
+/* Records a fallback and logs the first of each (op, from, to); returns its record, NULL
+ * if none could be kept (no host memory: the fallback is logged but not counted). */
+static tp_fallback_record_t *note_fallback(tp_context_t *context, const char *op,
+                                           const char *from, const char *to) {
     pthread_mutex_lock(&context->fallback_mutex);
     tp_fallback_record_t *record = NULL;
     for (size_t i = 0; i < context->num_fallbacks && record == NULL; i++) {
-        tp_fallback_record_t *r = &context->fallbacks[i];
+        tp_fallback_record_t *r = context->fallbacks[i];
         if (strcmp(r->op, op) == 0 && strcmp(r->from, from) == 0 && strcmp(r->to, to) == 0)
             record = r;
     }
     bool first = record == NULL;
     if (first && context->num_fallbacks == context->fallbacks_capacity) {
         size_t capacity = context->fallbacks_capacity == 0 ? 8 : context->fallbacks_capacity * 2;
-        tp_fallback_record_t *grown = realloc(context->fallbacks, capacity * sizeof *grown);
+        tp_fallback_record_t **grown = realloc(context->fallbacks, capacity * sizeof *grown);
         if (grown != NULL) {
             context->fallbacks = grown;
             context->fallbacks_capacity = capacity;
         }
     }
-    if (first && context->num_fallbacks < context->fallbacks_capacity) {
-        record = &context->fallbacks[context->num_fallbacks++];
-        *record = (tp_fallback_record_t){.count = 0};
+    if (first && context->num_fallbacks < context->fallbacks_capacity &&
+        (record = calloc(1, sizeof *record)) != NULL) {
+        context->fallbacks[context->num_fallbacks++] = record;
         snprintf(record->op, sizeof record->op, "%s", op);
         snprintf(record->from, sizeof record->from, "%s", from);
         snprintf(record->to, sizeof record->to, "%s", to);
     }
-    if (record != NULL) record->count++;
+    if (record != NULL) atomic_fetch_add_explicit(&record->count, 1, memory_order_relaxed);
     pthread_mutex_unlock(&context->fallback_mutex);
     if (first)
         tp_log_message(TP_LOG_WARNING, "op %s cannot run on %s; it falls back to %s", op, from,
                        to);
+    return record;
 }
 
 uint64_t tp_context_fallback_count(const tp_context_t *context, const char *op) {
@@ -91,8 +94,8 @@ uint64_t tp_context_fallback_count(const tp_context_t *context, const char *op) 
     uint64_t total = 0;
     pthread_mutex_lock(&mutable_context->fallback_mutex);
     for (size_t i = 0; i < context->num_fallbacks; i++)
-        if (op == NULL || strcmp(context->fallbacks[i].op, op) == 0)
-            total += context->fallbacks[i].count;
+        if (op == NULL || strcmp(context->fallbacks[i]->op, op) == 0)
+            total += atomic_load_explicit(&context->fallbacks[i]->count, memory_order_relaxed);
     pthread_mutex_unlock(&mutable_context->fallback_mutex);
     return total;
 }
@@ -108,15 +111,18 @@ static void join(char *out, size_t capacity, const char *head, const char *tail)
     out[used + rest] = '\0';
 }
 
-/* Takes `chosen` instead of `from`: an error in strict mode, else counted and logged once. */
+/* Takes `chosen` instead of `from`: an error in strict mode, else counted and logged once.
+ * `kept` (may be NULL) receives the record note_fallback returned. */
 static tp_status_t *fall_back(tp_context_t *context, const tp_kernel_context_t *call,
-                              const char *from, tp_placement_t chosen, tp_placement_t *out) {
+                              const char *from, tp_placement_t chosen, tp_placement_t *out,
+                              tp_fallback_record_t **kept) {
     const char *op = call->op->def->name;
     if (context->strict_placement)
         return tp_status_make(TP_FAILED_PRECONDITION,
                               "strict placement: op %s would fall back from %s to %s", op, from,
                               chosen.device->full_name);
-    note_fallback(context, op, from, chosen.device->full_name);
+    tp_fallback_record_t *record = note_fallback(context, op, from, chosen.device->full_name);
+    if (kept != NULL) *kept = record;
     *out = chosen;
     return NULL;
 }
@@ -150,6 +156,43 @@ bool tp_placement_any_device_matches(const tp_device_registry_t *registry,
     return false;
 }
 
+/* Placement with no device type asked for: the same for every call of an op with the same
+ * dtype attributes, so it is made once and then found in the cache, fallback count included.
+ * Errors and strict-mode refusals are not cached: they are made again, message and all. */
+static tp_status_t *place_unscoped(tp_context_t *context, const tp_kernel_context_t *call,
+                                   tp_placement_t *out) {
+    tp_placement_key_t key;
+    bool keyed = tp_placement_key_make(call, &key);
+    if (keyed) {
+        const tp_placement_entry_t *hit = tp_placement_cache_find(context, &key);
+        if (hit != NULL) {
+            /* The record stays until the context goes; the add needs no lock. */
+            if (hit->fallback != NULL)
+                atomic_fetch_add_explicit(&hit->fallback->count, 1, memory_order_relaxed);
+            *out = (tp_placement_t){hit->device, hit->kernel};
+            return NULL;
+        }
+    }
+    const tp_device_registry_t *registry = &context->registry;
+    tp_placement_t best = best_device(registry, call);
+    if (best.device == NULL) return no_kernel_anywhere(call);
+    tp_fallback_record_t *kept = NULL;
+    const tp_device_t *preferred = preferred_device(registry);
+    if (preferred->def->priority > best.device->def->priority) {
+        char from[64];
+        join(from, sizeof from, preferred->def->type, " devices");
+        TP_RETURN_IF_ERROR(fall_back(context, call, from, best, out, &kept));
+        /* A fallback whose record could not be kept (no host memory) would go uncounted. */
+        if (kept == NULL) return NULL;
+    } else {
+        *out = best;
+    }
+    if (keyed && tp_kernel_registry_selects_by_dtypes(registry, call->op->def))
+        tp_placement_cache_add(context, &(tp_placement_entry_t){key, best.device, best.kernel,
+                                                                kept});
+    return NULL;
+}
+
 tp_status_t *tp_place_op(tp_context_t *context, const tp_kernel_context_t *call,
                          tp_placement_t *out) {
     return tp_place_op_in_scope(context, call, tp_device_scope_current(context), out);
@@ -160,18 +203,7 @@ tp_status_t *tp_place_op_in_scope(tp_context_t *context, const tp_kernel_context
     const tp_device_registry_t *registry = &context->registry;
     const char *op = call->op->def->name;
 
-    if (scope == NULL || !scope->spec.has_type) {
-        tp_placement_t best = best_device(registry, call);
-        if (best.device == NULL) return no_kernel_anywhere(call);
-        const tp_device_t *preferred = preferred_device(registry);
-        if (preferred->def->priority > best.device->def->priority) {
-            char from[64];
-            join(from, sizeof from, preferred->def->type, " devices");
-            return fall_back(context, call, from, best, out);
-        }
-        *out = best;
-        return NULL;
-    }
+    if (scope == NULL || !scope->spec.has_type) return place_unscoped(context, call, out);
 
     const tp_device_t *matched = NULL;
     for (size_t i = 0; i < registry->num_devices; i++) {
@@ -190,7 +222,7 @@ tp_status_t *tp_place_op_in_scope(tp_context_t *context, const tp_kernel_context
     requested_name(scope, requested, sizeof requested);
     tp_placement_t best = best_device(registry, call);
     if ((scope->preferred || atomic_load(&context->soft_device_placement)) && best.device != NULL)
-        return fall_back(context, call, requested, best, out);
+        return fall_back(context, call, requested, best, out, NULL);
     if (matched == NULL)
         return tp_status_make(TP_NOT_FOUND, "Error copying tensor to device: %s. %s unknown "
                               "device.", requested, requested);
