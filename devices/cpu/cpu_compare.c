@@ -56,9 +56,22 @@ typedef struct {
     bool *z;
 } compare_job_t;
 
-/* Along a row each operand either advances (step 1) or repeats one element (step 0). */
+/* Along a row each operand either advances (step 1) or repeats one element (step 0). Each
+ * case is its own loop, so that the compiler vectorises it: indexing by k * sx with sx unknown
+ * would make every load a gather. */
 #define COMPARE_LOOP(OPERATOR)                                                                 \
-    for (int64_t k = 0; k < inner; k++) z[k] = x[k * sx] OPERATOR y[k * sy]
+    do {                                                                                       \
+        bool *restrict zr = z;                                                                 \
+        if (sx && sy) {                                                                        \
+            for (int64_t k = 0; k < inner; k++) zr[k] = x[k] OPERATOR y[k];                    \
+        } else if (sx) {                                                                       \
+            for (int64_t k = 0; k < inner; k++) zr[k] = x[k] OPERATOR y[0];                    \
+        } else if (sy) {                                                                       \
+            for (int64_t k = 0; k < inner; k++) zr[k] = x[0] OPERATOR y[k];                    \
+        } else {                                                                               \
+            for (int64_t k = 0; k < inner; k++) zr[k] = x[0] OPERATOR y[0];                    \
+        }                                                                                      \
+    } while (0)
 
 #define COMPARE_ROW(T)                                                                         \
     do {                                                                                       \
@@ -138,6 +151,21 @@ typedef struct {
         memcpy(out + k * (SIZE), from, (SIZE));                                                \
     }
 
+/* The same where no operand is broadcast along the row, with elements as unsigned integers of
+ * their size: both values loaded and one kept through a mask made from the condition (a bool
+ * is 0 or 1), where the loop above branches on each condition; gcc does not vectorise a
+ * `c ? t[k] : e[k]` whose loads it may not speculate. */
+#define SELECT_DENSE(U)                                                                        \
+    do {                                                                                       \
+        const U *restrict tu = (const U *)t, *restrict eu = (const U *)e;                      \
+        const unsigned char *restrict cu = (const unsigned char *)condition;                   \
+        U *restrict ou = (U *)out;                                                             \
+        for (int64_t k = 0; k < inner; k++) {                                                  \
+            U mask = (U)0 - (U)cu[k];                                                          \
+            ou[k] = (U)((tu[k] & mask) | (eu[k] & (U)~mask));                                  \
+        }                                                                                      \
+    } while (0)
+
 static void select_rows(void *arg, int64_t begin, int64_t end) {
     const select_job_t *job = arg;
     int32_t last = job->shape.rank - 1;
@@ -151,6 +179,15 @@ static void select_rows(void *arg, int64_t begin, int64_t end) {
         const bool *condition = job->condition + at[0];
         const char *t = job->t + (size_t)at[1] * size, *e = job->e + (size_t)at[2] * size;
         char *out = job->out + (size_t)(row * inner) * size;
+        if (sc && st && se && (size == 1 || size == 2 || size == 4 || size == 8)) {
+            switch (size) {
+            case 1: SELECT_DENSE(uint8_t); break;
+            case 2: SELECT_DENSE(uint16_t); break;
+            case 4: SELECT_DENSE(uint32_t); break;
+            default: SELECT_DENSE(uint64_t); break;
+            }
+            continue;
+        }
         switch (size) {
         case 1: SELECT_LOOP(1); break;
         case 2: SELECT_LOOP(2); break;

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cpu_kernels.h"
+#include "cpu_thread_pool.h"
 
 const tp_host_api_t *tp_cpu_host;
 
@@ -44,20 +45,9 @@ bool cpu_output(tp_kernel_context_t *context, int32_t index, cpu_tensor_t *out,
     return fill(false, context, index, out, status);
 }
 
-/* Below this much work (items times cost) a thread costs more than it saves. */
-enum { PARALLEL_THRESHOLD = 1 << 16, MAX_THREADS = 16 };
-
-typedef struct {
-    cpu_range_fn fn;
-    void *arg;
-    int64_t begin, end;
-} slice_t;
-
-static void *run_slice(void *arg) {
-    slice_t *slice = arg;
-    slice->fn(slice->arg, slice->begin, slice->end);
-    return NULL;
-}
+/* Below this much work (items times cost) waking the workers costs more than it saves; a
+ * slice is at least a quarter of it, so that claiming slices stays cheap beside the work. */
+enum { PARALLEL_THRESHOLD = 1 << 16, MIN_SLICE_WORK = PARALLEL_THRESHOLD / 4, MAX_THREADS = 16 };
 
 static int thread_count;
 static pthread_once_t thread_count_once = PTHREAD_ONCE_INIT;
@@ -99,25 +89,17 @@ void cpu_parallel_for(int64_t count, int64_t cost_per_item, cpu_range_fn fn, voi
     pthread_once(&thread_count_once, count_threads);
     int threads = thread_count;
     if (count <= 0) return;
-    if (threads == 1 || count * cost_per_item < PARALLEL_THRESHOLD || count < threads) {
+    int64_t work = cost_per_item < 1 ? count : count * cost_per_item;
+    if (threads == 1 || work < PARALLEL_THRESHOLD || count < threads) {
         fn(arg, 0, count);
         return;
     }
-    slice_t slices[MAX_THREADS];
-    pthread_t ids[MAX_THREADS];
-    bool started[MAX_THREADS] = {false};
-    for (int t = 0; t < threads; t++)
-        slices[t] = (slice_t){fn, arg, count * t / threads, count * (t + 1) / threads};
-    /* Slice 0 runs here; a thread that cannot start has its slice run here too. */
-    for (int t = 1; t < threads; t++)
-        started[t] = pthread_create(&ids[t], NULL, run_slice, &slices[t]) == 0;
-    run_slice(&slices[0]);
-    for (int t = 1; t < threads; t++) {
-        if (started[t])
-            pthread_join(ids[t], NULL);
-        else
-            run_slice(&slices[t]);
-    }
+    /* A few slices per thread, claimed as each finishes: a thread the machine delays (the
+     * cores are shared) leaves its later slices to the others instead of holding all back. */
+    int64_t slices = work / MIN_SLICE_WORK;
+    if (slices > 4 * threads) slices = 4 * threads;
+    if (slices < threads) slices = threads;
+    cpu_shared_pool_run(threads, count, (int)slices, fn, arg);
 }
 
 void cpu_register_kernel(tp_registrar_t *registrar, const char *op, const char *attr,

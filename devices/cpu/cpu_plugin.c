@@ -6,6 +6,7 @@
 #include "cpu_plugin.h"
 
 #include "cpu_kernels.h"
+#include "cpu_thread_pool.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,6 +63,7 @@ static void cpu_device_init(void *type_state, int32_t ordinal, tp_device_info_t 
         return;
     }
     device->ordinal = ordinal;
+    cpu_shared_pool_retain();
     long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGESIZE);
     info->hardware_name = hardware_name;
     info->vendor = vendor;
@@ -71,7 +73,10 @@ static void cpu_device_init(void *type_state, int32_t ordinal, tp_device_info_t 
     *out_device = device;
 }
 
-static void cpu_device_release(void *device) { free(device); }
+static void cpu_device_release(void *device) {
+    free(device);
+    cpu_shared_pool_release();
+}
 
 static void cpu_allocate(void *device, uint64_t size, void **out_mem,
                          tp_plugin_status_t *status) {
