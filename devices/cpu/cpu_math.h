@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The CPU's vectorised math over contiguous arrays: one set of loops (cpu_math_simd.h)
- * instantiated for AVX2 (cpu_math_avx2.c), SSE2 (cpu_math_sse2.c) and plain libm, the fastest
+ * instantiated for AVX-512F (cpu_math_avx512.c), AVX2 (cpu_math_avx2.c), SSE2
+ * (cpu_math_sse2.c) and plain libm, the fastest
  * that the CPU runs chosen once (cpu_transcendental.c). Exp, Log and Tanh are SLEEF's 1.0-ULP
  * functions; Sqrt is the hardware's, correctly rounded. */
 #ifndef TP_DEVICES_CPU_MATH_H
@@ -18,7 +19,7 @@ typedef enum {
 } cpu_math_op_t;
 
 typedef struct {
-    const char *name; /* "avx2", "sse2", "libm" */
+    const char *name; /* "avx512", "avx2", "sse2", "libm" */
     /* y[i] = op(x[i]) for i in [0, n); y may be x. */
     void (*map_f32)(cpu_math_op_t op, const float *x, float *y, int64_t n);
     void (*map_f64)(cpu_math_op_t op, const double *x, double *y, int64_t n);
@@ -46,6 +47,7 @@ const cpu_math_t *cpu_math_named(const char *name);
 
 extern const cpu_math_t cpu_math_libm;
 #if defined(__x86_64__)
+extern const cpu_math_t cpu_math_avx512;
 extern const cpu_math_t cpu_math_avx2;
 extern const cpu_math_t cpu_math_sse2;
 #endif

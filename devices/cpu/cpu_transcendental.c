@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Exp, Log, Tanh, Sigmoid, Sqrt and Rsqrt on float32 and float64 (16-bit floats staged to
  * float32, cpu_staging.c), through cpu_math.h's vector loops: SLEEF's 1.0-ULP functions on
- * AVX2 where the CPU has AVX2 and FMA, on SSE2 where it has not, libm off x86-64. */
+ * the widest vectors the CPU has (AVX-512F; AVX2 with FMA; SSE2), libm off x86-64. */
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cpu_kernels.h"
@@ -11,14 +12,25 @@
 static pthread_once_t choose_once = PTHREAD_ONCE_INIT;
 static const cpu_math_t *chosen;
 
+#if defined(__x86_64__)
+static bool has_avx512(void) { return __builtin_cpu_supports("avx512f"); }
+static bool has_avx2(void) {
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+#endif
+
 static void choose(void) {
 #if defined(__x86_64__)
     __builtin_cpu_init(); /* needed where this runs before the library's constructors */
-    chosen = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? &cpu_math_avx2
-                                                                              : &cpu_math_sse2;
+    chosen = has_avx512() ? &cpu_math_avx512 : has_avx2() ? &cpu_math_avx2 : &cpu_math_sse2;
 #else
     chosen = &cpu_math_libm;
 #endif
+    /* TP_CPU_MATH names a narrower instance, to compare them in one build (bench_math); one
+     * this CPU cannot run, or an unknown name, leaves the choice above. */
+    const char *forced = getenv("TP_CPU_MATH");
+    const cpu_math_t *named = forced != NULL && forced[0] != '\0' ? cpu_math_named(forced) : NULL;
+    if (named != NULL) chosen = named;
 }
 
 const cpu_math_t *cpu_math(void) {
@@ -29,10 +41,10 @@ const cpu_math_t *cpu_math(void) {
 const cpu_math_t *cpu_math_named(const char *name) {
     if (strcmp(name, "libm") == 0) return &cpu_math_libm;
 #if defined(__x86_64__)
+    __builtin_cpu_init();
     if (strcmp(name, "sse2") == 0) return &cpu_math_sse2;
-    if (strcmp(name, "avx2") == 0)
-        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? &cpu_math_avx2
-                                                                                : NULL;
+    if (strcmp(name, "avx2") == 0) return has_avx2() ? &cpu_math_avx2 : NULL;
+    if (strcmp(name, "avx512") == 0) return has_avx512() ? &cpu_math_avx512 : NULL;
 #endif
     return NULL;
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Exp, Log, Tanh, Sigmoid, Sqrt and Rsqrt, and Softmax and LogSoftmax, on the CPU: every
- * instance of cpu_math.h this CPU runs (AVX2, SSE2, libm) against libm in a wider type, over
+ * instance of cpu_math.h this CPU runs (AVX-512, AVX2, SSE2, libm) against libm in a wider type, over
  * float bit patterns spread across the whole range (subnormals, huge, +-inf, NaN) and the edges
  * where the functions change regime, within the bounds SLEEF documents; then the ops through
  * the public API on odd sizes, size 0 and every float dtype. */
@@ -14,7 +14,7 @@
 
 #include "../../devices/cpu/cpu_math.h"
 
-static const char *const instances[] = {"avx2", "sse2", "libm"};
+static const char *const instances[] = {"avx512", "avx2", "sse2", "libm"};
 
 /* The error of `got` against the exact `want`, in units in the last place of got's type at
  * `want` (`mantissa` bits, `min_exponent` that of the smallest normal): 0 for matching NaNs and
@@ -280,7 +280,8 @@ static void integers_are_refused_naming_the_op(void **state) {
 static void check_softmax(tp_context_t *c, tp_dtype_t dtype, const double *x, int64_t rows,
                           int64_t width) {
     int64_t n = rows * width;
-    double *soft = malloc((size_t)n * sizeof *soft + 8), *logs = malloc((size_t)n * sizeof *logs + 8);
+    double *soft = malloc((size_t)n * sizeof *soft + 8);
+    double *logs = malloc((size_t)n * sizeof *logs + 8);
     assert_non_null(soft);
     assert_non_null(logs);
     tp_tensor_t *in = tensor_of_doubles(c, dtype, TP_SHAPE(rows, width), x), *s = NULL, *l = NULL;
