@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Element-wise kernels: unary math, NumPy-broadcasting binary arithmetic, AddN, BiasAdd,
+/* Element-wise kernels: cheap unary ops (the transcendental ones are in cpu_transcendental.c),
+ * NumPy-broadcasting binary arithmetic, AddN, BiasAdd,
  * Fill, the *Like ops, Identity and Cast. */
 #include <math.h>
 #include <stdbool.h>
@@ -10,7 +11,7 @@
 
 /* ---- Unary ----------------------------------------------------------------------------------- */
 
-typedef enum { RELU, SIGMOID, TANH, EXP, LOG, SQRT, NEG, ABS, SQUARE, RSQRT, SIGN } unary_t;
+typedef enum { RELU, NEG, ABS, SQUARE, SIGN } unary_t;
 
 typedef struct {
     unary_t op;
@@ -22,15 +23,9 @@ typedef struct {
 static double apply_float(unary_t op, double v) {
     switch (op) {
     case RELU: return v < 0 ? 0 : v; /* NaN passes through, as in NumPy */
-    case SIGMOID: return 1.0 / (1.0 + exp(-v));
-    case TANH: return tanh(v);
-    case EXP: return exp(v);
-    case LOG: return log(v);
-    case SQRT: return sqrt(v);
     case NEG: return -v;
     case ABS: return fabs(v);
     case SQUARE: return v * v;
-    case RSQRT: return 1.0 / sqrt(v);
     case SIGN: return v > 0 ? 1.0 : v < 0 ? -1.0 : v; /* 0, -0 and NaN are their own sign */
     }
     return v;
@@ -138,15 +133,9 @@ static void run_unary(unary_t op, tp_kernel_context_t *context, tp_plugin_status
         run_unary(op, context, status);                                                        \
     }
 UNARY_KERNEL(relu, RELU)
-UNARY_KERNEL(sigmoid, SIGMOID)
-UNARY_KERNEL(tanh_kernel, TANH)
-UNARY_KERNEL(exp_kernel, EXP)
-UNARY_KERNEL(log_kernel, LOG)
-UNARY_KERNEL(sqrt_kernel, SQRT)
 UNARY_KERNEL(neg, NEG)
 UNARY_KERNEL(abs_kernel, ABS)
 UNARY_KERNEL(square, SQUARE)
-UNARY_KERNEL(rsqrt_kernel, RSQRT)
 UNARY_KERNEL(sign_kernel, SIGN)
 
 /* ---- Copies and constants -------------------------------------------------------------------- */
@@ -610,12 +599,6 @@ void cpu_register_elementwise_kernels(tp_registrar_t *registrar, tp_plugin_statu
     cpu_register(registrar, "Neg", "T", CPU_NUMBERS, neg, status);
     cpu_register(registrar, "Abs", "T", CPU_NUMBERS, abs_kernel, status);
     cpu_register(registrar, "Square", "T", CPU_NUMBERS, square, status);
-    cpu_register(registrar, "Sigmoid", "T", CPU_FLOATS, sigmoid, status);
-    cpu_register(registrar, "Tanh", "T", CPU_FLOATS, tanh_kernel, status);
-    cpu_register(registrar, "Exp", "T", CPU_FLOATS, exp_kernel, status);
-    cpu_register(registrar, "Log", "T", CPU_FLOATS, log_kernel, status);
-    cpu_register(registrar, "Sqrt", "T", CPU_FLOATS, sqrt_kernel, status);
-    cpu_register(registrar, "Rsqrt", "T", CPU_FLOATS, rsqrt_kernel, status);
     cpu_register(registrar, "Sign", "T", CPU_NUMBERS, sign_kernel, status);
     /* These move bytes, convert or make values: 16-bit floats are theirs to handle. */
     cpu_register_native(registrar, "Const", "dtype", CPU_ALL, constant, status);

@@ -96,5 +96,7 @@ bool cpu_scalar_bytes(tp_dtype_t dtype, double value, void *out, const char *op,
                       tp_plugin_status_t *status);
 void cpu_register_conv_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status);
 void cpu_register_pool_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status);
+void cpu_register_transcendental_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status);
+void cpu_register_softmax_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status);
 
 #endif

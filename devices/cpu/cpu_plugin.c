@@ -223,6 +223,8 @@ static void cpu_init(const tp_host_api_t *host_api, tp_registrar_t *registrar,
     cpu_register_compare_kernels(registrar, status);
     cpu_register_conv_kernels(registrar, status);
     cpu_register_pool_kernels(registrar, status);
+    cpu_register_transcendental_kernels(registrar, status);
+    cpu_register_softmax_kernels(registrar, status);
 }
 
 const tp_plugin_descriptor_t *tp_cpu_plugin_entry(void) {

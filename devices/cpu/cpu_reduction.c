@@ -158,29 +158,9 @@ REDUCTION_KERNEL(mean, MEAN)
 REDUCTION_KERNEL(max, MAX)
 REDUCTION_KERNEL(min, MIN)
 
-/* Subtracting each row's maximum keeps exp() from overflowing. */
-static void softmax(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t *status) {
-    (void)kernel;
-    cpu_tensor_t x, y;
-    if (!cpu_input(context, 0, &x, status) || !cpu_output(context, 0, &y, status)) return;
-    int64_t width = x.view.dims[x.view.rank - 1];
-    if (width == 0) return;
-    int64_t rows = x.view.num_elements / width;
-    for (int64_t r = 0; r < rows; r++) {
-        int64_t base = r * width;
-        double largest = -INFINITY, total = 0;
-        for (int64_t j = 0; j < width; j++)
-            if (load(&x, base + j) > largest) largest = load(&x, base + j);
-        for (int64_t j = 0; j < width; j++) total += exp(load(&x, base + j) - largest);
-        for (int64_t j = 0; j < width; j++)
-            store(&y, base + j, exp(load(&x, base + j) - largest) / total);
-    }
-}
-
 void cpu_register_reduction_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status) {
     cpu_register(registrar, "Sum", "T", CPU_NUMBERS, sum, status);
     cpu_register(registrar, "Mean", "T", CPU_NUMBERS, mean, status);
     cpu_register(registrar, "Max", "T", CPU_NUMBERS, max, status);
     cpu_register(registrar, "Min", "T", CPU_NUMBERS, min, status);
-    cpu_register(registrar, "Softmax", "T", CPU_FLOATS, softmax, status);
 }

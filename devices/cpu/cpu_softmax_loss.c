@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* LogSoftmax and the softmax cross-entropy losses, row by row over the last dimension, in
- * double whatever the dtype. Each row subtracts its largest value before exp (log-sum-exp), so
+/* The softmax cross-entropy losses (Softmax and LogSoftmax are in cpu_softmax.c), row by row
+ * over the last dimension, in double whatever the dtype. Each row subtracts its largest value before exp (log-sum-exp), so
  * logits of any magnitude give finite results: a row's log-sum-exp is m + log(sum(exp(x - m))).
  *
  * The losses report what TensorFlow's would quietly return: a label outside [0, classes) is
@@ -14,15 +14,15 @@
 
 #include "cpu_kernels.h"
 
-typedef enum { LOG_SOFTMAX, DENSE_LOSS, SPARSE_LOSS } softmax_op_t;
+typedef enum { DENSE_LOSS, SPARSE_LOSS } softmax_op_t;
 
 typedef struct {
     softmax_op_t op;
     tp_dtype_t dtype, label_dtype;
     int64_t width; /* classes */
     const void *x, *labels;
-    void *y;        /* LogSoftmax: its output; the losses: loss [rows] */
-    void *backprop; /* the losses: softmax - labels [rows, width] */
+    void *y;        /* loss [rows] */
+    void *backprop; /* softmax - labels [rows, width] */
     atomic_llong first_bad_row; /* the first row whose loss is not finite; -1 none */
 } softmax_job_t;
 
@@ -51,12 +51,6 @@ static void softmax_rows(void *arg, int64_t begin, int64_t end) {
         for (int64_t j = 0; j < width; j++)
             total += exp(cpu_load_float(job->x, t, base + j) - largest);
         double log_total = log(total); /* log(sum(exp(x - m))): lse - m */
-        if (job->op == LOG_SOFTMAX) {
-            for (int64_t j = 0; j < width; j++)
-                cpu_store_float(job->y, t, base + j,
-                                cpu_load_float(job->x, t, base + j) - largest - log_total);
-            continue;
-        }
         /* loss = sum_j labels_j (lse - x_j); backprop_j = softmax_j - labels_j. A class whose
          * label is 0 adds nothing, even where its logit is -inf (0 log 0 = 0, the limit). */
         double loss = 0;
@@ -90,9 +84,9 @@ static void run(softmax_op_t op, tp_kernel_context_t *context, tp_plugin_status_
     const char *name = tp_cpu_host->kernel_op_name(context);
     cpu_tensor_t x, labels = {0}, y, backprop = {0};
     if (!cpu_input(context, 0, &x, status)) return;
-    if (op != LOG_SOFTMAX && !cpu_input(context, 1, &labels, status)) return;
+    if (!cpu_input(context, 1, &labels, status)) return;
     if (!cpu_output(context, 0, &y, status)) return;
-    if (op != LOG_SOFTMAX && !cpu_output(context, 1, &backprop, status)) return;
+    if (!cpu_output(context, 1, &backprop, status)) return;
     int64_t width = x.view.dims[x.view.rank - 1];
     int64_t rows = cpu_dims_product(x.view.dims, 0, x.view.rank - 1);
     softmax_job_t job = {.op = op, .dtype = x.view.dtype, .label_dtype = labels.view.dtype,
@@ -108,7 +102,7 @@ static void run(softmax_op_t op, tp_kernel_context_t *context, tp_plugin_status_
                                 (long long)width, (long long)width);
         return;
     }
-    if (width == 0 && op != DENSE_LOSS) return;
+    if (width == 0 && op == SPARSE_LOSS) return;
     cpu_parallel_for(rows, 4 + 3 * width, softmax_rows, &job);
     long long bad = atomic_load(&job.first_bad_row);
     if (bad >= 0) {
@@ -126,12 +120,10 @@ static void run(softmax_op_t op, tp_kernel_context_t *context, tp_plugin_status_
         (void)kernel;                                                                           \
         run(op, context, status);                                                               \
     }
-SOFTMAX_KERNEL(log_softmax, LOG_SOFTMAX)
 SOFTMAX_KERNEL(dense_loss, DENSE_LOSS)
 SOFTMAX_KERNEL(sparse_loss, SPARSE_LOSS)
 
 void cpu_register_softmax_loss_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status) {
-    cpu_register(registrar, "LogSoftmax", "T", CPU_FLOATS, log_softmax, status);
     cpu_register(registrar, "SoftmaxCrossEntropyWithLogits", "T", CPU_FLOATS, dense_loss, status);
     cpu_register(registrar, "SparseSoftmaxCrossEntropyWithLogits", "T", CPU_FLOATS, sparse_loss,
                  status);

@@ -6,6 +6,7 @@
  * processes of their own.) */
 #include "../unit/test_support.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,7 +106,11 @@ static void results_match_the_cpu(void **state) {
     }
     assert_memory_equal(sums[0], sums[1], sizeof sums[0]);
     assert_memory_equal(products[0], products[1], sizeof products[0]);
-    assert_memory_equal(sigmoids[0], sigmoids[1], sizeof sigmoids[0]);
+    /* The CPU computes float32 Sigmoid in float through SLEEF (within 2 units in the last
+     * place), the GPU in double: equal to a few units, not bit for bit. */
+    for (int k = 0; k < 6; k++)
+        assert_true(fabsf(sigmoids[0][k] - sigmoids[1][k]) <=
+                    4 * FLT_EPSILON * fabsf(sigmoids[1][k]));
     assert_memory_equal(casts[0], casts[1], sizeof casts[0]);
     assert_int_equal(casts[0][2], INT32_MAX); /* 3e38 * 10 is +inf: saturated */
     assert_int_equal(casts[0][1], -10);       /* -2.5 * 4 */

@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The loops of cpu_math.h, written once over vectors of W elements and included by each
+ * instance after it defines, for float (F_) and double (D_):
+ *   F_V, F_W            the vector type and its width (1 for plain C)
+ *   F_MASK              the type of a comparison's result
+ *   F_LOAD(p) F_STORE(p, v) F_SET1(s)  unaligned load and store, a broadcast
+ *   F_ADD F_SUB F_MUL F_DIV F_SQRT F_ABS
+ *   F_MAX(acc, v)       the larger, acc where v is NaN
+ *   F_LT(a, b) F_SELECT(mask, a, b)
+ *   F_EXP F_LOG F_TANH  SLEEF's 1.0-ULP functions (or libm's)
+ *   F_RSQRT             1/sqrt rounded once: through double for float
+ * and MATH_INSTANCE (avx2: defines cpu_math_avx2) and MATH_NAME ("avx2").
+ * Every loop runs whole vectors, then the last n % W elements through one vector copied to the
+ * stack, so that no load reads past the end and the tail gives what the body would. */
+#include <math.h>
+#include <string.h>
+
+#include "cpu_math.h"
+
+/* sqrt(3 ulp(1) / 2) and below: x^3/3 is less than half of x's last place. */
+#define F_TINY 0x1p-12f
+#define D_TINY 0x1p-27
+
+#define MATH_CAT_(a, b) a##b
+#define MATH_CAT(a, b) MATH_CAT_(a, b)
+
+/* sigmoid(x) = 1 / (1 + e^-x) for x >= 0 and e^x / (1 + e^x) below, both as num / (1 + e)
+ * with e = exp(-|x|) <= 1: nothing overflows, sigmoid(-100) is the subnormal e^-100 rather
+ * than 1 / inf = 0, +-inf give 1 and 0 exactly, and NaN stays NaN. */
+#define MATH_DEFINE(P, T)                                                                      \
+    static inline MATH_CAT(P, V) MATH_CAT(P, apply)(cpu_math_op_t op, MATH_CAT(P, V) v) {     \
+        switch (op) {                                                                          \
+        case CPU_MATH_EXP: return MATH_CAT(P, EXP)(v);                                         \
+        case CPU_MATH_LOG: return MATH_CAT(P, LOG)(v);                                         \
+        case CPU_MATH_TANH: {                                                                  \
+            /* Below TINY tanh(x) = x - x^3/3 rounds to x, which SLEEF misses by a unit. */     \
+            MATH_CAT(P, MASK) tiny = MATH_CAT(P, LT)(MATH_CAT(P, ABS)(v),                      \
+                                                     MATH_CAT(P, SET1)(MATH_CAT(P, TINY)));    \
+            return MATH_CAT(P, SELECT)(tiny, v, MATH_CAT(P, TANH)(v));                         \
+        }                                                                                      \
+        case CPU_MATH_SQRT: return MATH_CAT(P, SQRT)(v);                                       \
+        case CPU_MATH_RSQRT: return MATH_CAT(P, RSQRT)(v);                                     \
+        case CPU_MATH_SIGMOID: {                                                               \
+            MATH_CAT(P, V) one = MATH_CAT(P, SET1)(1);                                         \
+            MATH_CAT(P, V) e = MATH_CAT(P, EXP)(MATH_CAT(P, SUB)(MATH_CAT(P, SET1)(0),         \
+                                                                 MATH_CAT(P, ABS)(v)));        \
+            MATH_CAT(P, MASK) negative = MATH_CAT(P, LT)(v, MATH_CAT(P, SET1)(0));             \
+            return MATH_CAT(P, DIV)(MATH_CAT(P, SELECT)(negative, e, one),                     \
+                                    MATH_CAT(P, ADD)(one, e));                                 \
+        }                                                                                      \
+        }                                                                                      \
+        return v;                                                                              \
+    }                                                                                          \
+                                                                                               \
+    /* The op's loop is chosen once per call, outside it: a switch per vector would cost as     \
+     * much as a cheap op. */                                                                  \
+    static void MATH_CAT(P, map_loop)(cpu_math_op_t op, const T *x, T *y, int64_t n) {         \
+        enum { W = MATH_CAT(P, W) };                                                           \
+        int64_t i = 0;                                                                         \
+        switch (op) {                                                                          \
+        case CPU_MATH_EXP:                                                                     \
+            for (; i + W <= n; i += W)                                                         \
+                MATH_CAT(P, STORE)(y + i, MATH_CAT(P, apply)(CPU_MATH_EXP,                     \
+                                                              MATH_CAT(P, LOAD)(x + i)));      \
+            break;                                                                             \
+        case CPU_MATH_LOG:                                                                     \
+            for (; i + W <= n; i += W)                                                         \
+                MATH_CAT(P, STORE)(y + i, MATH_CAT(P, apply)(CPU_MATH_LOG,                     \
+                                                              MATH_CAT(P, LOAD)(x + i)));      \
+            break;                                                                             \
+        case CPU_MATH_TANH:                                                                    \
+            for (; i + W <= n; i += W)                                                         \
+                MATH_CAT(P, STORE)(y + i, MATH_CAT(P, apply)(CPU_MATH_TANH,                    \
+                                                              MATH_CAT(P, LOAD)(x + i)));      \
+            break;                                                                             \
+        case CPU_MATH_SIGMOID:                                                                 \
+            for (; i + W <= n; i += W)                                                         \
+                MATH_CAT(P, STORE)(y + i, MATH_CAT(P, apply)(CPU_MATH_SIGMOID,                 \
+                                                              MATH_CAT(P, LOAD)(x + i)));      \
+            break;                                                                             \
+        case CPU_MATH_SQRT:                                                                    \
+            for (; i + W <= n; i += W)                                                         \
+                MATH_CAT(P, STORE)(y + i, MATH_CAT(P, apply)(CPU_MATH_SQRT,                    \
+                                                              MATH_CAT(P, LOAD)(x + i)));      \
+            break;                                                                             \
+        case CPU_MATH_RSQRT:                                                                   \
+            for (; i + W <= n; i += W)                                                         \
+                MATH_CAT(P, STORE)(y + i, MATH_CAT(P, apply)(CPU_MATH_RSQRT,                   \
+                                                              MATH_CAT(P, LOAD)(x + i)));      \
+            break;                                                                             \
+        }                                                                                      \
+        if (i < n) {                                                                           \
+            T in[W], out[W];                                                                   \
+            for (int k = 0; k < W; k++) in[k] = 1;                                             \
+            memcpy(in, x + i, (size_t)(n - i) * sizeof(T));                                    \
+            MATH_CAT(P, STORE)(out, MATH_CAT(P, apply)(op, MATH_CAT(P, LOAD)(in)));            \
+            memcpy(y + i, out, (size_t)(n - i) * sizeof(T));                                   \
+        }                                                                                      \
+    }                                                                                          \
+                                                                                               \
+    static T MATH_CAT(P, max_loop)(const T *x, int64_t n) {                                    \
+        enum { W = MATH_CAT(P, W) };                                                           \
+        MATH_CAT(P, V) acc = MATH_CAT(P, SET1)(-INFINITY);                                     \
+        int64_t i = 0;                                                                         \
+        for (; i + W <= n; i += W) acc = MATH_CAT(P, MAX)(acc, MATH_CAT(P, LOAD)(x + i));      \
+        T lanes[W];                                                                            \
+        MATH_CAT(P, STORE)(lanes, acc);                                                        \
+        T largest = -INFINITY;                                                                 \
+        for (int k = 0; k < W; k++) largest = lanes[k] > largest ? lanes[k] : largest;         \
+        for (; i < n; i++) largest = x[i] > largest ? x[i] : largest;                          \
+        return largest;                                                                        \
+    }                                                                                          \
+                                                                                               \
+    /* Four vector sums each, so that the additions do not wait on each other; summed in      \
+     * double at the end. */                                                                   \
+    static double MATH_CAT(P, exp_sum_loop)(const T *x, T shift, T *y, int64_t n) {            \
+        enum { W = MATH_CAT(P, W) };                                                           \
+        MATH_CAT(P, V) s = MATH_CAT(P, SET1)(shift);                                           \
+        MATH_CAT(P, V) acc[4] = {MATH_CAT(P, SET1)(0), MATH_CAT(P, SET1)(0),                   \
+                                 MATH_CAT(P, SET1)(0), MATH_CAT(P, SET1)(0)};                  \
+        int64_t i = 0;                                                                         \
+        for (; i + 4 * W <= n; i += 4 * W) {                                                   \
+            for (int u = 0; u < 4; u++) {                                                      \
+                MATH_CAT(P, V) e = MATH_CAT(P, EXP)(                                           \
+                    MATH_CAT(P, SUB)(MATH_CAT(P, LOAD)(x + i + u * W), s));                    \
+                if (y != NULL) MATH_CAT(P, STORE)(y + i + u * W, e);                           \
+                acc[u] = MATH_CAT(P, ADD)(acc[u], e);                                          \
+            }                                                                                  \
+        }                                                                                      \
+        for (; i + W <= n; i += W) {                                                           \
+            MATH_CAT(P, V) e = MATH_CAT(P, EXP)(MATH_CAT(P, SUB)(MATH_CAT(P, LOAD)(x + i), s)); \
+            if (y != NULL) MATH_CAT(P, STORE)(y + i, e);                                       \
+            acc[0] = MATH_CAT(P, ADD)(acc[0], e);                                              \
+        }                                                                                      \
+        double total = 0;                                                                      \
+        for (int u = 0; u < 4; u++) {                                                          \
+            T lanes[W];                                                                        \
+            MATH_CAT(P, STORE)(lanes, acc[u]);                                                 \
+            for (int k = 0; k < W; k++) total += lanes[k];                                     \
+        }                                                                                      \
+        if (i < n) {                                                                           \
+            T in[W], out[W];                                                                   \
+            for (int k = 0; k < W; k++) in[k] = shift;                                         \
+            memcpy(in, x + i, (size_t)(n - i) * sizeof(T));                                    \
+            MATH_CAT(P, STORE)(out, MATH_CAT(P, EXP)(MATH_CAT(P, SUB)(MATH_CAT(P, LOAD)(in), s))); \
+            for (int64_t k = 0; k < n - i; k++) total += out[k];                               \
+            if (y != NULL) memcpy(y + i, out, (size_t)(n - i) * sizeof(T));                    \
+        }                                                                                      \
+        return total;                                                                          \
+    }                                                                                          \
+                                                                                               \
+    static void MATH_CAT(P, scale_loop)(T *y, T scale, int64_t n) {                            \
+        enum { W = MATH_CAT(P, W) };                                                           \
+        MATH_CAT(P, V) s = MATH_CAT(P, SET1)(scale);                                           \
+        int64_t i = 0;                                                                         \
+        for (; i + W <= n; i += W)                                                             \
+            MATH_CAT(P, STORE)(y + i, MATH_CAT(P, MUL)(MATH_CAT(P, LOAD)(y + i), s));          \
+        for (; i < n; i++) y[i] *= scale;                                                      \
+    }                                                                                          \
+                                                                                               \
+    static void MATH_CAT(P, shift_loop)(const T *x, T first, T second, T *y, int64_t n) {     \
+        enum { W = MATH_CAT(P, W) };                                                           \
+        MATH_CAT(P, V) a = MATH_CAT(P, SET1)(first), b = MATH_CAT(P, SET1)(second);            \
+        int64_t i = 0;                                                                         \
+        for (; i + W <= n; i += W)                                                             \
+            MATH_CAT(P, STORE)(y + i, MATH_CAT(P, SUB)(MATH_CAT(P, SUB)(MATH_CAT(P, LOAD)(x + i), \
+                                                                        a), b));               \
+        for (; i < n; i++) y[i] = (x[i] - first) - second;                                     \
+    }
+
+MATH_DEFINE(F_, float)
+MATH_DEFINE(D_, double)
+
+const cpu_math_t MATH_CAT(cpu_math_, MATH_INSTANCE) = {
+    .name = MATH_NAME,
+    .map_f32 = F_map_loop,
+    .map_f64 = D_map_loop,
+    .max_f32 = F_max_loop,
+    .max_f64 = D_max_loop,
+    .exp_sum_f32 = F_exp_sum_loop,
+    .exp_sum_f64 = D_exp_sum_loop,
+    .scale_f32 = F_scale_loop,
+    .scale_f64 = D_scale_loop,
+    .shift_f32 = F_shift_loop,
+    .shift_f64 = D_shift_loop,
+};
