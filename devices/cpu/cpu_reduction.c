@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "cpu_kernels.h"
+#include "cpu_reduce_runs.h"
 
 typedef enum { SUM, MEAN, MAX, MIN } reduction_t;
 
@@ -27,38 +28,6 @@ static int64_t output_offset(const tp_tensor_view_t *x, const int64_t *out_strid
         i /= x->dims[d];
     }
     return o;
-}
-
-/* A float sum walked by rows of the innermost dimension, the output offset found once per row:
- * the same additions in the same order as the element walk, without its divisions. */
-#define FLOAT_ROW_SUM(T)                                                                        \
-    do {                                                                                        \
-        const T *in = x->data;                                                                  \
-        T *out = y->data;                                                                       \
-        for (int64_t i = 0; i < x->view.num_elements; i += inner) {                             \
-            int64_t rest = i / inner, o = 0;                                                    \
-            for (int32_t d = rank - 2; d >= 0; d--) {                                           \
-                o += (rest % x->view.dims[d]) * out_strides[d];                                 \
-                rest /= x->view.dims[d];                                                        \
-            }                                                                                   \
-            if (out_strides[rank - 1] == 0) {                                                   \
-                T total = out[o];                                                               \
-                for (int64_t k = 0; k < inner; k++) total += in[i + k];                         \
-                out[o] = total;                                                                 \
-            } else {                                                                            \
-                for (int64_t k = 0; k < inner; k++) out[o + k] += in[i + k];                    \
-            }                                                                                   \
-        }                                                                                       \
-    } while (0)
-
-static void float_row_sum(const cpu_tensor_t *x, cpu_tensor_t *y, const int64_t *out_strides) {
-    int32_t rank = x->view.rank;
-    int64_t inner = x->view.dims[rank - 1];
-    if (inner == 0) return;
-    if (x->view.dtype == TP_FLOAT32)
-        FLOAT_ROW_SUM(float);
-    else
-        FLOAT_ROW_SUM(double);
 }
 
 /* An integer reduction, in 64-bit integers whatever the dtype (cpu_dtypes.h): a sum wraps
@@ -127,25 +96,10 @@ static void run_reduction(reduction_t op, tp_kernel_context_t *context,
         integer_reduction(op, &x, &y, out_strides, group, context, status);
         return;
     }
-    int64_t outputs = y.view.num_elements;
-    /* Max starts from the smallest value and Min from the largest, not from 0. */
-    bool extreme = op == MAX || op == MIN;
-    for (int64_t o = 0; o < outputs; o++)
-        store(&y, o, op == MAX ? -INFINITY : op == MIN ? INFINITY : 0.0);
-    bool row_sum = !extreme && rank > 0;
-    if (row_sum) float_row_sum(&x, &y, out_strides);
-    for (int64_t i = 0; i < x.view.num_elements && !row_sum; i++) {
-        int64_t o = output_offset(&x.view, out_strides, i);
-        double current = load(&y, o), v = load(&x, i);
-        /* A NaN wins, and stays: no comparison with it is true. */
-        double next = op == MAX   ? (v > current || isnan(v) ? v : current)
-                      : op == MIN ? (v < current || isnan(v) ? v : current)
-                                  : current + v;
-        store(&y, o, next);
-    }
-    /* The mean of nothing is NaN for floats (0 / 0), as in NumPy. */
-    if (op == MEAN)
-        for (int64_t o = 0; o < outputs; o++) store(&y, o, load(&y, o) / (double)group);
+    static const cpu_reduce_t runs[] = {
+        [SUM] = CPU_REDUCE_SUM, [MEAN] = CPU_REDUCE_MEAN, [MAX] = CPU_REDUCE_MAX,
+        [MIN] = CPU_REDUCE_MIN};
+    cpu_reduce_floats(runs[op], &x, reduced, &y, tp_cpu_host->kernel_op_name(context), status);
 }
 
 #define REDUCTION_KERNEL(name, op)                                                             \
