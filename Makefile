@@ -18,7 +18,7 @@ WERROR ?= OFF
 check check-fast check-release asan check-asan check-tsan check-package fuzz: WERROR = ON
 
 .PHONY: all deps build check check-fast check-release asan check-asan check-tsan fuzz demo bench \
-        install package check-package clean
+        install package check-package clean bench-compare
 
 all: build
 
@@ -94,6 +94,13 @@ bench: build
 	$(BUILD)/bin/bench_distribute
 	$(BUILD)/bin/bench_registration
 	$(BUILD)/bin/bench_opencl
+
+# tensorplug beside libtorch and the direct libraries, in an optimised build of its own (figures
+# from a debug build would compare nothing); needs libtorch-dev.
+bench-compare: deps
+	cmake -S . -B $(RELEASE_BUILD) -DCMAKE_BUILD_TYPE=Release -DTP_WERROR=$(WERROR) $(CMAKE_FLAGS)
+	cmake --build $(RELEASE_BUILD) -j $(JOBS) --target bench_compare
+	$(RELEASE_BUILD)/bin/bench_compare
 
 # The Debian packages libtensorplug1, libtensorplug-dev, tensorplug-tools, tensorplug-apu and
 # tensorplug-opencl, with their -dbgsym packages, in build-package/: a build of their own, for
