@@ -7,7 +7,8 @@
 // library call) and to libtorch's `_out` form (the one that allocates nothing).
 //
 // C++ only because libtorch is C++; tensorplug is called through its public C API alone.
-// TP_COMPARE_ROUNDS sets the rounds (default 5); TP_COMPARE_ONLY=text runs only the rows whose
+// TP_COMPARE_ROUNDS sets the rounds (default 5); TP_COMPARE_CPU_TIME=1 runs everything on one
+// thread timed by CPU time (see seconds_now); TP_COMPARE_ONLY=text runs only the rows whose
 // name contains the text.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -21,6 +22,7 @@
 #include <cstring>
 #include <dnnl.hpp>
 #include <functional>
+#include <ctime>
 #include <string>
 #include <utility>
 #include <vector>
@@ -53,7 +55,21 @@ struct Row {
           baselines(std::move(baselines_)), torch(torch_), note(std::move(note_)) {}
 };
 
+// TP_COMPARE_CPU_TIME=1: every contender on one thread, timed by the process's CPU time, which
+// a neighbour's work on the machine does not inflate as it does wall time (it still shares the
+// caches). For per-thread efficiency on a busy machine; the default is 2 threads, wall time.
+bool cpu_time_mode() {
+    const char *text = std::getenv("TP_COMPARE_CPU_TIME");
+    return text != nullptr && std::strcmp(text, "1") == 0;
+}
+
 double seconds_now() {
+    static const bool cpu_time = cpu_time_mode();
+    if (cpu_time) {
+        timespec now;
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
+        return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
+    }
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
         .count();
 }
@@ -127,6 +143,9 @@ void run_row(const Row &row) {
 
 tp_context_t *tp_ctx = nullptr;
 
+// The threads of the plain-C limits, as many as every other contender has.
+int plain_threads() { return cpu_time_mode() ? 1 : 2; }
+
 tp_shape_t shape_of(std::initializer_list<int64_t> dims) {
     tp_shape_t shape{};
     shape.rank = static_cast<int32_t>(dims.size());
@@ -178,7 +197,7 @@ std::function<void()> tp_side(F call) {
 // ---- The plain-C limits ---------------------------------------------------------------------
 
 void parallel_memcpy(float *to, const float *from, size_t count) {
-#pragma omp parallel for num_threads(2) schedule(static)
+#pragma omp parallel for num_threads(plain_threads()) schedule(static)
     for (int part = 0; part < 2; part++) {
         size_t begin = count * static_cast<size_t>(part) / 2,
                end = count * static_cast<size_t>(part + 1) / 2;
@@ -191,7 +210,7 @@ void parallel_memcpy(float *to, const float *from, size_t count) {
 void blocked_transpose(float *out, const float *in, int64_t batch, int64_t rows, int64_t cols) {
     const int64_t tile = 32;
     int64_t row_tiles = (rows + tile - 1) / tile;
-#pragma omp parallel for num_threads(2) schedule(static) collapse(2)
+#pragma omp parallel for num_threads(plain_threads()) schedule(static) collapse(2)
     for (int64_t b = 0; b < batch; b++)
         for (int64_t rt = 0; rt < row_tiles; rt++) {
             const float *src = in + b * rows * cols;
@@ -244,7 +263,7 @@ void elementwise_rows() {
     at::Tensor out = at::empty({SIDE, SIDE}, at::kFloat);
     std::vector<float> copy(static_cast<size_t>(ELEMENTS));
     const double unary = 8.0 * ELEMENTS, binary = 12.0 * ELEMENTS;
-    Side limit{"memcpy (2 threads)", [&] {
+    Side limit{"memcpy", [&] {
                    parallel_memcpy(copy.data(), x.host.data(), static_cast<size_t>(ELEMENTS));
                }};
     auto unary_row = [&](const char *name, tp_status_t *(*tp)(tp_context_t *, tp_tensor_t *,
@@ -357,7 +376,7 @@ void transcendental_rows() {
     Pair x = pair({SIDE, SIDE}, -4.0f, 4.0f, 5), positive = pair({SIDE, SIDE}, 0.01f, 4.0f, 6);
     at::Tensor out = at::empty({SIDE, SIDE}, at::kFloat);
     std::vector<float> copy(static_cast<size_t>(ELEMENTS));
-    Side limit{"memcpy (2 threads)", [&] {
+    Side limit{"memcpy", [&] {
                    parallel_memcpy(copy.data(), x.host.data(), static_cast<size_t>(ELEMENTS));
                }};
     using Tp = tp_status_t *(*)(tp_context_t *, tp_tensor_t *, tp_tensor_t **);
@@ -399,10 +418,10 @@ void reduction_rows() {
     const double bytes = 4.0 * SIDE * SIDE;
     std::vector<float> copy(static_cast<size_t>(ELEMENTS));
     // A read-only limit: the bytes a reduction reads, summed by a plain loop on 2 threads.
-    Side limit{"plain sum loop (2 threads)", [&] {
+    Side limit{"plain sum loop", [&] {
                    const float *p = x.host.data();
                    float total = 0;
-#pragma omp parallel for num_threads(2) reduction(+ : total) schedule(static)
+#pragma omp parallel for num_threads(plain_threads()) reduction(+ : total) schedule(static)
                    for (int64_t i = 0; i < ELEMENTS; i++) total += p[i];
                    volatile float sink = total;
                    (void)sink;
@@ -477,7 +496,7 @@ void softmax_and_transpose_rows() {
         Pair x = pair({SIDE, 1000}, -4.0f, 4.0f, 8);
         at::Tensor out = at::empty({SIDE, 1000}, at::kFloat);
         std::vector<float> copy(x.host.size());
-        Side limit{"memcpy (2 threads)",
+        Side limit{"memcpy",
                    [&] { parallel_memcpy(copy.data(), x.host.data(), copy.size()); }};
         tp_tensor_t *tin = x.tp;
         const double bytes = 8.0 * SIDE * 1000;
@@ -514,7 +533,7 @@ void softmax_and_transpose_rows() {
                                                  : std::vector<int64_t>{0, 2, 1};
         int64_t b = c.batch, r = c.rows, k = c.cols;
         run_row({c.name, Unit::GBPS, 8.0 * static_cast<double>(x.host.size()),
-                 {{"blocked loop (2 threads)",
+                 {{"blocked loop",
                    [&, b, r, k] { blocked_transpose(moved.data(), x.host.data(), b, r, k); }},
                   {"tensorplug", tp_side([tin, perm](tp_tensor_t **y) {
                        return tp_transpose(tp_ctx, tin, perm.data(), perm.size(), y);
@@ -617,16 +636,19 @@ void dispatch_rows() {
 }  // namespace
 
 int main() {
+    const int threads = cpu_time_mode() ? 1 : 2;
+    // Before the first context: the CPU device reads it once (OpenBLAS's threads included).
+    if (threads == 1) setenv("TP_CPU_THREADS", "1", 1);
     tp_log_set_level(TP_LOG_ERROR);
     tp_context_options_t options = TP_CONTEXT_OPTIONS_INIT;
     options.no_plugins = true;  // the built-in CPU alone: no plug-in's devices in the figures
     TP_CHECK(tp_context_create(&options, &tp_ctx));
-    at::set_num_threads(2);
-    omp_set_num_threads(2);
-    std::printf("tensorplug vs libtorch and the direct limit; float32, 2 threads, median of %d "
-                "interleaved rounds.\nGB/s counts bytes read + written; 'vs' is speed relative "
-                "(above 1: faster).\n\n",
-                rounds_wanted());
+    at::set_num_threads(threads);
+    omp_set_num_threads(threads);
+    std::printf("tensorplug vs libtorch and the direct limit; float32, %d thread(s), %s, median "
+                "of %d interleaved rounds.\nGB/s counts bytes read + written; 'vs' is speed "
+                "relative (above 1: faster).\n\n",
+                threads, threads == 1 ? "process CPU time" : "wall time", rounds_wanted());
     dispatch_rows();
     elementwise_rows();
     transcendental_rows();
