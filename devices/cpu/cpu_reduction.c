@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Reductions over axes (Sum, Mean, Max, Min) and Softmax over the last dimension. */
-#include <math.h>
+/* Reductions over axes (Sum, Mean, Max, Min): floats through cpu_reduce_runs.c, integers by an
+ * element walk here. */
 #include <stdbool.h>
 #include <stdlib.h>
 
@@ -8,16 +8,6 @@
 #include "cpu_reduce_runs.h"
 
 typedef enum { SUM, MEAN, MAX, MIN } reduction_t;
-
-/* Element i of a float tensor as a double (cpu_dtypes.h); integers are reduced in 64-bit
- * integers below instead. */
-static double load(const cpu_tensor_t *t, int64_t i) {
-    return cpu_load_float(t->data, t->view.dtype, i);
-}
-
-static void store(cpu_tensor_t *t, int64_t i, double value) {
-    cpu_store_float(t->data, t->view.dtype, i, value);
-}
 
 /* The output element that input element i is reduced into: its coordinates over `out_strides`,
  * which are 0 along the reduced dimensions. */
