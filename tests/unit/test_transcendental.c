@@ -80,7 +80,9 @@ static float *float_inputs(size_t *count) {
         -87.33654f, -87.4f, -103.97208f, -103.9721f, -104.0f, -110.0f, 1e-30f, -1e-30f, 1e-10f,
         1e-5f, -1e-5f, 0.004f, 0.5493f, 9.0f, 9.01f, -9.01f, 20.0f, 1e30f, -1e30f};
     size_t n_edges = sizeof edges / sizeof *edges, stride = 65521, n = n_edges;
-    float *x = malloc((n_edges + (1ull << 32) / stride + 2001) * sizeof *x);
+    /* the stride's multiples below 2^32: 2^32 / stride rounded up */
+    size_t n_strided = (size_t)(((1ull << 32) + stride - 1) / stride);
+    float *x = malloc((n_edges + n_strided + 2001) * sizeof *x);
     assert_non_null(x);
     memcpy(x, edges, sizeof edges);
     for (uint64_t bits = 0; bits < (1ull << 32); bits += stride) {
