@@ -58,17 +58,23 @@ entries=("$cache"/*.bin)
 check "one cache entry is written (got: ${entries[*]})" $?
 entry=${entries[0]}
 size=$(stat -c %s "$entry")
+# An entry is whole when the binary size its header declares (8 bytes after the 8-byte magic)
+# is what follows the 24-byte header. The rebuilt binary's size may differ from the first one's:
+# PoCL embeds its own kernel cache, which a first build on a fresh machine fills.
+whole() { [ "$(od -An -t u8 -j 8 -N 8 "$1" | tr -d ' ')" -eq $(($(stat -c %s "$1") - 24)) ]; }
+whole "$entry"
+check "the entry's header declares the binary that follows it" $?
 [ "$(ls -A "$cache" | wc -l)" -eq 1 ]
 check "no temporary file is left beside the entry" $?
 printf '\xde\xad\xbe\xef\xde\xad\xbe\xef' | dd of="$entry" bs=1 seek=$((size / 2)) conv=notrunc 2>/dev/null
 out=$(relu)
 expect_line "Relu is right from a cache entry with flipped bytes" "$out" "$expected"
-[ "$(stat -c %s "$entry")" -eq "$size" ] && ! grep -q $'\xde\xad\xbe\xef\xde\xad\xbe\xef' "$entry"
+whole "$entry" && ! grep -q $'\xde\xad\xbe\xef\xde\xad\xbe\xef' "$entry"
 check "the damaged entry is rewritten whole" $?
 truncate -s 20 "$entry"
 out=$(relu)
 expect_line "Relu is right from a cache entry cut short" "$out" "$expected"
-[ "$(stat -c %s "$entry")" -eq "$size" ]
+[ "$(stat -c %s "$entry")" -gt 24 ] && whole "$entry"
 check "the cut entry is rewritten whole" $?
 rm -rf "$cache"
 out=$(TP_OPENCL_CACHE_DIR=none TP_OPENCL_DEVICE_TYPES=cpu "$relu_on_gpu" 2>&1)
