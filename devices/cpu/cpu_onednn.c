@@ -37,8 +37,12 @@
 void omp_set_num_threads(int threads);
 int omp_get_max_threads(void);
 
-/* MAX_SLICES: cpu_parallel_for runs a call in at most 16 slices. */
-enum { CACHE_SLOTS = 64, ALIGNMENT = 64, MAX_SLICES = 16 };
+/* MAX_SLICES: cpu_parallel_for runs a call in at most 16 slices. SCRATCH_ALIGNMENT: the scratch
+ * space and each part of it start on a page. oneDNN 2.6 sizes a scratchpad as if it started
+ * on a wider boundary than the cache line: its AVX2 1x1 filter gradient with a stride wrote up
+ * to 36 bytes past a scratchpad that started on 64 bytes but not on 128 (heap corruption in
+ * test_conv), and nothing past one that starts on a page. */
+enum { CACHE_SLOTS = 64, ALIGNMENT = 64, SCRATCH_ALIGNMENT = 4096, MAX_SLICES = 16 };
 
 typedef struct {
     cpu_onednn_op_t op;
@@ -282,7 +286,13 @@ static void make_pool(steps_t *m, plan_t *p, const cpu_window_t *w, size_t *scra
     dnnl_primitive_attr_destroy(attr);
 }
 
-static size_t aligned(size_t bytes) { return (bytes + ALIGNMENT - 1) / ALIGNMENT * ALIGNMENT; }
+static size_t aligned_to(size_t bytes, size_t alignment) {
+    return (bytes + alignment - 1) / alignment * alignment;
+}
+
+static size_t aligned(size_t bytes) { return aligned_to(bytes, ALIGNMENT); }
+
+static size_t scratch_aligned(size_t bytes) { return aligned_to(bytes, SCRATCH_ALIGNMENT); }
 
 static plan_t *make_plan(const plan_key_t *key, const cpu_window_t *w, const char *op_name,
                          failure_t *failure) {
@@ -308,15 +318,15 @@ static plan_t *make_plan(const plan_key_t *key, const cpu_window_t *w, const cha
     }
     size_t offset = 0;
     p->staged_offset = offset;
-    offset += p->staged ? aligned(dnnl_memory_desc_get_size(&p->staged_md)) : 0;
+    offset += p->staged ? scratch_aligned(dnnl_memory_desc_get_size(&p->staged_md)) : 0;
     if (key->op == CPU_ONEDNN_MAX_POOL_GRAD) {
         p->workspace_offset = offset;
-        offset += aligned(dnnl_memory_desc_get_size(&p->workspace_md));
+        offset += scratch_aligned(dnnl_memory_desc_get_size(&p->workspace_md));
         p->forward_offset = offset;
-        offset += aligned(dnnl_memory_desc_get_size(&p->forward_md));
+        offset += scratch_aligned(dnnl_memory_desc_get_size(&p->forward_md));
     }
     p->scratchpad_offset = offset;
-    offset += aligned(scratchpad_bytes);
+    offset += scratch_aligned(scratchpad_bytes);
     p->scratch_bytes = offset;
     return p;
 }
@@ -549,7 +559,7 @@ static void run_slice(void *arg, int64_t first, int64_t end) {
     plan_t *plan = acquire_plan(&key, &w, call->op_name, &call->failure);
     unsigned char *scratch = NULL;
     if (plan != NULL && plan->scratch_bytes > 0) {
-        scratch = aligned_alloc(ALIGNMENT, plan->scratch_bytes);
+        scratch = aligned_alloc(SCRATCH_ALIGNMENT, plan->scratch_bytes);
         if (scratch == NULL)
             fail(&call->failure, TP_RESOURCE_EXHAUSTED,
                  "%s: no host memory for oneDNN's %zu bytes of scratch space", call->op_name,
