@@ -42,15 +42,80 @@ typedef struct {
 
 static bool is_sum(cpu_reduce_t op) { return op == CPU_REDUCE_SUM || op == CPU_REDUCE_MEAN; }
 
-/* Everything below once per float type: T the type, S its name's suffix. */
-#define DEFINE_RUNS(T, S)                                                                      \
-    /* The extreme of a and b that Max (take_larger) or Min keeps: a when it is beyond b or    \
-     * NaN. Written without branches, so that a loop of it vectorises. */                      \
+/* The extreme of a and b that Max (take_larger) or Min keeps: a when it is beyond b or NaN.
+ * Written without branches, so that a loop of it may vectorise. */
+#define DEFINE_PICK(T, S)                                                                      \
     static inline T pick_##S(bool take_larger, T a, T b) {                                     \
         bool beyond = take_larger ? a > b : a < b;                                             \
         return (beyond | (a != a)) ? a : b;                                                    \
-    }                                                                                          \
-                                                                                               \
+    }
+DEFINE_PICK(float, f32)
+DEFINE_PICK(double, f64)
+
+/* Max and Min of a contiguous run on x86-64, whose every CPU has SSE2: maxps (or minps) into
+ * four accumulators and, beside them, a mask of the NaNs seen (cmpunordps), three instructions
+ * per four floats. Written with the intrinsics because gcc keeps the NaN-keeping pick of the
+ * portable loop scalar, at a third of a sum's speed. maxps gives its second operand when
+ * either is NaN, so the accumulators never hold a NaN and the mask alone says whether the
+ * result is one. */
+#if defined(__SSE2__)
+#include <emmintrin.h>
+
+#define DEFINE_EXTREME_SSE2(T, S, V, W, LOAD, MAX, MIN, UNORDERED, OR, SET1, STORE, MOVEMASK)  \
+    static T extreme_sse2_##S(bool take_larger, const T *x, int64_t n) {                       \
+        T start = take_larger ? -INFINITY : INFINITY;                                          \
+        V acc[4] = {SET1(start), SET1(start), SET1(start), SET1(start)}, nan = SET1(0);        \
+        int64_t i = 0;                                                                         \
+        if (take_larger)                                                                       \
+            for (; i + 4 * W <= n; i += 4 * W)                                                 \
+                for (int v = 0; v < 4; v++) {                                                  \
+                    V value = LOAD(x + i + v * W);                                             \
+                    acc[v] = MAX(value, acc[v]), nan = OR(nan, UNORDERED(value, value));       \
+                }                                                                              \
+        else                                                                                   \
+            for (; i + 4 * W <= n; i += 4 * W)                                                 \
+                for (int v = 0; v < 4; v++) {                                                  \
+                    V value = LOAD(x + i + v * W);                                             \
+                    acc[v] = MIN(value, acc[v]), nan = OR(nan, UNORDERED(value, value));       \
+                }                                                                              \
+        if (MOVEMASK(nan) != 0) return (T)NAN;                                                 \
+        T lanes[4 * W], result = start;                                                        \
+        for (int v = 0; v < 4; v++) STORE(lanes + v * W, acc[v]);                              \
+        for (int k = 0; k < 4 * W; k++) result = pick_##S(take_larger, lanes[k], result);      \
+        for (; i < n; i++) result = pick_##S(take_larger, x[i], result);                       \
+        return result;                                                                         \
+    }
+
+DEFINE_EXTREME_SSE2(float, f32, __m128, 4, _mm_loadu_ps, _mm_max_ps, _mm_min_ps, _mm_cmpunord_ps,
+                    _mm_or_ps, _mm_set1_ps, _mm_storeu_ps, _mm_movemask_ps)
+DEFINE_EXTREME_SSE2(double, f64, __m128d, 2, _mm_loadu_pd, _mm_max_pd, _mm_min_pd,
+                    _mm_cmpunord_pd, _mm_or_pd, _mm_set1_pd, _mm_storeu_pd, _mm_movemask_pd)
+#define EXTREME(S) extreme_sse2_##S
+#else
+/* Elsewhere, the portable loop. Separate loops for Max and Min, so that neither tests which
+ * it is per element. */
+#define DEFINE_EXTREME_LANES(T, S)                                                             \
+    static T extreme_lanes_##S(bool take_larger, const T *x, int64_t n) {                      \
+        T acc[LANES];                                                                          \
+        for (int k = 0; k < LANES; k++) acc[k] = take_larger ? -INFINITY : INFINITY;           \
+        int64_t i = 0;                                                                         \
+        if (take_larger)                                                                       \
+            for (; i + LANES <= n; i += LANES)                                                 \
+                for (int k = 0; k < LANES; k++) acc[k] = pick_##S(true, x[i + k], acc[k]);     \
+        else                                                                                   \
+            for (; i + LANES <= n; i += LANES)                                                 \
+                for (int k = 0; k < LANES; k++) acc[k] = pick_##S(false, x[i + k], acc[k]);    \
+        for (int k = 0; i < n; i++, k++) acc[k] = pick_##S(take_larger, x[i], acc[k]);         \
+        for (int k = 1; k < LANES; k++) acc[0] = pick_##S(take_larger, acc[k], acc[0]);        \
+        return acc[0];                                                                         \
+    }
+DEFINE_EXTREME_LANES(float, f32)
+DEFINE_EXTREME_LANES(double, f64)
+#define EXTREME(S) extreme_lanes_##S
+#endif
+
+/* Everything below once per float type: T the type, S its name's suffix. */
+#define DEFINE_RUNS(T, S)                                                                      \
     static T pairwise_sum_##S(const T *x, int64_t n) {                                         \
         if (n > PAIRWISE_BASE) {                                                               \
             int64_t half = n / 2 / LANES * LANES;                                              \
@@ -66,24 +131,8 @@ static bool is_sum(cpu_reduce_t op) { return op == CPU_REDUCE_SUM || op == CPU_R
         return acc[0];                                                                         \
     }                                                                                          \
                                                                                                \
-    /* Separate loops for Max and Min, so that neither tests which it is per element. */       \
-    static T extreme_##S(bool take_larger, const T *x, int64_t n) {                            \
-        T acc[LANES];                                                                          \
-        for (int k = 0; k < LANES; k++) acc[k] = take_larger ? -INFINITY : INFINITY;           \
-        int64_t i = 0;                                                                         \
-        if (take_larger)                                                                       \
-            for (; i + LANES <= n; i += LANES)                                                 \
-                for (int k = 0; k < LANES; k++) acc[k] = pick_##S(true, x[i + k], acc[k]);     \
-        else                                                                                   \
-            for (; i + LANES <= n; i += LANES)                                                 \
-                for (int k = 0; k < LANES; k++) acc[k] = pick_##S(false, x[i + k], acc[k]);    \
-        for (int k = 0; i < n; i++, k++) acc[k] = pick_##S(take_larger, x[i], acc[k]);         \
-        for (int k = 1; k < LANES; k++) acc[0] = pick_##S(take_larger, acc[k], acc[0]);        \
-        return acc[0];                                                                         \
-    }                                                                                          \
-                                                                                               \
     static T contiguous_##S(cpu_reduce_t op, const T *x, int64_t n) {                          \
-        return is_sum(op) ? pairwise_sum_##S(x, n) : extreme_##S(op == CPU_REDUCE_MAX, x, n);  \
+        return is_sum(op) ? pairwise_sum_##S(x, n) : EXTREME(S)(op == CPU_REDUCE_MAX, x, n);   \
     }                                                                                          \
                                                                                                \
     /* Outputs [begin, end) of a run with inner == 1, one whole run each. */                   \
@@ -110,7 +159,7 @@ static bool is_sum(cpu_reduce_t op) { return op == CPU_REDUCE_SUM || op == CPU_R
         for (int64_t c = 0; c < n; c++) to[c] += row[c];                                       \
     }                                                                                          \
                                                                                                \
-    /* Tasks [begin, end) of a run with inner > 1: task t is strip t % strips of output row   \
+    /* Tasks [begin, end) of a run with inner > 1: task t is strip t % strips of output row    \
      * t / strips, reduced down all run->length rows. A sum keeps a stack of partial rows, one \
      * per level of the pairwise tree, merging two of a level as a binary counter carries. */  \
     static void row_strips_##S(void *arg, int64_t begin, int64_t end) {                        \
@@ -146,7 +195,8 @@ static bool is_sum(cpu_reduce_t op) { return op == CPU_REDUCE_SUM || op == CPU_R
                 T *acc = stack + top * width;                                                  \
                 memcpy(acc, in + r0 * run->inner, (size_t)n * sizeof(T));                      \
                 int64_t rows = run->length - r0 < ROW_BLOCK ? run->length - r0 : ROW_BLOCK;    \
-                for (int64_t r = 1; r < rows; r++) add_row_##S(acc, in + (r0 + r) * run->inner, n); \
+                for (int64_t r = 1; r < rows; r++)                                             \
+                    add_row_##S(acc, in + (r0 + r) * run->inner, n);                           \
                 top++;                                                                         \
                 for (uint64_t m = ++blocks; (m & 1) == 0; m >>= 1, top--)                      \
                     add_row_##S(stack + (top - 2) * width, stack + (top - 1) * width, n);      \
