@@ -978,6 +978,78 @@ static void transpose_with_a_perm_moves_every_element(void **state) {
     tp_tensor_release(m);
 }
 
+/* Every permutation of ranks 1 to 4, on shapes with dimensions of 1, sizes past a 32-element
+ * tile with a remainder and size 0, for each element size (1, 2, 4 and 8 bytes: the kernel
+ * merges dimensions, copies rows and tiles, so each path is met), against an index walk. */
+static void next_permutation(int64_t *perm, int rank, bool *done) {
+    int i = rank - 2;
+    while (i >= 0 && perm[i] > perm[i + 1]) i--;
+    if (i < 0) {
+        *done = true;
+        return;
+    }
+    int j = rank - 1;
+    while (perm[j] < perm[i]) j--;
+    int64_t t = perm[i];
+    perm[i] = perm[j], perm[j] = t;
+    for (int a = i + 1, b = rank - 1; a < b; a++, b--)
+        t = perm[a], perm[a] = perm[b], perm[b] = t;
+}
+
+static void transpose_matches_an_index_walk(void **state) {
+    tp_context_t *c = *state;
+    const tp_shape_t shapes[] = {
+        TP_SHAPE(70),          TP_SHAPE(37, 70),     TP_SHAPE(1, 45),
+        TP_SHAPE(3, 1, 40, 2), TP_SHAPE(2, 33, 34),  TP_SHAPE(5, 0, 3),
+        TP_SHAPE(4, 3, 35, 6), TP_SHAPE(1, 1, 1, 1), TP_SHAPE(2, 65, 1, 3),
+    };
+    const tp_dtype_t dtypes[] = {TP_UINT8, TP_INT16, TP_FLOAT32, TP_INT64};
+    for (size_t s = 0; s < COUNT_OF(shapes); s++) {
+        tp_shape_t shape = shapes[s];
+        int rank = shape.rank;
+        int64_t count = element_count(shape), strides[TP_MAX_RANK], stride = 1;
+        for (int d = rank - 1; d >= 0; d--) strides[d] = stride, stride *= shape.dims[d];
+        for (size_t t = 0; t < COUNT_OF(dtypes); t++) {
+            size_t size = tp_dtype_size(dtypes[t]);
+            unsigned char *bytes = malloc((size_t)(count > 0 ? count : 1) * size);
+            unsigned char *want = malloc((size_t)(count > 0 ? count : 1) * size);
+            assert_non_null(bytes);
+            assert_non_null(want);
+            for (size_t b = 0; b < (size_t)count * size; b++) bytes[b] = (unsigned char)(b * 7 + 3);
+            tp_tensor_t *x = tensor_of_bytes(c, dtypes[t], shape, bytes, (size_t)count * size);
+            int64_t perm[TP_MAX_RANK];
+            for (int d = 0; d < rank; d++) perm[d] = d;
+            for (bool done = false; !done; next_permutation(perm, rank, &done)) {
+                tp_shape_t out_shape = {.rank = rank};
+                for (int d = 0; d < rank; d++) out_shape.dims[d] = shape.dims[perm[d]];
+                for (int64_t i = 0; i < count; i++) {
+                    int64_t rest = i, source = 0;
+                    for (int d = rank - 1; d >= 0; d--) {
+                        source += rest % out_shape.dims[d] * strides[perm[d]];
+                        rest /= out_shape.dims[d];
+                    }
+                    memcpy(want + (size_t)i * size, bytes + (size_t)source * size, size);
+                }
+                tp_tensor_t *y = NULL;
+                assert_ok(tp_transpose(c, x, perm, (size_t)rank, &y));
+                assert_tensor_shape(y, out_shape);
+                unsigned char *got = malloc((size_t)(count > 0 ? count : 1) * size);
+                assert_non_null(got);
+                assert_ok(tp_tensor_read(y, got, (size_t)count * size));
+                if (count > 0 && memcmp(got, want, (size_t)count * size) != 0)
+                    fail_msg("Transpose of shape %zu, dtype %s, perm %d%d%d%d: wrong elements", s,
+                             tp_dtype_name(dtypes[t]), (int)perm[0], rank > 1 ? (int)perm[1] : 0,
+                             rank > 2 ? (int)perm[2] : 0, rank > 3 ? (int)perm[3] : 0);
+                free(got);
+                tp_tensor_release(y);
+            }
+            tp_tensor_release(x);
+            free(bytes);
+            free(want);
+        }
+    }
+}
+
 static void transpose_refuses_a_bad_perm(void **state) {
     tp_context_t *c = *state;
     tp_tensor_t *x = F32(c, TP_SHAPE(1, 2, 3), 1, 2, 3, 4, 5, 6), *y;
@@ -1406,6 +1478,7 @@ int main(void) {
         TEST(reshape_keeps_the_values_in_row_major_order),
         TEST(reshape_refuses_shapes_that_do_not_fit),
         TEST(transpose_with_a_perm_moves_every_element),
+        TEST(transpose_matches_an_index_walk),
         TEST(transpose_refuses_a_bad_perm),
         TEST(softmax_normalizes_each_row),
         TEST(softmax_needs_at_least_one_dimension),
