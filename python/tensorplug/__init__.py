@@ -38,6 +38,9 @@ from . import datasets  # noqa: E402,F401
 from ._tensorplug import device  # noqa: E402
 from . import config  # noqa: E402
 from . import debugging  # noqa: E402
+# "Using GPUs" names the memory fraction tf.gpu.set_per_process_memory_fraction() in its text
+# and tf.config.gpu.set_per_process_memory_fraction() in its code: both names work here.
+gpu = config.gpu
 
 # ---- The ops under their TensorFlow names (tp.add, tp.matmul, tp.reduce_sum, ...) -------------
 from ._tensorplug import (  # noqa: E402

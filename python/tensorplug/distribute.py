@@ -16,8 +16,8 @@ import numpy as np
 
 from . import _tensorplug
 
-__all__ = ["MirroredStrategy", "PerReplica", "ReduceOp", "get_replica_context", "get_strategy",
-           "has_strategy", "experimental_set_strategy"]
+__all__ = ["MirroredStrategy", "Strategy", "PerReplica", "ReduceOp", "get_replica_context",
+           "get_strategy", "has_strategy", "experimental_set_strategy"]
 
 
 class ReduceOp:
@@ -171,7 +171,17 @@ class _DistributedDataset:
                 yield PerReplica(_split_rows(element, count))
 
 
-class MirroredStrategy:
+class Strategy:
+    """The base of every distribution strategy, as tf.distribute.Strategy is: a program may test
+    isinstance(s, tp.distribute.Strategy). It is made through a subclass (MirroredStrategy)."""
+
+    def __init__(self, *args, **kwargs):
+        del args, kwargs
+        raise TypeError("tp.distribute.Strategy is a base class: make a "
+                        "tp.distribute.MirroredStrategy")
+
+
+class MirroredStrategy(Strategy):
     """Synchronous training on several devices of one machine: a copy of every variable made in
     scope() on each device, each batch split among them, gradients all-reduced."""
 

@@ -407,6 +407,12 @@ def test_gpu_per_process_memory_fraction_caps_every_device_but_the_cpu():
     ]
 
 
+def test_the_documents_prose_name_tp_gpu_sets_the_same_fraction():
+    out = configured("print(tp.gpu.set_per_process_memory_fraction(0.4))\n" +
+                     FRACTION_PROGRAM, TP_APU_MEMORY="64M")
+    assert out.splitlines()[1:] == ["8 MiB more: ResourceExhaustedError", "40"]
+
+
 def test_without_the_fraction_the_same_program_fits():
     out = configured(FRACTION_PROGRAM, TP_APU_MEMORY="64M")
     assert out.splitlines() == ["8 MiB more: fits", "40"]

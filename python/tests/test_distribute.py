@@ -37,6 +37,12 @@ def test_one_replica_on_the_cpu():
     assert result.device == LOGICAL + "CPU:0"
 
 
+def test_every_strategy_is_a_tp_distribute_strategy():
+    assert isinstance(tp.distribute.MirroredStrategy(["/cpu:0"]), tp.distribute.Strategy)
+    with pytest.raises(TypeError, match="base class: make a tp.distribute.MirroredStrategy"):
+        tp.distribute.Strategy()
+
+
 def test_scope_is_a_context_manager():
     strategy = tp.distribute.MirroredStrategy(["/cpu:0"])
     assert not tp.distribute.has_strategy()
