@@ -8,13 +8,13 @@
  *   threads with half the batch each (what the hardware allows two replicas).
  * TP_CPU_THREADS=1 is set before the first context, so every CPU kernel runs on the thread
  * that launched it: one thread per replica. */
-#include <cblas.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bench_support.h"
+#include "mlp_direct.h"
 #include "tensorplug/tensorplug.h"
 #include "tensorplug/training.h"
 
@@ -223,9 +223,9 @@ static void bench_all_reduce(void) {
 /* ---- A training step ------------------------------------------------------------------------- */
 
 enum {
-    FEATURES = 784,
-    HIDDEN = 256,
-    UNITS = 10,
+    FEATURES = MLP_FEATURES,
+    HIDDEN = MLP_HIDDEN,
+    UNITS = MLP_UNITS,
     BATCH = 256,
     BATCHES = 8,
     ROWS = BATCH * BATCHES,
@@ -234,111 +234,17 @@ enum {
 
 static const double LEARNING_RATE = 0.01;
 
-/* ---- The baseline: the step written directly with cblas_sgemm ---- */
-
-typedef struct {
-    float *w1, *b1, *w2, *b2; /* the weights, shared */
-} weights_t;
-
-typedef struct {
-    const weights_t *weights;
-    const float *x, *y; /* this share's rows */
-    int rows;
-    float *z1, *h, *z2, *d2, *dh;      /* rows x ... scratch */
-    float *dw1, *db1, *dw2, *db2;      /* this share's gradients */
-} share_t;
-
-/* The gradients of mean((y - prediction)^2) over the whole batch of BATCH rows from this
- * share's rows: 5 sgemm calls (x is not trained, so no dx). */
-static void share_step(share_t *s) {
-    const weights_t *w = s->weights;
-    int m = s->rows;
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, HIDDEN, FEATURES, 1.0f, s->x,
-                FEATURES, w->w1, HIDDEN, 0.0f, s->z1, HIDDEN);
-    for (int i = 0; i < m; i++)
-        for (int j = 0; j < HIDDEN; j++) {
-            float z = s->z1[i * HIDDEN + j] + w->b1[j];
-            s->z1[i * HIDDEN + j] = z;
-            s->h[i * HIDDEN + j] = z > 0 ? z : 0;
-        }
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, UNITS, HIDDEN, 1.0f, s->h, HIDDEN,
-                w->w2, UNITS, 0.0f, s->z2, UNITS);
-    const float scale = 2.0f / (float)(BATCH * UNITS);
-    for (int i = 0; i < m; i++)
-        for (int j = 0; j < UNITS; j++)
-            s->d2[i * UNITS + j] = (s->z2[i * UNITS + j] + w->b2[j] - s->y[i * UNITS + j]) * scale;
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, HIDDEN, UNITS, m, 1.0f, s->h, HIDDEN,
-                s->d2, UNITS, 0.0f, s->dw2, UNITS);
-    for (int j = 0; j < UNITS; j++) s->db2[j] = 0;
-    for (int i = 0; i < m; i++)
-        for (int j = 0; j < UNITS; j++) s->db2[j] += s->d2[i * UNITS + j];
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, HIDDEN, UNITS, 1.0f, s->d2, UNITS,
-                w->w2, UNITS, 0.0f, s->dh, HIDDEN);
-    for (int j = 0; j < HIDDEN; j++) s->db1[j] = 0;
-    for (int i = 0; i < m; i++)
-        for (int j = 0; j < HIDDEN; j++) {
-            float d = s->z1[i * HIDDEN + j] > 0 ? s->dh[i * HIDDEN + j] : 0;
-            s->dh[i * HIDDEN + j] = d;
-            s->db1[j] += d;
-        }
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, FEATURES, HIDDEN, m, 1.0f, s->x,
-                FEATURES, s->dh, HIDDEN, 0.0f, s->dw1, HIDDEN);
-}
+/* ---- The baseline: the step written directly with cblas_sgemm (mlp_direct.h) ---- */
 
 static void *share_thread(void *arg) {
-    share_step(arg);
+    mlp_share_step(arg);
     return NULL;
-}
-
-static float *floats_or_die(size_t count) {
-    float *p = calloc(count, sizeof(float));
-    if (p == NULL) exit(1);
-    return p;
-}
-
-static void share_init(share_t *s, const weights_t *weights, int rows) {
-    *s = (share_t){.weights = weights, .rows = rows};
-    s->z1 = floats_or_die((size_t)rows * HIDDEN);
-    s->h = floats_or_die((size_t)rows * HIDDEN);
-    s->z2 = floats_or_die((size_t)rows * UNITS);
-    s->d2 = floats_or_die((size_t)rows * UNITS);
-    s->dh = floats_or_die((size_t)rows * HIDDEN);
-    s->dw1 = floats_or_die((size_t)FEATURES * HIDDEN);
-    s->db1 = floats_or_die(HIDDEN);
-    s->dw2 = floats_or_die((size_t)HIDDEN * UNITS);
-    s->db2 = floats_or_die(UNITS);
-}
-
-static void share_free(share_t *s) {
-    free(s->z1);
-    free(s->h);
-    free(s->z2);
-    free(s->d2);
-    free(s->dh);
-    free(s->dw1);
-    free(s->db1);
-    free(s->dw2);
-    free(s->db2);
-}
-
-/* w -= lr * (sum of the shares' gradients) */
-static void apply(float *w, const share_t *shares, int count, size_t which, size_t n) {
-    const float *grads[2];
-    for (int s = 0; s < count; s++) {
-        const float *of_share[] = {shares[s].dw1, shares[s].db1, shares[s].dw2, shares[s].db2};
-        grads[s] = of_share[which];
-    }
-    const float lr = (float)LEARNING_RATE;
-    if (count == 1)
-        for (size_t i = 0; i < n; i++) w[i] -= lr * grads[0][i];
-    else
-        for (size_t i = 0; i < n; i++) w[i] -= lr * (grads[0][i] + grads[1][i]);
 }
 
 /* Seconds for one epoch (BATCHES steps) of the direct step, with the batch split among
  * `threads` threads started for every step, as a strategy's run starts its replicas. */
-static double direct_epoch_seconds(const float *x, const float *y, const weights_t *weights,
-                                   share_t *shares, int threads) {
+static double direct_epoch_seconds(const float *x, const float *y, const mlp_weights_t *weights,
+                                   mlp_share_t *shares, int threads) {
     int rows = shares[0].rows;
     double start = now_seconds();
     for (int b = 0; b < BATCHES; b++) {
@@ -348,16 +254,13 @@ static double direct_epoch_seconds(const float *x, const float *y, const weights
             shares[t].y = y + ((size_t)b * BATCH + (size_t)t * (size_t)rows) * UNITS;
         }
         if (threads == 1) {
-            share_step(&shares[0]);
+            mlp_share_step(&shares[0]);
         } else {
             for (int t = 0; t < threads; t++)
                 if (pthread_create(&ids[t], NULL, share_thread, &shares[t]) != 0) exit(1);
             for (int t = 0; t < threads; t++) pthread_join(ids[t], NULL);
         }
-        apply(weights->w1, shares, threads, 0, (size_t)FEATURES * HIDDEN);
-        apply(weights->b1, shares, threads, 1, HIDDEN);
-        apply(weights->w2, shares, threads, 2, (size_t)HIDDEN * UNITS);
-        apply(weights->b2, shares, threads, 3, UNITS);
+        mlp_apply_all(weights, shares, threads, (float)LEARNING_RATE);
     }
     return now_seconds() - start;
 }
@@ -403,7 +306,7 @@ static tp_status_t *empty_replica(tp_replica_context_t *replica, void *arg) {
 static tp_tensor_t *small_values_on(tp_context_t *context, const char *device, int64_t rows,
                                     int64_t columns) {
     size_t count = (size_t)rows * (size_t)(columns > 0 ? columns : 1);
-    float *values = floats_or_die(count);
+    float *values = mlp_floats(count);
     for (size_t i = 0; i < count; i++) values[i] = (float)(i % 11) * 1e-3f;
     TP_CHECK(tp_device_push(context, device));
     tp_tensor_t *t;
@@ -482,8 +385,8 @@ static void bench_training(void) {
     tp_model_t *model1 = dense_model(context, one), *model2 = dense_model(context, two);
 
     /* The direct baseline starts from replica 0's weights of the one-device model. */
-    weights_t weights = {floats_or_die((size_t)FEATURES * HIDDEN), floats_or_die(HIDDEN),
-                         floats_or_die((size_t)HIDDEN * UNITS), floats_or_die(UNITS)};
+    mlp_weights_t weights = {mlp_floats((size_t)FEATURES * HIDDEN), mlp_floats(HIDDEN),
+                             mlp_floats((size_t)HIDDEN * UNITS), mlp_floats(UNITS)};
     float *parts[2][2] = {{weights.w1, weights.b1}, {weights.w2, weights.b2}};
     size_t sizes[2][2] = {{(size_t)FEATURES * HIDDEN, HIDDEN}, {(size_t)HIDDEN * UNITS, UNITS}};
     for (size_t l = 0; l < 2; l++) {
@@ -499,10 +402,10 @@ static void bench_training(void) {
     double loss1 = 0, loss2 = 0;
     (void)fit_seconds(model1, xs, ys, &loss1);
     (void)fit_seconds(model2, xs, ys, &loss2);
-    share_t whole, halves[2]; /* the direct steps' scratch, made once */
-    share_init(&whole, &weights, BATCH);
-    share_init(&halves[0], &weights, BATCH / 2);
-    share_init(&halves[1], &weights, BATCH / 2);
+    mlp_share_t whole, halves[2]; /* the direct steps' scratch, made once */
+    mlp_share_init(&whole, &weights, BATCH, BATCH);
+    mlp_share_init(&halves[0], &weights, BATCH / 2, BATCH);
+    mlp_share_init(&halves[1], &weights, BATCH / 2, BATCH);
     (void)direct_epoch_seconds(x, y, &weights, &whole, 1);
     (void)direct_epoch_seconds(x, y, &weights, halves, 2);
     double fit1[FIT_REPEATS], fit2[FIT_REPEATS], direct1[FIT_REPEATS], direct2[FIT_REPEATS];
@@ -537,9 +440,9 @@ static void bench_training(void) {
     tp_tensor_release(ys);
     TP_CHECK(tp_context_synchronize(context));
     tp_context_destroy(context);
-    share_free(&whole);
-    share_free(&halves[0]);
-    share_free(&halves[1]);
+    mlp_share_free(&whole);
+    mlp_share_free(&halves[0]);
+    mlp_share_free(&halves[1]);
     free(weights.w1);
     free(weights.b1);
     free(weights.w2);

@@ -13,6 +13,7 @@
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <cblas.h>
+#include <torch/csrc/autograd/autograd.h>
 #include <omp.h>
 
 #include <algorithm>
@@ -21,6 +22,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <dnnl.hpp>
+#include <pthread.h>
 #include <functional>
 #include <ctime>
 #include <string>
@@ -28,6 +30,9 @@
 #include <vector>
 
 #include "tensorplug/tensorplug.h"
+#include "tensorplug/training.h"
+
+#include "../mlp_direct.h"
 
 namespace {
 
@@ -39,7 +44,7 @@ struct Side {
 };
 
 // One row: `work` is bytes moved (read + written) for GB/s, floating-point operations for
-// GFLOP/s, and unused for ns. `baselines` are the indices of the limit contenders (the fastest
+// GFLOP/s, and for ns the count of what each figure is per (1: per call). `baselines` are the indices of the limit contenders (the fastest
 // of them is the baseline); `torch` the index of libtorch's `_out` form, or -1.
 struct Row {
     std::string what;
@@ -92,8 +97,8 @@ std::string figure(Unit unit, double work, double seconds) {
         std::snprintf(text, sizeof text, "%9.2f GB/s", work / seconds * 1e-9);
     else if (unit == Unit::GFLOPS)
         std::snprintf(text, sizeof text, "%9.1f GFLOP/s", work / seconds * 1e-9);
-    else
-        std::snprintf(text, sizeof text, "%9.0f ns", seconds * 1e9);
+    else  // per unit of work: per node of a graph, per op of a chain
+        std::snprintf(text, sizeof text, "%9.0f ns", seconds / work * 1e9);
     return text;
 }
 
@@ -633,6 +638,279 @@ void dispatch_rows() {
     tp_tensor_release(x);
 }
 
+
+// ---- The runtime's own costs: plug-ins, a device round trip, graphs, a training step --------
+
+// Two threads handing a token back and forth through one mutex and condition variable: what a
+// host thread's hand-off to a device's queue thread and back costs at least.
+class PingPong {
+  public:
+    PingPong() { pthread_create(&thread_, nullptr, &PingPong::serve, this); }
+    ~PingPong() {
+        pthread_mutex_lock(&mutex_);
+        stop_ = true;
+        pthread_cond_broadcast(&changed_);
+        pthread_mutex_unlock(&mutex_);
+        pthread_join(thread_, nullptr);
+    }
+    void round_trip() {
+        pthread_mutex_lock(&mutex_);
+        pending_ = true;
+        pthread_cond_broadcast(&changed_);
+        while (pending_) pthread_cond_wait(&changed_, &mutex_);
+        pthread_mutex_unlock(&mutex_);
+    }
+
+  private:
+    static void *serve(void *self) {
+        auto *p = static_cast<PingPong *>(self);
+        pthread_mutex_lock(&p->mutex_);
+        for (;;) {
+            while (!p->pending_ && !p->stop_) pthread_cond_wait(&p->changed_, &p->mutex_);
+            if (p->stop_) break;
+            p->pending_ = false;
+            pthread_cond_broadcast(&p->changed_);
+        }
+        pthread_mutex_unlock(&p->mutex_);
+        return nullptr;
+    }
+    pthread_t thread_;
+    pthread_mutex_t mutex_ = PTHREAD_MUTEX_INITIALIZER;
+    pthread_cond_t changed_ = PTHREAD_COND_INITIALIZER;
+    bool pending_ = false, stop_ = false;
+};
+
+// A context that loads the APU's plug-in beside the CPU (the main one loads none).
+tp_context_t *apu_context() {
+    tp_context_options_t options = TP_CONTEXT_OPTIONS_INIT;
+    options.plugin_path = TP_BENCH_APU_PLUGIN_DIR;
+    options.skip_installed_plugins = true;
+    tp_context_t *context = nullptr;
+    TP_CHECK(tp_context_create(&options, &context));
+    return context;
+}
+
+void plugin_rows(tp_context_t *apu) {
+    float one = 1.0f;
+    tp_tensor_t *x = nullptr, *on_cpu = nullptr, *on_apu = nullptr;
+    TP_CHECK(tp_tensor_create(tp_ctx, TP_FLOAT32, shape_of({}), &one, sizeof one, &x));
+    TP_CHECK(tp_tensor_create(apu, TP_FLOAT32, shape_of({}), &one, sizeof one, &on_cpu));
+    run_row({"Add of 1 element on the CPU, the APU's plug-in loaded", Unit::NS, 1,
+             {{"tensorplug, no plug-in", tp_side([x](tp_tensor_t **y) {
+                   return tp_add(tp_ctx, x, x, y);
+               })},
+              {"tensorplug, APU plug-in loaded", tp_side([apu, on_cpu](tp_tensor_t **y) {
+                   return tp_add(apu, on_cpu, on_cpu, y);
+               })}},
+             {0},
+             -1,
+             "goal: the plug-in adds at most 10 ns"});
+    // The APU's queue thread runs the kernel: a launch, the thread's wake-up and the host's
+    // wait for the result. Beside it the least such a round trip costs: a pthread condition
+    // variable ping-pong with a second thread.
+    TP_CHECK(tp_relu(apu, on_cpu, &on_apu));  // Relu runs on APU:0, its output stays there
+    TP_CHECK(tp_tensor_wait(on_apu));
+    PingPong ping;
+    run_row({"APU launch + wait round trip (Relu of 1 element)", Unit::NS, 1,
+             {{"thread ping-pong (condition variable)", [&ping] { ping.round_trip(); }},
+              {"tensorplug, APU:0", [apu, on_apu] {
+                   tp_tensor_t *y = nullptr;
+                   TP_CHECK(tp_relu(apu, on_apu, &y));
+                   TP_CHECK(tp_tensor_wait(y));
+                   tp_tensor_release(y);
+               }}},
+             {0},
+             -1,
+             "goal: at most 10 us"});
+    tp_tensor_release(on_apu);
+    tp_tensor_release(on_cpu);
+    tp_tensor_release(x);
+}
+
+// A chain of 1000 cheap ops (Neg, Relu alternating) on one float: per node as a traced
+// function, per op eagerly, and per op in libtorch (`_out` forms into one tensor).
+enum { CHAIN = 1000 };
+
+tp_status_t *chain(tp_context_t *context, tp_tensor_t *x, tp_tensor_t **out) {
+    tp_tensor_t *value = tp_tensor_retain(x);
+    for (int i = 0; i < CHAIN; i++) {
+        tp_tensor_t *next = nullptr;
+        tp_status_t *error = i % 2 == 0 ? tp_neg(context, value, &next)
+                                        : tp_relu(context, value, &next);
+        tp_tensor_release(value);
+        if (error != nullptr) return error;
+        value = next;
+    }
+    *out = value;
+    return nullptr;
+}
+
+tp_status_t *chain_body(tp_context_t *context, tp_tensor_t *const *inputs, size_t,
+                        tp_tensor_t **outputs, size_t, void *) {
+    return chain(context, inputs[0], &outputs[0]);
+}
+
+void graph_rows() {
+    float one = 1.0f;
+    tp_tensor_t *x = nullptr;
+    TP_CHECK(tp_tensor_create(tp_ctx, TP_FLOAT32, shape_of({}), &one, sizeof one, &x));
+    tp_function_t *function = nullptr;
+    TP_CHECK(tp_function_create(tp_ctx, "chain", chain_body, 1, nullptr, &function));
+    at::Tensor tx = at::ones({}, at::kFloat), a = at::empty({}, at::kFloat),
+               b = at::empty({}, at::kFloat);
+    run_row({"Chain of 1000 Neg/Relu on 1 element, per node", Unit::NS, CHAIN,
+             {{"tensorplug graph (traced function)", tp_side([function, x](tp_tensor_t **y) {
+                   return tp_function_call(function, &x, 1, y, 1);
+               })},
+              {"tensorplug eager", tp_side([x](tp_tensor_t **y) { return chain(tp_ctx, x, y); })},
+              {"libtorch neg_out/relu_out", [&] {
+                   at::neg_out(a, tx);
+                   for (int i = 1; i < CHAIN; i++)
+                       if (i % 2 == 0)
+                           at::neg_out(a, b);
+                       else
+                           at::relu_out(b, a);
+               }}},
+             {},
+             2,
+             "goal: graph at most 30 ns per node"});
+    tp_function_destroy(function);
+    tp_tensor_release(x);
+}
+
+// The training step of mlp_direct.h (Dense(256, relu), Dense(10), MSE, SGD) on a batch of 64:
+// tensorplug eagerly (a tape, the ops, tp_sgd_apply), tensorplug as a traced function that
+// returns the new weights, the step written directly with OpenBLAS, and libtorch's autograd.
+enum { MLP_BATCH = 64 };
+constexpr float MLP_RATE = 0.01f;
+
+struct TpMlp {
+    tp_variable_t *variables[4] = {};
+    tp_tensor_t *x = nullptr, *t = nullptr, *rate = nullptr;
+    tp_function_t *step = nullptr;
+};
+
+// The forward pass and the loss; weights w1, b1, w2, b2.
+tp_status_t *mlp_loss(tp_context_t *c, tp_tensor_t *x, tp_tensor_t *t, tp_tensor_t *const *w,
+                      tp_tensor_t **loss) {
+    tp_tensor_t *z1 = nullptr, *a1 = nullptr, *h = nullptr, *z2 = nullptr, *y = nullptr;
+    tp_status_t *error = tp_matmul(c, x, w[0], false, false, &z1);
+    if (error == nullptr) error = tp_bias_add(c, z1, w[1], &a1);
+    if (error == nullptr) error = tp_relu(c, a1, &h);
+    if (error == nullptr) error = tp_matmul(c, h, w[2], false, false, &z2);
+    if (error == nullptr) error = tp_bias_add(c, z2, w[3], &y);
+    if (error == nullptr) error = tp_mean_squared_error(c, t, y, loss);
+    for (tp_tensor_t *made : {z1, a1, h, z2, y}) tp_tensor_release(made);
+    return error;
+}
+
+void tp_eager_step(TpMlp *m) {
+    tp_tape_t *tape = nullptr;
+    TP_CHECK(tp_tape_begin(tp_ctx, &tape));
+    tp_tensor_t *w[4], *loss = nullptr, *grads[4];
+    for (int i = 0; i < 4; i++) TP_CHECK(tp_variable_read(m->variables[i], &w[i]));
+    TP_CHECK(mlp_loss(tp_ctx, m->x, m->t, w, &loss));
+    TP_CHECK(tp_tape_gradient_variables(tape, loss, m->variables, 4, grads));
+    TP_CHECK(tp_sgd_apply(m->variables, grads, 4, MLP_RATE));
+    for (int i = 0; i < 4; i++) tp_tensor_release(w[i]), tp_tensor_release(grads[i]);
+    tp_tensor_release(loss);
+    tp_tape_destroy(tape);
+}
+
+// inputs: x, t, rate, w1, b1, w2, b2; outputs: the four weights after one step.
+tp_status_t *mlp_step_body(tp_context_t *c, tp_tensor_t *const *inputs, size_t,
+                           tp_tensor_t **outputs, size_t, void *) {
+    tp_tape_t *tape = nullptr;
+    tp_status_t *error = tp_tape_begin(c, &tape);
+    for (int i = 0; i < 4 && error == nullptr; i++) error = tp_tape_watch(tape, inputs[3 + i]);
+    tp_tensor_t *loss = nullptr, *grads[4] = {}, *scaled[4] = {};
+    if (error == nullptr) error = mlp_loss(c, inputs[0], inputs[1], inputs + 3, &loss);
+    if (error == nullptr) error = tp_tape_gradients(tape, &loss, nullptr, 1, inputs + 3, 4, grads);
+    for (int i = 0; i < 4 && error == nullptr; i++) {
+        error = tp_mul(c, grads[i], inputs[2], &scaled[i]);
+        if (error == nullptr) error = tp_sub(c, inputs[3 + i], scaled[i], &outputs[i]);
+    }
+    for (int i = 0; i < 4; i++) tp_tensor_release(grads[i]), tp_tensor_release(scaled[i]);
+    tp_tensor_release(loss);
+    tp_tape_destroy(tape);
+    return error;
+}
+
+void tp_graph_step(TpMlp *m) {
+    tp_tensor_t *inputs[7] = {m->x, m->t, m->rate}, *updated[4];
+    for (int i = 0; i < 4; i++) TP_CHECK(tp_variable_read(m->variables[i], &inputs[3 + i]));
+    TP_CHECK(tp_function_call(m->step, inputs, 7, updated, 4));
+    TP_CHECK(tp_variable_assign_all(m->variables, updated, 4));
+    for (int i = 0; i < 4; i++) tp_tensor_release(inputs[3 + i]), tp_tensor_release(updated[i]);
+}
+
+void training_rows() {
+    const int F = MLP_FEATURES, H = MLP_HIDDEN, U = MLP_UNITS;
+    std::vector<float> x = values(static_cast<size_t>(MLP_BATCH * F), 0.0f, 1.0f, 21);
+    std::vector<float> t = values(static_cast<size_t>(MLP_BATCH * U), -0.5f, 0.5f, 22);
+    std::vector<float> w1 = values(static_cast<size_t>(F * H), -0.07f, 0.07f, 23);
+    std::vector<float> w2 = values(static_cast<size_t>(H * U), -0.15f, 0.15f, 24);
+    std::vector<float> b1(H, 0.0f), b2(U, 0.0f);
+
+    TpMlp m;
+    TP_CHECK(tp_tensor_create(tp_ctx, TP_FLOAT32, shape_of({MLP_BATCH, F}), x.data(),
+                              x.size() * sizeof(float), &m.x));
+    TP_CHECK(tp_tensor_create(tp_ctx, TP_FLOAT32, shape_of({MLP_BATCH, U}), t.data(),
+                              t.size() * sizeof(float), &m.t));
+    TP_CHECK(tp_tensor_create(tp_ctx, TP_FLOAT32, shape_of({}), &MLP_RATE, sizeof MLP_RATE,
+                              &m.rate));
+    const std::vector<float> *initial[4] = {&w1, &b1, &w2, &b2};
+    const std::initializer_list<int64_t> shapes[4] = {{F, H}, {H}, {H, U}, {U}};
+    for (int i = 0; i < 4; i++) {
+        tp_tensor_t *value = nullptr;
+        TP_CHECK(tp_tensor_create(tp_ctx, TP_FLOAT32, shape_of(shapes[i]), initial[i]->data(),
+                                  initial[i]->size() * sizeof(float), &value));
+        TP_CHECK(tp_variable_create(tp_ctx, "w", value, nullptr, &m.variables[i]));
+        tp_tensor_release(value);
+    }
+    TP_CHECK(tp_function_create(tp_ctx, "mlp_step", mlp_step_body, 4, nullptr, &m.step));
+
+    mlp_weights_t direct = {mlp_floats(w1.size()), mlp_floats(b1.size()), mlp_floats(w2.size()),
+                            mlp_floats(b2.size())};
+    std::copy(w1.begin(), w1.end(), direct.w1);
+    std::copy(w2.begin(), w2.end(), direct.w2);
+    mlp_share_t share;
+    mlp_share_init(&share, &direct, MLP_BATCH, MLP_BATCH);
+    share.x = x.data();
+    share.y = t.data();
+
+    at::Tensor tx = at::from_blob(x.data(), {MLP_BATCH, F}, at::kFloat).clone();
+    at::Tensor tt = at::from_blob(t.data(), {MLP_BATCH, U}, at::kFloat).clone();
+    std::vector<at::Tensor> tw = {
+        at::from_blob(w1.data(), {F, H}, at::kFloat).clone().set_requires_grad(true),
+        at::from_blob(b1.data(), {H}, at::kFloat).clone().set_requires_grad(true),
+        at::from_blob(w2.data(), {H, U}, at::kFloat).clone().set_requires_grad(true),
+        at::from_blob(b2.data(), {U}, at::kFloat).clone().set_requires_grad(true)};
+
+    run_row({"MLP 784-256-10 training step, batch 64 (MSE, SGD)", Unit::NS, 1,
+             {{"OpenBLAS by hand", [&share, &direct] {
+                   mlp_share_step(&share);
+                   mlp_apply_all(&direct, &share, 1, MLP_RATE);
+               }},
+              {"tensorplug eager (tape, sgd_apply)", [&m] { tp_eager_step(&m); }},
+              {"tensorplug graph (traced step)", [&m] { tp_graph_step(&m); }},
+              {"libtorch autograd", [&tx, &tt, &tw] {
+                   at::Tensor h = at::relu(at::addmm(tw[1], tx, tw[0]));
+                   at::Tensor loss = at::mse_loss(at::addmm(tw[3], h, tw[2]), tt);
+                   std::vector<at::Tensor> grads = torch::autograd::grad({loss}, tw);
+                   at::NoGradGuard no_grad;
+                   for (size_t i = 0; i < tw.size(); i++) tw[i].sub_(grads[i], MLP_RATE);
+               }}},
+             {0},
+             3,
+             "goal: eager at least 0.9x the OpenBLAS step, graph at least eager"});
+
+    mlp_share_free(&share);
+    for (float *w : {direct.w1, direct.b1, direct.w2, direct.b2}) free(w);
+    tp_function_destroy(m.step);
+    for (tp_variable_t *v : m.variables) tp_variable_destroy(v);
+    for (tp_tensor_t *tensor : {m.x, m.t, m.rate}) tp_tensor_release(tensor);
+}
 }  // namespace
 
 int main() {
@@ -650,6 +928,11 @@ int main() {
                 "relative (above 1: faster).\n\n",
                 threads, threads == 1 ? "process CPU time" : "wall time", rounds_wanted());
     dispatch_rows();
+    tp_context_t *apu = apu_context();
+    plugin_rows(apu);
+    tp_context_destroy(apu);
+    graph_rows();
+    training_rows();
     elementwise_rows();
     transcendental_rows();
     reduction_rows();

@@ -256,7 +256,7 @@ TP_API TP_MUST_USE tp_status_t *tp_optimizer_slot(tp_optimizer_t *optimizer,
  * thread, the gradients all-reduced so that every replica applies the same update. */
 
 typedef struct tp_mirrored_strategy tp_mirrored_strategy_t;
-typedef struct tp_replica_context tp_replica_context_t;
+typedef struct tp_replica tp_replica_context_t; /* tagged apart from tp_replica_context() for C++ */
 
 /* A strategy over `count` logical devices, named in any accepted form ("/cpu:1", "APU:0"); each
  * may appear once. It keeps the context alive. */

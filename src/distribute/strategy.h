@@ -18,7 +18,7 @@ struct tp_mirrored_strategy {
     tp_replica_group_t group;
 };
 
-struct tp_replica_context {
+struct tp_replica {
     tp_mirrored_strategy_t *strategy;
     size_t index;
     tp_replica_fn_t fn;
