@@ -823,14 +823,15 @@ tp_status_t *mlp_step_body(tp_context_t *c, tp_tensor_t *const *inputs, size_t,
     tp_tape_t *tape = nullptr;
     tp_status_t *error = tp_tape_begin(c, &tape);
     for (int i = 0; i < 4 && error == nullptr; i++) error = tp_tape_watch(tape, inputs[3 + i]);
-    tp_tensor_t *loss = nullptr, *grads[4] = {}, *scaled[4] = {};
+    tp_tensor_t *loss = nullptr, *grads[4] = {};
     if (error == nullptr) error = mlp_loss(c, inputs[0], inputs[1], inputs + 3, &loss);
     if (error == nullptr) error = tp_tape_gradients(tape, &loss, nullptr, 1, inputs + 3, 4, grads);
+    // w - rate * g in one pass per variable, as tp_sgd_apply takes it eagerly.
     for (int i = 0; i < 4 && error == nullptr; i++) {
-        error = tp_mul(c, grads[i], inputs[2], &scaled[i]);
-        if (error == nullptr) error = tp_sub(c, inputs[3 + i], scaled[i], &outputs[i]);
+        tp_tensor_t *update[3] = {inputs[3 + i], inputs[2], grads[i]};
+        error = tp_execute(c, "GradientDescentUpdate", update, 3, nullptr, 0, &outputs[i], 1);
     }
-    for (int i = 0; i < 4; i++) tp_tensor_release(grads[i]), tp_tensor_release(scaled[i]);
+    for (int i = 0; i < 4; i++) tp_tensor_release(grads[i]);
     tp_tensor_release(loss);
     tp_tape_destroy(tape);
     return error;

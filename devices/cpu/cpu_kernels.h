@@ -76,6 +76,7 @@ void cpu_register_activation_grad_kernels(tp_registrar_t *registrar,
 void cpu_register_softmax_loss_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status);
 void cpu_register_batch_norm_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status);
 void cpu_register_dropout_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status);
+void cpu_register_optimizer_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status);
 void cpu_register_array_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status);
 void cpu_register_gather_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status);
 void cpu_register_compare_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status);

@@ -218,6 +218,7 @@ static void cpu_init(const tp_host_api_t *host_api, tp_registrar_t *registrar,
     cpu_register_softmax_loss_kernels(registrar, status);
     cpu_register_batch_norm_kernels(registrar, status);
     cpu_register_dropout_kernels(registrar, status);
+    cpu_register_optimizer_kernels(registrar, status);
     cpu_register_array_kernels(registrar, status);
     cpu_register_gather_kernels(registrar, status);
     cpu_register_compare_kernels(registrar, status);

@@ -13,6 +13,7 @@
 #include "context/context.h"
 #include "eager/execute.h"
 #include "graph/trace.h"
+#include "launch/placement.h"
 #include "tensor/tensor.h"
 
 struct tp_variable {
@@ -204,6 +205,46 @@ tp_status_t *tp_variable_assign_all(tp_variable_t *const *variables, tp_tensor_t
         pthread_mutex_unlock(&variables[i]->mutex);
     }
     free(placed);
+    return error;
+}
+
+/* value := value - alpha * delta in one GradientDescentUpdate where the variable's device has
+ * a kernel for it, else as a Mul and a Sub there (which round alike for float32 and float64). */
+tp_status_t *tp_variable_descend(tp_variable_t *variable, tp_tensor_t *alpha, tp_tensor_t *delta) {
+    TP_REQUIRE_ARG(variable);
+    TP_REQUIRE_ARG(alpha);
+    TP_REQUIRE_ARG(delta);
+    TP_RETURN_IF_ERROR(check_like(variable, delta, "gradient descent"));
+    pthread_mutex_lock(&variable->mutex);
+    tp_tensor_t *inputs[3] = {variable->value, alpha, delta}, *result = NULL, *step = NULL;
+    tp_tape_suspend();
+    tp_status_t *error;
+    if (tp_device_can_run(variable->context, variable->device, "GradientDescentUpdate", inputs,
+                          3, NULL, 0)) {
+        error = tp_execute_on(variable->context, variable->device, "GradientDescentUpdate",
+                              inputs, 3, NULL, 0, &result, 1);
+    } else {
+        tp_tensor_t *product[2] = {delta, alpha};
+        error = tp_execute_on(variable->context, variable->device, "Mul", product, 2, NULL, 0,
+                              &step, 1);
+        tp_tensor_t *difference[2] = {variable->value, step};
+        if (error == NULL)
+            error = tp_execute_on(variable->context, variable->device, "Sub", difference, 2,
+                                  NULL, 0, &result, 1);
+        tp_tensor_release(step);
+    }
+    tp_tape_resume();
+    if (error == NULL && !tp_shape_equal(&result->shape, &variable->shape)) {
+        char want[128], got[128];
+        tp_shape_format(&variable->shape, want, sizeof want);
+        tp_shape_format(&delta->shape, got, sizeof got);
+        error = tp_status_make(TP_INVALID_ARGUMENT,
+                               "'%s' has shape %s; a delta of shape %s would change it",
+                               variable->name, want, got);
+        tp_tensor_release(result);
+    }
+    if (error == NULL) swap_locked(variable, result);
+    pthread_mutex_unlock(&variable->mutex);
     return error;
 }
 

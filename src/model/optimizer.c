@@ -8,17 +8,11 @@
 #include "tensor/tensor.h"
 
 static tp_status_t *apply_one(tp_variable_t *variable, tp_tensor_t *grad, double rate) {
-    tp_context_t *context = grad->context;
-    tp_tensor_t *scale, *step;
+    tp_tensor_t *scale;
     TP_RETURN_IF_ERROR(tp_status_annotate(
-        tp_tensor_float_scalar(context, grad->dtype, rate, &scale), "the learning rate"));
-    tp_tensor_t *pair[2] = {grad, scale};
-    tp_status_t *error = tp_execute_on(context, tp_variable_device_handle(variable), "Mul", pair,
-                                       2, NULL, 0, &step, 1);
+        tp_tensor_float_scalar(grad->context, grad->dtype, rate, &scale), "the learning rate"));
+    tp_status_t *error = tp_variable_descend(variable, scale, grad);
     tp_tensor_release(scale);
-    if (error != NULL) return error;
-    error = tp_variable_assign_sub(variable, step);
-    tp_tensor_release(step);
     return error;
 }
 

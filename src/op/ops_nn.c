@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The ops of a classifier's training step beyond dense layers: LogSoftmax, the softmax
- * cross-entropy losses (dense and sparse labels), FusedBatchNorm with its gradient, and
- * Dropout. Their semantics are TensorFlow's; the shape functions here check every shape and
- * attribute, so kernels see only calls that make sense. */
+ * cross-entropy losses (dense and sparse labels), FusedBatchNorm with its gradient, Dropout,
+ * and GradientDescentUpdate, the optimizer's step var - alpha * delta in one pass. Their
+ * semantics are TensorFlow's; the shape functions here check every shape and attribute, so
+ * kernels see only calls that make sense. */
 #include <math.h>
 
 #include "base/shape.h"
@@ -36,6 +37,8 @@ static const tp_op_arg_def_t args_batch_norm_grad_outputs[] = {
     ARG("x_backprop"), ARG("scale_backprop"), ARG("offset_backprop")};
 static const tp_op_arg_def_t arg_x[] = {ARG("x")};
 static const tp_op_arg_def_t args_y_mask[] = {ARG("y"), ARG("mask")};
+static const tp_op_arg_def_t args_var_alpha_delta[] = {ARG("var"), ARG("alpha"), ARG("delta")};
+static const tp_op_arg_def_t arg_out[] = {ARG("out")};
 
 static const tp_op_attr_def_t float_type[] = {TYPE_ATTR(floats, COUNT(floats))};
 static const tp_op_attr_def_t sparse_attrs[] = {
@@ -73,6 +76,26 @@ static tp_status_t *shape_log_softmax(tp_kernel_context_t *call) {
     if (input_shape(call, 0)->rank < 1)
         return tp_status_make(TP_INVALID_ARGUMENT, "LogSoftmax: logits must have rank >= 1");
     set_output(call, 0, input_shape(call, 0));
+    return NULL;
+}
+
+/* TensorFlow's ApplyGradientDescent as a value: out = var - alpha * delta, a new tensor (the
+ * variable swaps it in), with alpha a scalar and delta of var's shape. */
+static tp_status_t *shape_gradient_descent_update(tp_kernel_context_t *call) {
+    const tp_shape_t *var = input_shape(call, 0), *alpha = input_shape(call, 1),
+                     *delta = input_shape(call, 2);
+    char tv[256], td[256];
+    if (alpha->rank != 0)
+        return tp_status_make(TP_INVALID_ARGUMENT,
+                              "GradientDescentUpdate: alpha must be a scalar; got shape %s",
+                              tp_shape_text(alpha, tv, sizeof tv));
+    if (!tp_shape_equal(var, delta))
+        return tp_status_make(TP_INVALID_ARGUMENT,
+                              "GradientDescentUpdate: var and delta must have the same shape; "
+                              "got %s and %s",
+                              tp_shape_text(var, tv, sizeof tv),
+                              tp_shape_text(delta, td, sizeof td));
+    set_output(call, 0, var);
     return NULL;
 }
 
@@ -198,6 +221,8 @@ static const tp_builtin_op_entry_t entries[] = {
                 shape_fused_batch_norm),
     TP_OP_ENTRY("FusedBatchNormGrad", args_batch_norm_grad, args_batch_norm_grad_outputs,
                 batch_norm_attrs, shape_fused_batch_norm_grad),
+    TP_OP_ENTRY("GradientDescentUpdate", args_var_alpha_delta, arg_out, float_type,
+                shape_gradient_descent_update),
     /* Stateful, as the random ops: never folded or merged, and a traced function's calls draw
      * new masks (the executor varies the seed per run). */
     {{.struct_size = sizeof(tp_op_def_t), .name = "Dropout", .inputs = arg_x, .num_inputs = 1,

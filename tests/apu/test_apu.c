@@ -11,6 +11,7 @@
 #include "device/completion.h"
 #include "plugin/plugin_status.h"
 #include "tensor/tensor.h"
+#include "tensorplug/training.h"
 
 static int setup(void **state) {
     tp_context_options_t options = TP_CONTEXT_OPTIONS_INIT;
@@ -87,6 +88,37 @@ static void relu_on_the_apu_equals_relu_on_the_cpu(void **state) {
     tp_tensor_release(a);
     tp_tensor_release(on_apu);
     tp_tensor_release(on_cpu);
+}
+
+/* The APU has no GradientDescentUpdate kernel: tp_sgd_apply takes a Mul and a Sub for a
+ * variable there (run where they can be, the result copied back) and gives the CPU's bits. */
+static void sgd_updates_a_variable_on_the_apu_as_on_the_cpu(void **state) {
+    tp_context_t *context = *state;
+    tp_tensor_t *initial, *grad;
+    assert_ok(tp_random_normal(context, TP_FLOAT32, TP_SHAPE(257), 3, &initial));
+    assert_ok(tp_random_normal(context, TP_FLOAT32, TP_SHAPE(257), 4, &grad));
+    tp_variable_t *on_apu, *on_cpu;
+    assert_ok(tp_variable_create(context, "a", initial, "/APU:0", &on_apu));
+    assert_ok(tp_variable_create(context, "c", initial, "/CPU:0", &on_cpu));
+    for (int step = 0; step < 3; step++) {
+        assert_ok(tp_sgd_apply(&on_apu, &grad, 1, 0.037));
+        assert_ok(tp_sgd_apply(&on_cpu, &grad, 1, 0.037));
+    }
+    assert_string_equal(tp_variable_device(on_apu), "/job:localhost/replica:0/task:0/device:APU:0");
+    tp_tensor_t *a, *c;
+    assert_ok(tp_variable_read(on_apu, &a));
+    assert_ok(tp_variable_read(on_cpu, &c));
+    assert_string_equal(tp_tensor_device(a), "/job:localhost/replica:0/task:0/device:APU:0");
+    static float x[257], y[257], start[257];
+    assert_ok(tp_tensor_read(a, x, sizeof x));
+    assert_ok(tp_tensor_read(c, y, sizeof y));
+    assert_ok(tp_tensor_read(initial, start, sizeof start));
+    assert_memory_equal(x, y, sizeof x);
+    assert_memory_not_equal(x, start, sizeof x);
+    tp_tensor_t *made[] = {a, c, initial, grad};
+    for (size_t t = 0; t < COUNT_OF(made); t++) tp_tensor_release(made[t]);
+    tp_variable_destroy(on_apu);
+    tp_variable_destroy(on_cpu);
 }
 
 static void the_second_apu_is_addressed_by_scope(void **state) {
@@ -256,6 +288,7 @@ int main(void) {
         TEST(two_devices_with_their_own_memory),
         TEST(device_memory_is_not_host_memory),
         TEST(relu_on_the_apu_equals_relu_on_the_cpu),
+        TEST(sgd_updates_a_variable_on_the_apu_as_on_the_cpu),
         TEST(the_second_apu_is_addressed_by_scope),
         TEST(new_dtypes_run_on_the_apu),
         TEST(work_is_asynchronous_and_reads_wait),

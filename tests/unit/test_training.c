@@ -6,11 +6,13 @@
  * ThreadSanitizer too. */
 #include "test_support.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cpu_fixture.h"
+#include "tensorplug/float16.h"
 #include "training_support.h"
 
 static tp_variable_t *variable(tp_context_t *context, const char *name, tp_shape_t shape,
@@ -81,6 +83,103 @@ static void sgd_updates_a_variable_on_its_own_device(void **state) {
     assert_string_equal(tp_variable_device(v), "/job:localhost/replica:0/task:0/device:CPU:1");
     tp_tensor_release(grad);
     tp_variable_destroy(v);
+}
+
+/* GradientDescentUpdate, the one pass tp_sgd_apply makes per variable on the CPU, gives the bits
+ * of Mul then Sub in float32 and float64 (products that are not exact, an odd size spread over
+ * the worker threads), and float16 rounded once from float32. */
+static tp_tensor_t *values_of(tp_context_t *context, tp_dtype_t dtype, int64_t n, double scale,
+                              double shift) {
+    double *values = malloc((size_t)n * sizeof *values);
+    assert_non_null(values);
+    for (int64_t i = 0; i < n; i++) values[i] = scale * sin((double)i * 0.37) + shift;
+    tp_tensor_t *t = tensor_of_doubles(context, dtype, TP_SHAPE(n), values);
+    free(values);
+    return t;
+}
+
+static void expect_same_bits(tp_tensor_t *a, tp_tensor_t *b, size_t bytes, const char *what) {
+    unsigned char *x = malloc(bytes > 0 ? bytes : 1), *y = malloc(bytes > 0 ? bytes : 1);
+    assert_non_null(x);
+    assert_non_null(y);
+    assert_ok(tp_tensor_read(a, x, bytes));
+    assert_ok(tp_tensor_read(b, y, bytes));
+    if (memcmp(x, y, bytes) != 0) fail_msg("%s: the bits differ", what);
+    free(x);
+    free(y);
+}
+
+static void the_fused_update_gives_the_bits_of_mul_then_sub(void **state) {
+    tp_context_t *context = *state;
+    const tp_dtype_t dtypes[] = {TP_FLOAT32, TP_FLOAT64};
+    const int64_t sizes[] = {0, 1, 1003, 300001};
+    for (size_t d = 0; d < COUNT_OF(dtypes); d++)
+        for (size_t k = 0; k < COUNT_OF(sizes); k++) {
+            int64_t n = sizes[k];
+            tp_tensor_t *var = values_of(context, dtypes[d], n, 3.0, 0.1);
+            tp_tensor_t *delta = values_of(context, dtypes[d], n, 0.7, -0.2);
+            tp_tensor_t *alpha = tensor_of_doubles(context, dtypes[d], TP_SCALAR_SHAPE,
+                                                   (const double[]){0.013});
+            tp_tensor_t *inputs[3] = {var, alpha, delta}, *fused, *step, *by_two;
+            assert_ok(tp_execute(context, "GradientDescentUpdate", inputs, 3, NULL, 0, &fused, 1));
+            assert_ok(tp_mul(context, delta, alpha, &step));
+            assert_ok(tp_sub(context, var, step, &by_two));
+            assert_tensor_shape(fused, TP_SHAPE(n));
+            expect_same_bits(fused, by_two, (size_t)n * tp_dtype_size(dtypes[d]),
+                             "GradientDescentUpdate against Mul then Sub");
+            /* tp_sgd_apply takes the same pass. */
+            tp_variable_t *v;
+            assert_ok(tp_variable_create(context, "v", var, NULL, &v));
+            assert_ok(tp_sgd_apply(&v, &delta, 1, 0.013));
+            tp_tensor_t *value;
+            assert_ok(tp_variable_read(v, &value));
+            expect_same_bits(value, by_two, (size_t)n * tp_dtype_size(dtypes[d]),
+                             "tp_sgd_apply against Mul then Sub");
+            tp_tensor_release(value);
+            tp_variable_destroy(v);
+            tp_tensor_t *made[] = {var, delta, alpha, fused, step, by_two};
+            for (size_t t = 0; t < COUNT_OF(made); t++) tp_tensor_release(made[t]);
+        }
+}
+
+static void the_fused_update_rounds_float16_once(void **state) {
+    tp_context_t *context = *state;
+    const double var[] = {1.0, -2.5, 1000.0, 0.333}, delta[] = {0.1, 0.77, -3.0, 65504.0};
+    const double alpha = 0.003;
+    tp_tensor_t *v = tensor_of_doubles(context, TP_FLOAT16, TP_SHAPE(4), var);
+    tp_tensor_t *d = tensor_of_doubles(context, TP_FLOAT16, TP_SHAPE(4), delta);
+    tp_tensor_t *a = tensor_of_doubles(context, TP_FLOAT16, TP_SCALAR_SHAPE, &alpha);
+    tp_tensor_t *inputs[3] = {v, a, d}, *out;
+    assert_ok(tp_execute(context, "GradientDescentUpdate", inputs, 3, NULL, 0, &out, 1));
+    double *got = read_doubles(out, NULL), *vs = read_doubles(v, NULL);
+    double *ds = read_doubles(d, NULL), *as = read_doubles(a, NULL);
+    for (int i = 0; i < 4; i++) {
+        float step = (float)as[0] * (float)ds[i], want32 = (float)vs[i] - step;
+        double want = tp_float16_to_float(tp_float16_from_float(want32));
+        if (got[i] != want) fail_msg("float16 element %d: %.9g, expected %.9g", i, got[i], want);
+    }
+    free(got), free(vs), free(ds), free(as);
+    tp_tensor_t *made[] = {v, d, a, out};
+    for (size_t t = 0; t < COUNT_OF(made); t++) tp_tensor_release(made[t]);
+}
+
+static void the_fused_update_refuses_shapes_that_do_not_fit(void **state) {
+    tp_context_t *context = *state;
+    tp_tensor_t *var = floats(context, TP_SHAPE(2, 2), (const float[]){1, 2, 3, 4});
+    tp_tensor_t *row = floats(context, TP_SHAPE(2), (const float[]){1, 2});
+    tp_tensor_t *rate = floats(context, TP_SCALAR_SHAPE, (const float[]){0.5f}), *out;
+    tp_tensor_t *vector_rate[3] = {var, row, var}, *short_delta[3] = {var, rate, row};
+    assert_op_fails(out, tp_execute(context, "GradientDescentUpdate", vector_rate, 3, NULL, 0,
+                                    &out, 1),
+                    TP_INVALID_ARGUMENT, "GradientDescentUpdate: alpha must be a scalar; got "
+                                         "shape [2]");
+    assert_op_fails(out, tp_execute(context, "GradientDescentUpdate", short_delta, 3, NULL, 0,
+                                    &out, 1),
+                    TP_INVALID_ARGUMENT, "GradientDescentUpdate: var and delta must have the "
+                                         "same shape; got [2,2] and [2]");
+    tp_tensor_release(var);
+    tp_tensor_release(row);
+    tp_tensor_release(rate);
 }
 
 /* ---- tp_model_fit ----------------------------------------------------------------------------- */
@@ -194,6 +293,9 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         TEST(sgd_steps_by_the_rate_times_the_gradient),
         TEST(sgd_updates_a_variable_on_its_own_device),
+        TEST(the_fused_update_gives_the_bits_of_mul_then_sub),
+        TEST(the_fused_update_rounds_float16_once),
+        TEST(the_fused_update_refuses_shapes_that_do_not_fit),
         TEST(a_fit_step_is_gradient_descent_on_the_mean_squared_error),
         TEST(loss_falls_across_epochs_and_weights_move),
     };
