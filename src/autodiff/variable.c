@@ -13,7 +13,6 @@
 #include "context/context.h"
 #include "eager/execute.h"
 #include "graph/trace.h"
-#include "launch/placement.h"
 #include "tensor/tensor.h"
 
 struct tp_variable {
@@ -208,42 +207,35 @@ tp_status_t *tp_variable_assign_all(tp_variable_t *const *variables, tp_tensor_t
     return error;
 }
 
-/* value := value - alpha * delta in one GradientDescentUpdate where the variable's device has
- * a kernel for it, else as a Mul and a Sub there (which round alike for float32 and float64). */
+/* Swaps in `result`, the value after an update by `delta` (held mutex), unless its shape is not
+ * the variable's (a delta that broadcast to more): then the variable keeps its value. */
+static tp_status_t *swap_in_update(tp_variable_t *variable, const tp_tensor_t *delta,
+                                   tp_tensor_t *result) {
+    if (!tp_shape_equal(&result->shape, &variable->shape)) {
+        char want[128], got[128];
+        tp_shape_format(&variable->shape, want, sizeof want);
+        tp_shape_format(&delta->shape, got, sizeof got);
+        tp_tensor_release(result);
+        return tp_status_make(TP_INVALID_ARGUMENT,
+                              "'%s' has shape %s; a delta of shape %s would change it",
+                              variable->name, want, got);
+    }
+    swap_locked(variable, result);
+    return NULL;
+}
+
 tp_status_t *tp_variable_descend(tp_variable_t *variable, tp_tensor_t *alpha, tp_tensor_t *delta) {
     TP_REQUIRE_ARG(variable);
     TP_REQUIRE_ARG(alpha);
     TP_REQUIRE_ARG(delta);
     TP_RETURN_IF_ERROR(check_like(variable, delta, "gradient descent"));
     pthread_mutex_lock(&variable->mutex);
-    tp_tensor_t *inputs[3] = {variable->value, alpha, delta}, *result = NULL, *step = NULL;
+    tp_tensor_t *result = NULL;
     tp_tape_suspend();
-    tp_status_t *error;
-    if (tp_device_can_run(variable->context, variable->device, "GradientDescentUpdate", inputs,
-                          3, NULL, 0)) {
-        error = tp_execute_on(variable->context, variable->device, "GradientDescentUpdate",
-                              inputs, 3, NULL, 0, &result, 1);
-    } else {
-        tp_tensor_t *product[2] = {delta, alpha};
-        error = tp_execute_on(variable->context, variable->device, "Mul", product, 2, NULL, 0,
-                              &step, 1);
-        tp_tensor_t *difference[2] = {variable->value, step};
-        if (error == NULL)
-            error = tp_execute_on(variable->context, variable->device, "Sub", difference, 2,
-                                  NULL, 0, &result, 1);
-        tp_tensor_release(step);
-    }
+    tp_status_t *error = tp_execute_descent_on(variable->context, variable->device,
+                                               variable->value, alpha, delta, &result);
     tp_tape_resume();
-    if (error == NULL && !tp_shape_equal(&result->shape, &variable->shape)) {
-        char want[128], got[128];
-        tp_shape_format(&variable->shape, want, sizeof want);
-        tp_shape_format(&delta->shape, got, sizeof got);
-        error = tp_status_make(TP_INVALID_ARGUMENT,
-                               "'%s' has shape %s; a delta of shape %s would change it",
-                               variable->name, want, got);
-        tp_tensor_release(result);
-    }
-    if (error == NULL) swap_locked(variable, result);
+    if (error == NULL) error = swap_in_update(variable, delta, result);
     pthread_mutex_unlock(&variable->mutex);
     return error;
 }
@@ -258,16 +250,7 @@ tp_status_t *tp_variable_assign_sub(tp_variable_t *variable, tp_tensor_t *delta)
     tp_status_t *error = tp_execute_on(variable->context, variable->device, "Sub", inputs, 2,
                                        NULL, 0, &result, 1);
     tp_tape_resume();
-    if (error == NULL && !tp_shape_equal(&result->shape, &variable->shape)) {
-        char want[128], got[128];
-        tp_shape_format(&variable->shape, want, sizeof want);
-        tp_shape_format(&delta->shape, got, sizeof got);
-        error = tp_status_make(TP_INVALID_ARGUMENT,
-                               "'%s' has shape %s; a delta of shape %s would change it",
-                               variable->name, want, got);
-        tp_tensor_release(result);
-    }
-    if (error == NULL) swap_locked(variable, result);
+    if (error == NULL) error = swap_in_update(variable, delta, result);
     pthread_mutex_unlock(&variable->mutex);
     return tp_status_annotate(error, "tp_variable_assign_sub");
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Running an op for library code that wants its result on a given device: there when the
- * device has a kernel, else on the host's CPU with the results copied over. */
+ * device has a kernel, else on the host's CPU with the results copied over; and the optimizer's
+ * step, fused where the device can fuse it. */
 #include "base/status.h"
 #include "eager/execute.h"
 #include "launch/placement.h"
@@ -37,5 +38,19 @@ tp_status_t *tp_execute_on(tp_context_t *context, tp_device_t *device, const cha
     if (error != NULL)
         for (size_t o = 0; o + 1 < copied; o++) tp_tensor_release(outputs[o]);
     for (size_t o = 0; o < num_outputs; o++) tp_tensor_release(on_host[o]);
+    return error;
+}
+
+tp_status_t *tp_execute_descent_on(tp_context_t *context, tp_device_t *device, tp_tensor_t *var,
+                                   tp_tensor_t *alpha, tp_tensor_t *delta, tp_tensor_t **out) {
+    tp_tensor_t *update[3] = {var, alpha, delta};
+    if (tp_device_can_run(context, device, "GradientDescentUpdate", update, 3, NULL, 0))
+        return tp_execute_on(context, device, "GradientDescentUpdate", update, 3, NULL, 0, out,
+                             1);
+    tp_tensor_t *product[2] = {delta, alpha}, *step;
+    TP_RETURN_IF_ERROR(tp_execute_on(context, device, "Mul", product, 2, NULL, 0, &step, 1));
+    tp_tensor_t *difference[2] = {var, step};
+    tp_status_t *error = tp_execute_on(context, device, "Sub", difference, 2, NULL, 0, out, 1);
+    tp_tensor_release(step);
     return error;
 }

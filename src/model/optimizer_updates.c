@@ -75,10 +75,17 @@ static tp_tensor_t *op(update_t *u, tp_status_t **error, const char *name, tp_te
     return out;
 }
 
-/* variable - learning_rate * gradient */
+/* variable - learning_rate * gradient, in one pass where the device has the fused kernel */
 static void sgd(update_t *u, tp_status_t **error, tp_tensor_t *w, tp_tensor_t *g,
                 const tp_optimizer_scalars_t *s, tp_tensor_t **out) {
-    out[0] = op(u, error, "Sub", w, op(u, error, "Mul", g, s->learning_rate));
+    if (*error != NULL) return;
+    if (u->num_made == sizeof u->made / sizeof u->made[0]) {
+        *error = tp_status_make(TP_INTERNAL, "an update rule makes more than %zu tensors",
+                                sizeof u->made / sizeof u->made[0]);
+        return;
+    }
+    *error = tp_execute_descent_on(u->context, u->device, w, s->learning_rate, g, &out[0]);
+    if (*error == NULL) u->made[u->num_made++] = out[0];
 }
 
 /* velocity' = momentum * velocity - lr * g; w + velocity' or, Nesterov's,
