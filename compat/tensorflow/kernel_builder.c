@@ -120,8 +120,8 @@ static void skip(const tfc_plugin_t *plugin, const char *kernel_name,
                   builder->op, builder->device_type, why);
 }
 
-/* The builder's constraints in tensorplug's dtypes; false, with the reason logged, when a
- * constraint keeps no dtype. A dtype tensorplug lacks is dropped with one line. */
+/* The builder's constraints in tensorplug's dtypes; false when a constraint keeps no dtype. A
+ * dtype tensorplug lacks is dropped with one line. */
 static bool translate_constraints(const tfc_plugin_t *plugin, const char *kernel_name,
                                   const TF_KernelBuilder *builder, tp_type_constraint_t *out,
                                   tp_dtype_t (*dtypes)[MAX_DTYPES]) {
@@ -175,10 +175,8 @@ static void register_builder(tfc_plugin_t *plugin, const char *kernel_name,
     }
     tp_type_constraint_t constraints[MAX_CONSTRAINTS];
     tp_dtype_t dtypes[MAX_CONSTRAINTS][MAX_DTYPES];
-    if (!translate_constraints(plugin, kernel_name, builder, constraints, dtypes)) {
-        skip(plugin, kernel_name, builder, "no dtype of a type constraint is left");
-        return;
-    }
+    /* Each dtype dropped had its line; a kernel left with none is skipped without another. */
+    if (!translate_constraints(plugin, kernel_name, builder, constraints, dtypes)) return;
     tfc_kernel_t *kernel = calloc(1, sizeof *kernel);
     if (kernel != NULL) {
         kernel->name = strdup(kernel_name);

@@ -11,7 +11,7 @@
 
 #include "tensorplug/plugin.h"
 
-#define TP_TFCOMPAT_LIBRARY_NAME "libtensorplug_tfcompat.so"
+#define TP_TFCOMPAT_LIBRARY_NAME "libtensorplug_tfcompat.so.1"
 #define TP_TFCOMPAT_ENTRY_NAME "tp_tfcompat_entry"
 
 /* Returns the descriptor (valid for the life of the process) of the TensorFlow plug-in opened
