@@ -91,8 +91,11 @@ static void plugins_load_and_list_their_devices(void **state) {
     assert_true(c_plugin.loaded);
     assert_string_equal(c_plugin.device_types, "MY_DEVICE");
     assert_string_equal(c_plugin.name, "tp_tfcompat_my_device");
-    /* Relu, MatMul, AddV2 (as Add), Square and Neg; three more were skipped. */
-    assert_int_equal(c_plugin.num_kernels, 5);
+    /* Relu, MatMul, AddV2 (as Add) and Square; three more were skipped. */
+    assert_int_equal(c_plugin.num_kernels, 4);
+    tp_plugin_info_t failing = plugin_named(context, "libtp_tfcompat_failing_device.so");
+    assert_true(failing.loaded);
+    assert_string_equal(failing.device_types, "FAILING_DEVICE");
     tp_plugin_info_t cxx_plugin = plugin_named(context, "libtp_tfcompat_cxx_device.so");
     assert_true(cxx_plugin.loaded);
     assert_string_equal(cxx_plugin.device_types, "CXX_DEVICE");
@@ -117,8 +120,8 @@ static void plugins_load_and_list_their_devices(void **state) {
         "dtype for TensorFlow's dtype 7 of 'T'",
         "skipped TensorFlow kernel 'Sqrt' (op Sqrt on MY_DEVICE): it wants argument 'x' in host "
         "memory, which tensorplug cannot give yet",
-        "TF_InitGraph: graph optimizers of TensorFlow plug-ins are not supported yet; its "
-        "devices and kernels load without them"};
+        "[tp_tfcompat_my_device] TF_InitGraph: graph optimizers of TensorFlow plug-ins are not "
+        "supported yet; its devices and kernels load without them"};
     for (size_t i = 0; i < sizeof skipped / sizeof skipped[0]; i++) {
         if (count_occurrences(captured_log, skipped[i]) != 1) {
             print_error("wanted once: %s\nlog:\n%s", skipped[i], captured_log);
@@ -249,16 +252,18 @@ static void a_failing_kernel_fails_its_op_alone(void **state) {
     tp_tensor_t *y = NULL, *z = NULL, *after = NULL;
     push(context, "/device:MY_DEVICE:0");
     assert_ok(tp_relu(context, x, &y));
+    pop(context);
+    push(context, "/device:FAILING_DEVICE:0");
     assert_error(tp_neg(context, y, &z), TP_DATA_LOSS,
-                 "Neg on /job:localhost/replica:0/task:0/device:MY_DEVICE:0: Neg: MY_DEVICE's "
-                 "Neg always fails");
+                 "Neg on /job:localhost/replica:0/task:0/device:FAILING_DEVICE:0: Neg: "
+                 "FAILING_DEVICE's Neg always fails");
     assert_null(z);
-    /* The device, the stream and the tensors before the failure are unaffected. */
+    /* The device, the op's input and everything else are unaffected. */
     assert_ok(tp_relu(context, y, &after));
     pop(context);
     float read[4];
-    assert_ok(tp_tensor_read(after, read, sizeof read));
     const float expected[] = {0.0f, 2.0f, 0.0f, 4.0f};
+    assert_ok(tp_tensor_read(after, read, sizeof read));
     assert_memory_equal(read, expected, sizeof read);
     assert_ok(tp_tensor_read(y, read, sizeof read));
     assert_memory_equal(read, expected, sizeof read);

@@ -4,8 +4,9 @@
  * API headers only (tensorplug's compatibility copies), never against plugin.h or the core.
  * Device MY_DEVICE has memory of its own: the addresses it hands out are tagged so that the
  * host cannot dereference them (a host that did would crash), and every copy checks that it
- * touches only live allocations. Its work is done when queued, and its events complete when
- * recorded. Its kernels are in my_kernels.c. Compiled with BROKEN_* defined, it is one of the
+ * touches only live allocations. Its streams are queues with threads of their own
+ * (my_queue.c), so its copies, kernels and events happen after the calls that queue them
+ * return. Its kernels are in my_kernels.c. Compiled with BROKEN_* defined, it is one of the
  * broken variants the loader refuses.
  */
 #include <pthread.h>
@@ -131,50 +132,47 @@ static TF_Bool device_memory_usage(const SP_Device *device, int64_t *free_bytes,
 
 /* ---- Streams and events ------------------------------------------------------------------- */
 
-enum { STREAM_MAGIC = 0x5354524d };
-
-struct SP_Stream_st {
-    int magic;
-    int32_t ordinal;
-};
-
-struct SP_Event_st {
-    SE_EventStatus state;
-};
-
-int my_device_is_stream(SP_Stream stream) {
-    return stream != NULL && stream->magic == STREAM_MAGIC;
-}
-
 static void create_stream(const SP_Device *device, SP_Stream *stream, TF_Status *status) {
-    *stream = calloc(1, sizeof **stream);
-    if (*stream == NULL) {
-        TF_SetStatus(status, TF_RESOURCE_EXHAUSTED, "no memory for a stream");
-        return;
+    (void)device;
+    *stream = my_stream_create();
+    if (*stream != NULL && !my_streams_add(*stream)) {
+        my_stream_destroy(*stream);
+        *stream = NULL;
     }
-    (*stream)->magic = STREAM_MAGIC;
-    (*stream)->ordinal = device->ordinal;
-    TF_SetStatus(status, TF_OK, "");
+    if (*stream == NULL)
+        TF_SetStatus(status, TF_RESOURCE_EXHAUSTED, "no memory or thread for a stream");
+    else
+        TF_SetStatus(status, TF_OK, "");
 }
 
 static void destroy_stream(const SP_Device *device, SP_Stream stream) {
     (void)device;
-    free(stream);
+    my_streams_remove(stream);
+    my_stream_destroy(stream);
 }
 
 static void create_stream_dependency(const SP_Device *device, SP_Stream dependent,
                                      SP_Stream other, TF_Status *status) {
-    (void)device, (void)dependent, (void)other;
+    (void)device, (void)dependent;
+    my_stream_wait(other);
     TF_SetStatus(status, TF_OK, "");
 }
 
 static void get_stream_status(const SP_Device *device, SP_Stream stream, TF_Status *status) {
     (void)device;
-    if (stream == NULL || stream->magic != STREAM_MAGIC)
+    if (!my_stream_is_mine(stream))
         TF_SetStatus(status, TF_INTERNAL, "not a stream of " DEVICE_TYPE);
     else
         TF_SetStatus(status, TF_OK, "");
 }
+
+/* An event is pending from its record until its stream reaches it. */
+static pthread_mutex_t event_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t event_changed = PTHREAD_COND_INITIALIZER;
+
+struct SP_Event_st {
+    SE_EventStatus state;
+};
 
 static void create_event(const SP_Device *device, SP_Event *event, TF_Status *status) {
     (void)device;
@@ -183,7 +181,7 @@ static void create_event(const SP_Device *device, SP_Event *event, TF_Status *st
         TF_SetStatus(status, TF_RESOURCE_EXHAUSTED, "no memory for an event");
         return;
     }
-    (*event)->state = SE_EVENT_PENDING;
+    (*event)->state = SE_EVENT_COMPLETE; /* nothing to wait for before it is recorded */
     TF_SetStatus(status, TF_OK, "");
 }
 
@@ -194,52 +192,135 @@ static void destroy_event(const SP_Device *device, SP_Event event) {
 
 static SE_EventStatus get_event_status(const SP_Device *device, SP_Event event) {
     (void)device;
-    return event->state;
+    pthread_mutex_lock(&event_lock);
+    SE_EventStatus state = event->state;
+    pthread_mutex_unlock(&event_lock);
+    return state;
+}
+
+static void complete_event(void *arg) {
+    SP_Event event = arg;
+    pthread_mutex_lock(&event_lock);
+    event->state = SE_EVENT_COMPLETE;
+    pthread_cond_broadcast(&event_changed);
+    pthread_mutex_unlock(&event_lock);
+}
+
+static void await_event(void *arg) {
+    SP_Event event = arg;
+    pthread_mutex_lock(&event_lock);
+    while (event->state == SE_EVENT_PENDING) pthread_cond_wait(&event_changed, &event_lock);
+    pthread_mutex_unlock(&event_lock);
 }
 
 static void record_event(const SP_Device *device, SP_Stream stream, SP_Event event,
                          TF_Status *status) {
-    (void)device, (void)stream;
-    event->state = SE_EVENT_COMPLETE; /* the stream's work is done when queued */
+    (void)device;
+    pthread_mutex_lock(&event_lock);
+    SE_EventStatus before = event->state;
+    event->state = SE_EVENT_PENDING;
+    pthread_mutex_unlock(&event_lock);
+    if (!my_stream_enqueue(stream, complete_event, event)) {
+        pthread_mutex_lock(&event_lock);
+        event->state = before;
+        pthread_mutex_unlock(&event_lock);
+        TF_SetStatus(status, TF_RESOURCE_EXHAUSTED, "no memory to record an event");
+        return;
+    }
     TF_SetStatus(status, TF_OK, "");
 }
 
 static void wait_for_event(const SP_Device *const device, SP_Stream stream, SP_Event event,
                            TF_Status *const status) {
-    (void)device, (void)stream, (void)event;
-    TF_SetStatus(status, TF_OK, "");
+    (void)device;
+    if (!my_stream_enqueue(stream, await_event, event))
+        TF_SetStatus(status, TF_RESOURCE_EXHAUSTED, "no memory to wait for an event");
+    else
+        TF_SetStatus(status, TF_OK, "");
 }
 
 static void block_host_for_event(const SP_Device *device, SP_Event event, TF_Status *status) {
     (void)device;
-    if (event->state == SE_EVENT_COMPLETE)
-        TF_SetStatus(status, TF_OK, "");
-    else
-        TF_SetStatus(status, TF_FAILED_PRECONDITION, "waiting for an event never recorded");
+    await_event(event);
+    TF_SetStatus(status, TF_OK, "");
+}
+
+static void block_host_until_done(const SP_Device *device, SP_Stream stream, TF_Status *status) {
+    (void)device;
+    my_stream_wait(stream);
+    TF_SetStatus(status, TF_OK, "");
 }
 
 static void synchronize_all_activity(const SP_Device *device, TF_Status *status) {
     (void)device;
+    my_streams_wait_all();
     TF_SetStatus(status, TF_OK, "");
+}
+
+typedef struct callback {
+    SE_StatusCallbackFn fn;
+    void *arg;
+} callback_t;
+
+static void run_callback(void *opaque) {
+    callback_t *callback = opaque;
+    TF_Status *status = TF_NewStatus();
+    callback->fn(callback->arg, status);
+    TF_DeleteStatus(status);
+    free(callback);
 }
 
 static TF_Bool host_callback(const SP_Device *device, SP_Stream stream,
                              SE_StatusCallbackFn callback_fn, void *callback_arg) {
-    (void)device, (void)stream;
-    TF_Status *status = TF_NewStatus();
-    if (status == NULL) return 0;
-    callback_fn(callback_arg, status); /* the work before it is done already */
-    TF_DeleteStatus(status);
+    (void)device;
+    callback_t *callback = malloc(sizeof *callback);
+    if (callback == NULL) return 0;
+    callback->fn = callback_fn;
+    callback->arg = callback_arg;
+    if (!my_stream_enqueue(stream, run_callback, callback)) {
+        free(callback);
+        return 0;
+    }
     return 1;
 }
 
-/* ---- Copies ----------------------------------------------------------------------------- */
+/* ---- Copies: the addresses are checked when queued, the bytes move on the stream ---------- */
 
-static void copy_checked(void *dst, const void *src, uint64_t size, TF_Status *status) {
+typedef struct copy {
+    void *dst;
+    const void *src;
+    uint64_t size;
+} copy_t;
+
+static void run_copy(void *opaque) {
+    copy_t *copy = opaque;
+    memcpy(copy->dst, copy->src, copy->size);
+    free(copy);
+}
+
+static void copy_on(SP_Stream stream, void *dst, const void *src, uint64_t size,
+                    TF_Status *status) {
     if (dst == NULL || src == NULL) {
         TF_SetStatus(status, TF_INVALID_ARGUMENT, "a copy outside " DEVICE_TYPE "'s memory");
         return;
     }
+    copy_t *copy = malloc(sizeof *copy);
+    if (copy != NULL) *copy = (copy_t){dst, src, size};
+    if (copy == NULL || !my_stream_enqueue(stream, run_copy, copy)) {
+        free(copy);
+        TF_SetStatus(status, TF_RESOURCE_EXHAUSTED, "no memory to queue a copy");
+        return;
+    }
+    TF_SetStatus(status, TF_OK, "");
+}
+
+static void copy_now(void *dst, const void *src, uint64_t size, TF_Status *status) {
+    if (dst == NULL || src == NULL) {
+        TF_SetStatus(status, TF_INVALID_ARGUMENT, "a copy outside " DEVICE_TYPE "'s memory");
+        return;
+    }
+    /* The sync copies wait for no stream: TensorFlow calls them only for memory no queued
+     * work uses. */
     memcpy(dst, src, size);
     TF_SetStatus(status, TF_OK, "");
 }
@@ -248,44 +329,42 @@ static void sync_memcpy_dtoh(const SP_Device *device, void *host_dst,
                              const SP_DeviceMemoryBase *device_src, uint64_t size,
                              TF_Status *status) {
     (void)device;
-    copy_checked(host_dst, my_device_host_address(device_src->opaque, size), size, status);
+    copy_now(host_dst, my_device_host_address(device_src->opaque, size), size, status);
 }
 
 static void sync_memcpy_htod(const SP_Device *device, SP_DeviceMemoryBase *device_dst,
                              const void *host_src, uint64_t size, TF_Status *status) {
     (void)device;
-    copy_checked(my_device_host_address(device_dst->opaque, size), host_src, size, status);
+    copy_now(my_device_host_address(device_dst->opaque, size), host_src, size, status);
 }
 
 static void sync_memcpy_dtod(const SP_Device *device, SP_DeviceMemoryBase *device_dst,
                              const SP_DeviceMemoryBase *device_src, uint64_t size,
                              TF_Status *status) {
     (void)device;
-    copy_checked(my_device_host_address(device_dst->opaque, size),
-                 my_device_host_address(device_src->opaque, size), size, status);
+    copy_now(my_device_host_address(device_dst->opaque, size),
+             my_device_host_address(device_src->opaque, size), size, status);
 }
 
 static void memcpy_dtoh(const SP_Device *device, SP_Stream stream, void *host_dst,
                         const SP_DeviceMemoryBase *device_src, uint64_t size, TF_Status *status) {
-    (void)stream;
-    sync_memcpy_dtoh(device, host_dst, device_src, size, status);
+    (void)device;
+    copy_on(stream, host_dst, my_device_host_address(device_src->opaque, size), size, status);
 }
 
 static void memcpy_htod(const SP_Device *device, SP_Stream stream,
                         SP_DeviceMemoryBase *device_dst, const void *host_src, uint64_t size,
                         TF_Status *status) {
-    (void)stream;
-    sync_memcpy_htod(device, device_dst, host_src, size, status);
+    (void)device;
+    copy_on(stream, my_device_host_address(device_dst->opaque, size), host_src, size, status);
 }
 
 static void memcpy_dtod(const SP_Device *device, SP_Stream stream,
                         SP_DeviceMemoryBase *device_dst, const SP_DeviceMemoryBase *device_src,
                         uint64_t size, TF_Status *status) {
-    if (stream == NULL || stream->magic != STREAM_MAGIC) {
-        TF_SetStatus(status, TF_INVALID_ARGUMENT, "memcpy_dtod without a stream of mine");
-        return;
-    }
-    sync_memcpy_dtod(device, device_dst, device_src, size, status);
+    (void)device;
+    copy_on(stream, my_device_host_address(device_dst->opaque, size),
+            my_device_host_address(device_src->opaque, size), size, status);
 }
 
 /* ---- Platform ----------------------------------------------------------------------------- */
@@ -350,6 +429,7 @@ static void create_stream_executor(const SP_Platform *platform,
     se->sync_memcpy_htod = sync_memcpy_htod;
     se->sync_memcpy_dtod = sync_memcpy_dtod;
     se->block_host_for_event = block_host_for_event;
+    se->block_host_until_done = block_host_until_done;
     se->synchronize_all_activity = synchronize_all_activity;
     se->host_callback = host_callback;
 #ifdef BROKEN_MISSING_CALLBACK
