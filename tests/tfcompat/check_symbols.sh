@@ -31,10 +31,11 @@ for plugin in "$plugins"/*.so "$broken"/*.so; do
     check "$(basename "$plugin") needs nothing of the core (needs: $shared)" $?
     missing=$(comm -23 <(grep '^TF_' <<<"$needs") <(echo "$adapter_exports") | tr '\n' ' ')
     case $(basename "$plugin") in
-    libtp_tfcompat_unresolved_symbol.so) expected="TF_DeleteOpDefinitionBuilder TF_NewOpDefinitionBuilder " ;;
+    libtp_tfcompat_unresolved_symbol.so)
+        expected="TF_DeleteOpDefinitionBuilder TF_NewOpDefinitionBuilder " ;;
     *) expected="" ;;
     esac
     [ "$missing" = "$expected" ]
-    check "$(basename "$plugin"): the adapter has every TF_ function it needs (missing: $missing)" $?
+    check "$(basename "$plugin"): the adapter has every TF_ function it needs (lacks: $missing)" $?
 done
 finish

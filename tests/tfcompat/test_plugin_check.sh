@@ -23,15 +23,18 @@ for name in load registrations "MY_DEVICE:0 allocate" "MY_DEVICE:0 round trips" 
     grep -q "^pass  $name: " <<<"$out"
     check "MY_DEVICE passes '$name'" $?
 done
+device="My Device (tensorplug tfcompat test) by tensorplug tests, 64 MiB"
 expect_text "the registrations are the device and four kernels" "$out" \
-    "pass  registrations: device type MY_DEVICE (1 device: My Device (tensorplug tfcompat test) by tensorplug tests, 64 MiB); 0 ops, 4 kernels"
+    "pass  registrations: device type MY_DEVICE (1 device: $device); 0 ops, 4 kernels"
 
 out=$("$tensorplug" plugin-check "$plugins/libtp_tfcompat_failing_device.so"); rc=$?
 [ $rc -ne 0 ]
 check "FAILING_DEVICE fails (exit $rc)" $?
-failed=$(grep '^FAIL ' <<<"$out" | sed 's/: .*//' | sort | tr '\n' ';')
-[ "$failed" = "FAIL  FAILING_DEVICE:0 two threads;FAIL  kernel Neg on FAILING_DEVICE, float32;FAIL  kernel Neg on FAILING_DEVICE, float32, errors;FAIL  kernel Neg on FAILING_DEVICE, float32, memory;" ]
+failed=$(grep '^FAIL ' <<<"$out" | sed 's/^FAIL  //; s/: .*//' | sort | tr '\n' ';')
+neg="kernel Neg on FAILING_DEVICE, float32"
+[ "$failed" = "FAILING_DEVICE:0 two threads;$neg;$neg, errors;$neg, memory;" ]
 check "FAILING_DEVICE fails Neg's checks and nothing else (got: $failed)" $?
+where="/job:localhost/replica:0/task:0/device:FAILING_DEVICE:0"
 expect_text "Neg's failure is the plug-in's own status" "$out" \
-    "FAIL  kernel Neg on FAILING_DEVICE, float32: Neg: Neg on /job:localhost/replica:0/task:0/device:FAILING_DEVICE:0: Neg: FAILING_DEVICE's Neg always fails"
+    "FAIL  $neg: Neg: Neg on $where: Neg: FAILING_DEVICE's Neg always fails"
 finish
