@@ -55,27 +55,30 @@ void TF_OpKernelConstruction_GetAttrSize(TF_OpKernelConstruction *ctx, const cha
     }
 }
 
-void TF_OpKernelConstruction_GetAttrType(TF_OpKernelConstruction *ctx, const char *attr_name,
-                                         TF_DataType *val, TF_Status *status) {
-    tp_dtype_t dtype;
-    if (!HOST_GET(ctx, kernel_attr_dtype, attr_name, &dtype)) {
-        not_found(ctx, status, "TF_OpKernelConstruction_GetAttrType", attr_name, "type");
-        return;
+/* The scalar getters differ only in the host's getter, the value's type and its conversion. */
+#define SCALAR_GETTER(function, tf_type, host_type, getter, kind, convert)                    \
+    void function(TF_OpKernelConstruction *ctx, const char *attr_name, tf_type *val,            \
+                  TF_Status *status) {                                                         \
+        host_type value;                                                                       \
+        if (!HOST_GET(ctx, getter, attr_name, &value)) {                                       \
+            not_found(ctx, status, #function, attr_name, kind);                                \
+            return;                                                                            \
+        }                                                                                      \
+        *val = convert(value);                                                                 \
+        TF_SetStatus(status, TF_OK, "");                                                       \
     }
-    *val = tfc_dtype_from_tp(dtype);
-    TF_SetStatus(status, TF_OK, "");
-}
+#define AS_IS(value) (value)
+#define AS_FLOAT(value) ((float)(value))
+#define AS_TF_BOOL(value) ((TF_Bool)((value) != 0))
 
-void TF_OpKernelConstruction_GetAttrInt64(TF_OpKernelConstruction *ctx, const char *attr_name,
-                                          int64_t *val, TF_Status *status) {
-    int64_t value;
-    if (!HOST_GET(ctx, kernel_attr_int, attr_name, &value)) {
-        not_found(ctx, status, "TF_OpKernelConstruction_GetAttrInt64", attr_name, "int");
-        return;
-    }
-    *val = value;
-    TF_SetStatus(status, TF_OK, "");
-}
+SCALAR_GETTER(TF_OpKernelConstruction_GetAttrType, TF_DataType, tp_dtype_t, kernel_attr_dtype,
+              "type", tfc_dtype_from_tp)
+SCALAR_GETTER(TF_OpKernelConstruction_GetAttrInt64, int64_t, int64_t, kernel_attr_int, "int",
+              AS_IS)
+SCALAR_GETTER(TF_OpKernelConstruction_GetAttrFloat, float, double, kernel_attr_float, "float",
+              AS_FLOAT)
+SCALAR_GETTER(TF_OpKernelConstruction_GetAttrBool, TF_Bool, int32_t, kernel_attr_bool, "bool",
+              AS_TF_BOOL)
 
 void TF_OpKernelConstruction_GetAttrInt32(TF_OpKernelConstruction *ctx, const char *attr_name,
                                           int32_t *val, TF_Status *status) {
@@ -91,28 +94,6 @@ void TF_OpKernelConstruction_GetAttrInt32(TF_OpKernelConstruction *ctx, const ch
         return;
     }
     *val = (int32_t)value;
-    TF_SetStatus(status, TF_OK, "");
-}
-
-void TF_OpKernelConstruction_GetAttrFloat(TF_OpKernelConstruction *ctx, const char *attr_name,
-                                          float *val, TF_Status *status) {
-    double value;
-    if (!HOST_GET(ctx, kernel_attr_float, attr_name, &value)) {
-        not_found(ctx, status, "TF_OpKernelConstruction_GetAttrFloat", attr_name, "float");
-        return;
-    }
-    *val = (float)value;
-    TF_SetStatus(status, TF_OK, "");
-}
-
-void TF_OpKernelConstruction_GetAttrBool(TF_OpKernelConstruction *ctx, const char *attr_name,
-                                         TF_Bool *val, TF_Status *status) {
-    int32_t value;
-    if (!HOST_GET(ctx, kernel_attr_bool, attr_name, &value)) {
-        not_found(ctx, status, "TF_OpKernelConstruction_GetAttrBool", attr_name, "bool");
-        return;
-    }
-    *val = value != 0;
     TF_SetStatus(status, TF_OK, "");
 }
 

@@ -3,27 +3,13 @@
  * run as tensorplug devices: listed, placed on, their results bit for bit the CPU's, a failing
  * kernel's status on exactly its op, memory returned; broken variants refused with one line
  * each while the process goes on. */
-#include "test_support.h"
+#include "plugin_support.h"
 
 #include <dlfcn.h>
 
-static char captured_log[32768];
 static char *placement_text;
 static size_t placement_length;
 static FILE *placement_log;
-
-static void capture_log(tp_log_level_t level, const char *line, void *user_data) {
-    (void)user_data;
-    size_t used = strlen(captured_log);
-    snprintf(captured_log + used, sizeof captured_log - used, "%d %s\n", (int)level, line);
-}
-
-static size_t count_occurrences(const char *text, const char *fragment) {
-    size_t count = 0;
-    for (const char *at = strstr(text, fragment); at != NULL; at = strstr(at + 1, fragment))
-        count++;
-    return count;
-}
 
 static tp_context_t *context_for(const char *path) {
     tp_context_options_t options = TP_CONTEXT_OPTIONS_INIT;
@@ -35,23 +21,6 @@ static tp_context_t *context_for(const char *path) {
     assert_ok(tp_context_create(&options, &context));
     return context;
 }
-
-static tp_plugin_info_t plugin_named(const tp_context_t *context, const char *file) {
-    for (size_t i = 0; i < tp_plugin_count(context); i++) {
-        tp_plugin_info_t info = {.struct_size = sizeof info};
-        assert_ok(tp_plugin_get(context, i, &info));
-        size_t length = strlen(info.path), file_length = strlen(file);
-        if (length >= file_length && strcmp(info.path + length - file_length, file) == 0)
-            return info;
-    }
-    print_error("no plug-in %s\n", file);
-    fail();
-    return (tp_plugin_info_t){0};
-}
-
-/* Runs `op` on `device` (pushed as a scope) and returns its result. */
-typedef tp_status_t *(*binary_op_fn)(tp_context_t *, tp_tensor_t *, tp_tensor_t *,
-                                     tp_tensor_t **);
 
 static tp_tensor_t *values(tp_context_t *context, tp_dtype_t dtype, tp_shape_t shape,
                            const void *data, size_t size) {
@@ -101,12 +70,7 @@ static void plugins_load_and_list_their_devices(void **state) {
     assert_string_equal(cxx_plugin.device_types, "CXX_DEVICE");
     assert_int_equal(cxx_plugin.num_kernels, 1);
 
-    char *text = NULL;
-    size_t length = 0;
-    FILE *out = open_memstream(&text, &length);
-    assert_non_null(out);
-    assert_ok(tp_list_physical_devices(context, NULL, out));
-    fclose(out);
+    char *text = list_devices(context, NULL);
     assert_non_null(strstr(text, "PhysicalDevice(name='/physical_device:MY_DEVICE:0', "
                                  "device_type='MY_DEVICE')"));
     assert_non_null(strstr(text, "/physical_device:CXX_DEVICE:0"));
