@@ -24,8 +24,8 @@ for name in load registrations "MY_DEVICE:0 allocate" "MY_DEVICE:0 round trips" 
     check "MY_DEVICE passes '$name'" $?
 done
 device="My Device (tensorplug tfcompat test) by tensorplug tests, 64 MiB"
-expect_text "the registrations are the device and four kernels" "$out" \
-    "pass  registrations: device type MY_DEVICE (1 device: $device); 0 ops, 4 kernels"
+expect_text "the registrations are the device and five kernels" "$out" \
+    "pass  registrations: device type MY_DEVICE (1 device: $device); 0 ops, 5 kernels"
 
 out=$("$tensorplug" plugin-check "$plugins/libtp_tfcompat_failing_device.so"); rc=$?
 [ $rc -ne 0 ]

@@ -60,8 +60,8 @@ static void plugins_load_and_list_their_devices(void **state) {
     assert_true(c_plugin.loaded);
     assert_string_equal(c_plugin.device_types, "MY_DEVICE");
     assert_string_equal(c_plugin.name, "tp_tfcompat_my_device");
-    /* Relu, MatMul, AddV2 (as Add) and Square; three more were skipped. */
-    assert_int_equal(c_plugin.num_kernels, 4);
+    /* Relu, MatMul, AddV2 (as Add), Square and MaxPool; three more were skipped. */
+    assert_int_equal(c_plugin.num_kernels, 5);
     tp_plugin_info_t failing = plugin_named(context, "libtp_tfcompat_failing_device.so");
     assert_true(failing.loaded);
     assert_string_equal(failing.device_types, "FAILING_DEVICE");
@@ -208,6 +208,53 @@ static void results_are_the_cpus_bit_for_bit(void **state) {
     tp_context_destroy(context);
 }
 
+/* MaxPool's kernel reads its attributes every way TensorFlow's kernels do; what each getter
+ * gave is TensorFlow's documented behaviour, and the pooling it then does is the CPU's. */
+static void attributes_read_as_tensorflow_documents(void **state) {
+    (void)state;
+    tp_context_t *context = context_for(TP_TFCOMPAT_PLUGIN_DIR);
+    tp_tensor_t *x = NULL;
+    assert_ok(tp_random_normal(context, TP_FLOAT32, TP_SHAPE(2, 7, 9, 3), 11, &x));
+    const tp_pool_options_t options[] = {
+        {.window_height = 3, .window_width = 3, .stride_height = 1, .stride_width = 2,
+         .padding = TP_PADDING_SAME},
+        {.window_height = 2, .window_width = 3, .stride_height = 2, .stride_width = 1,
+         .padding = TP_PADDING_VALID}};
+    for (size_t i = 0; i < 2; i++) {
+        tp_tensor_t *on_device = NULL, *on_cpu = NULL;
+        push(context, "/device:MY_DEVICE:0");
+        assert_ok(tp_max_pool(context, x, &options[i], &on_device));
+        pop(context);
+        push(context, "/CPU:0");
+        assert_ok(tp_max_pool(context, x, &options[i], &on_cpu));
+        pop(context);
+        assert_same_bits(on_device, on_cpu);
+        tp_tensor_release(on_device);
+        tp_tensor_release(on_cpu);
+    }
+    tp_tensor_release(x);
+    tp_context_destroy(context);
+
+    void *library = dlopen(TP_TFCOMPAT_PLUGIN_DIR "/libtp_tfcompat_my_device.so",
+                           RTLD_NOW | RTLD_NOLOAD);
+    assert_non_null(library);
+    const char *(*report)(void);
+    void *symbol = dlsym(library, "my_device_attribute_report");
+    assert_non_null(symbol);
+    memcpy(&report, &symbol, sizeof report);
+    /* The first run's readings (SAME, strides 1 and 2): list sizes, strings' byte lengths, a
+     * list cut at max_vals leaving the rest alone, a string cut at max_length with no NUL,
+     * HasAttr, a missing attribute's error, and an unimplemented getter naming itself. */
+    assert_string_equal(report(),
+                        "ksize size 4/-1; strides cut at 2: 1 1 77; padding size -1/4; "
+                        "padding cut at 3: SAM#; padding: SAME#; T 1; "
+                        "has padding 1, has nothing 0; int32 nothing: code 3, left 5; "
+                        "type list: code 12, TF_OpKernelConstruction_GetAttrTypeList is not "
+                        "implemented by tensorplug yet: tensorplug has no attribute of this "
+                        "kind to read");
+    dlclose(library);
+}
+
 static void a_failing_kernel_fails_its_op_alone(void **state) {
     (void)state;
     tp_context_t *context = context_for(TP_TFCOMPAT_PLUGIN_DIR);
@@ -326,6 +373,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(plugins_load_and_list_their_devices),
         cmocka_unit_test(results_are_the_cpus_bit_for_bit),
+        cmocka_unit_test(attributes_read_as_tensorflow_documents),
         cmocka_unit_test(a_failing_kernel_fails_its_op_alone),
         cmocka_unit_test(temporaries_and_tensors_give_their_memory_back),
         cmocka_unit_test(broken_plugins_are_refused_with_one_line_each),

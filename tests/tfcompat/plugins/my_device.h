@@ -35,4 +35,14 @@ int my_streams_add(SP_Stream stream);
 void my_streams_remove(SP_Stream stream);
 void my_streams_wait_all(void);
 
+/* A tensor's data as the host address it has in the device's memory; NULL, with the kernel
+ * failed, if it is not there. */
+struct TF_OpKernelContext;
+struct TF_Tensor;
+void *my_device_data(struct TF_OpKernelContext *ctx, const struct TF_Tensor *tensor);
+/* Queues fn(work) (work malloc'd, freed by fn) on the kernel's stream, or fails the kernel. */
+void my_device_queue(struct TF_OpKernelContext *ctx, my_task_fn fn, void *work);
+/* Registers MaxPool (my_pool.c). */
+void my_device_register_pool(void);
+
 #endif

@@ -24,9 +24,7 @@ static void fail(TF_OpKernelContext *ctx, TF_Code code, const char *message) {
     TF_DeleteStatus(status);
 }
 
-/* The host address of a tensor's data on the device; NULL, with the kernel failed, if the
- * tensor is not in the device's memory. */
-static void *data_of(TF_OpKernelContext *ctx, const TF_Tensor *tensor) {
+void *my_device_data(TF_OpKernelContext *ctx, const TF_Tensor *tensor) {
     size_t bytes = TF_TensorByteSize(tensor);
     if (bytes == 0) return NULL;
     void *data = my_device_host_address(TF_TensorData(tensor), bytes);
@@ -34,8 +32,7 @@ static void *data_of(TF_OpKernelContext *ctx, const TF_Tensor *tensor) {
     return data;
 }
 
-/* Queues `work` (malloc'd, freed by fn) on the kernel's stream, or fails the kernel. */
-static void queue(TF_OpKernelContext *ctx, my_task_fn fn, void *work) {
+void my_device_queue(TF_OpKernelContext *ctx, my_task_fn fn, void *work) {
     TF_Status *status = TF_NewStatus();
     SP_Stream stream = status != NULL ? TF_GetStream(ctx, status) : NULL;
     if (stream == NULL || !my_stream_is_mine(stream)) {
@@ -92,9 +89,9 @@ static void relu_compute(void *kernel, TF_OpKernelContext *ctx) {
     if (unary_begin(ctx, status, &x, &y) && TF_TensorElementCount(x) > 0) {
         relu_work_t *w = malloc(sizeof *w);
         if (w != NULL) {
-            *w = (relu_work_t){data_of(ctx, x), data_of(ctx, y), TF_TensorElementCount(x),
-                               TF_TensorType(x)};
-            if (w->in != NULL && w->out != NULL) queue(ctx, run_relu, w);
+            *w = (relu_work_t){my_device_data(ctx, x), my_device_data(ctx, y),
+                               TF_TensorElementCount(x), TF_TensorType(x)};
+            if (w->in != NULL && w->out != NULL) my_device_queue(ctx, run_relu, w);
             else free(w);
         }
     }
@@ -164,11 +161,11 @@ static void matmul_compute(void *opaque, TF_OpKernelContext *ctx) {
                               status);
         matmul_work_t *w = c != NULL && m * n > 0 ? malloc(sizeof *w) : NULL;
         if (w != NULL) {
-            *w = (matmul_work_t){k > 0 ? data_of(ctx, a) : NULL, k > 0 ? data_of(ctx, b) : NULL,
-                                 data_of(ctx, c), m, k, n, kernel->transpose_a,
-                                 kernel->transpose_b};
+            *w = (matmul_work_t){k > 0 ? my_device_data(ctx, a) : NULL,
+                                 k > 0 ? my_device_data(ctx, b) : NULL, my_device_data(ctx, c),
+                                 m, k, n, kernel->transpose_a, kernel->transpose_b};
             if (w->c != NULL && (k == 0 || (w->a != NULL && w->b != NULL)))
-                queue(ctx, run_matmul, w);
+                my_device_queue(ctx, run_matmul, w);
             else
                 free(w);
         }
@@ -254,11 +251,11 @@ static void add_compute(void *kernel, TF_OpKernelContext *ctx) {
         z = TF_AllocateOutput(ctx, 0, w->dtype, w->dims, w->rank,
                               (size_t)count * TF_DataTypeSize(w->dtype), status);
         if (z != NULL && count > 0) {
-            w->x = data_of(ctx, x);
-            w->y = data_of(ctx, y);
-            w->z = data_of(ctx, z);
+            w->x = my_device_data(ctx, x);
+            w->y = my_device_data(ctx, y);
+            w->z = my_device_data(ctx, z);
             if (w->x != NULL && w->y != NULL && w->z != NULL) {
-                queue(ctx, run_add, w);
+                my_device_queue(ctx, run_add, w);
                 w = NULL;
             }
         }
@@ -300,8 +297,9 @@ static void square_compute(void *kernel, TF_OpKernelContext *ctx) {
     if (TF_GetCode(status) == TF_OK && TF_TensorElementCount(x) > 0) {
         square_work_t *w = malloc(sizeof *w);
         if (w != NULL) {
-            *w = (square_work_t){data_of(ctx, x), data_of(ctx, temp), TF_TensorElementCount(x)};
-            if (w->in != NULL && w->out != NULL) queue(ctx, run_square, w);
+            *w = (square_work_t){my_device_data(ctx, x), my_device_data(ctx, temp),
+                                 TF_TensorElementCount(x)};
+            if (w->in != NULL && w->out != NULL) my_device_queue(ctx, run_square, w);
             else free(w);
         }
     }
@@ -352,6 +350,7 @@ void TF_InitKernel(void) {
     add_kernel("MatMul", matmul_create, matmul_compute, matmul_delete, float_only, 1, NULL);
     add_kernel("AddV2", NULL, add_compute, NULL, add_types, 2, NULL);
     add_kernel("Square", NULL, square_compute, NULL, float_only, 1, NULL);
+    my_device_register_pool();
     /* Each skipped, with one line. */
     add_kernel("Conv3D", NULL, relu_compute, NULL, float_only, 1, NULL);
     add_kernel("Identity", NULL, relu_compute, NULL, strings, 1, NULL);
