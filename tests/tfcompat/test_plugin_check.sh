@@ -3,7 +3,7 @@
 # `tensorplug plugin-check` on the TensorFlow-style C plug-in: run through the adapter, its
 # asynchronous device and its kernels pass every check that applies to one device, the
 # ordering checks (held streams, events, host waits) included; the failing variant fails
-# exactly its failing kernel's checks. Usage: test_plugin_check.sh TENSORPLUG PLUGIN_DIR
+# exactly its failing kernels' checks. Usage: test_plugin_check.sh TENSORPLUG PLUGIN_DIR
 set -u
 tensorplug=$1
 plugins=$2
@@ -32,8 +32,11 @@ out=$("$tensorplug" plugin-check "$plugins/libtp_tfcompat_failing_device.so"); r
 check "FAILING_DEVICE fails (exit $rc)" $?
 failed=$(grep '^FAIL ' <<<"$out" | sed 's/^FAIL  //; s/: .*//' | sort | tr '\n' ';')
 neg="kernel Neg on FAILING_DEVICE, float32"
-[ "$failed" = "FAILING_DEVICE:0 two threads;$neg;$neg, errors;$neg, memory;" ]
-check "FAILING_DEVICE fails Neg's checks and nothing else (got: $failed)" $?
+abs="kernel Abs on FAILING_DEVICE, float32"
+expected="FAILING_DEVICE:0 two threads;$abs;$abs, errors;$abs, memory;"
+expected+="$neg;$neg, errors;$neg, memory;"
+[ "$failed" = "$expected" ]
+check "FAILING_DEVICE fails Abs's and Neg's checks and nothing else (got: $failed)" $?
 where="/job:localhost/replica:0/task:0/device:FAILING_DEVICE:0"
 expect_text "Neg's failure is the plug-in's own status" "$out" \
     "FAIL  $neg: Neg: Neg on $where: Neg: FAILING_DEVICE's Neg always fails"

@@ -269,6 +269,12 @@ static void a_failing_kernel_fails_its_op_alone(void **state) {
                  "Neg on /job:localhost/replica:0/task:0/device:FAILING_DEVICE:0: Neg: "
                  "FAILING_DEVICE's Neg always fails");
     assert_null(z);
+    /* A kernel that asks TF_AllocateOutput for another shape than the op's is told both. */
+    assert_error(tp_abs(context, y, &z), TP_INVALID_ARGUMENT,
+                 "Abs on /job:localhost/replica:0/task:0/device:FAILING_DEVICE:0: Abs: "
+                 "TF_AllocateOutput: output 0 of Abs has shape [4] as tensorplug infers it, but "
+                 "the kernel asked for [4,1]");
+    assert_null(z);
     /* The device, the op's input and everything else are unaffected. */
     assert_ok(tp_relu(context, y, &after));
     pop(context);

@@ -4,8 +4,8 @@
  * host address, fails the kernel instead of being read) and queues its arithmetic on the
  * stream TF_GetStream gives, behind the copies that bring its inputs. Also registered, to be
  * skipped with one line each: a kernel for an op tensorplug lacks, one for a dtype it lacks,
- * and one that wants host memory. The FAILING_DEVICE build has Relu and Neg, which always
- * fails. */
+ * and one that wants host memory. The FAILING_DEVICE build has Relu, Neg, which always
+ * fails, and Abs, which asks for an output of the wrong shape. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -318,6 +318,23 @@ static void neg_compute(void *kernel, TF_OpKernelContext *ctx) {
     fail(ctx, TF_DATA_LOSS, DEVICE_TYPE "'s Neg always fails");
 }
 
+/* ---- Abs: asks for an output of another shape than the op's, which must fail clearly ------ */
+
+static void wrong_shape_compute(void *kernel, TF_OpKernelContext *ctx) {
+    (void)kernel;
+    TF_Status *status = TF_NewStatus();
+    TF_Tensor *x = NULL;
+    TF_GetInput(ctx, 0, &x, status);
+    if (TF_GetCode(status) == TF_OK) {
+        int64_t dims[2] = {TF_Dim(x, 0), 1};
+        TF_Tensor *y = TF_AllocateOutput(ctx, 0, TF_FLOAT, dims, 2, 0, status);
+        TF_DeleteTensor(y);
+    }
+    if (TF_GetCode(status) != TF_OK) TF_OpKernelContext_Failure(ctx, status);
+    TF_DeleteTensor(x);
+    TF_DeleteStatus(status);
+}
+
 /* ---- Registration ------------------------------------------------------------------------- */
 
 static void add_kernel(const char *op, void *(*create)(TF_OpKernelConstruction *),
@@ -341,12 +358,13 @@ void TF_InitKernel(void) {
     add_kernel("Relu", NULL, relu_compute, NULL, floats, 2, NULL);
 #ifdef MY_DEVICE_FAILING
     add_kernel("Neg", NULL, neg_compute, NULL, float_only, 1, NULL);
+    add_kernel("Abs", NULL, wrong_shape_compute, NULL, float_only, 1, NULL);
     (void)matmul_create, (void)matmul_compute, (void)matmul_delete, (void)add_compute,
         (void)square_compute;
 #else
     static const TF_DataType add_types[] = {TF_FLOAT, TF_INT32};
     static const TF_DataType strings[] = {TF_STRING};
-    (void)neg_compute;
+    (void)neg_compute, (void)wrong_shape_compute;
     add_kernel("MatMul", matmul_create, matmul_compute, matmul_delete, float_only, 1, NULL);
     add_kernel("AddV2", NULL, add_compute, NULL, add_types, 2, NULL);
     add_kernel("Square", NULL, square_compute, NULL, float_only, 1, NULL);
