@@ -76,7 +76,8 @@ static void plugins_load_and_list_their_devices(void **state) {
     assert_non_null(strstr(text, "/physical_device:CXX_DEVICE:0"));
     free(text);
 
-    /* One line per registration that could not be honoured, and for TF_InitGraph. */
+    /* One line per registration that could not be honoured, for TF_InitGraph and for
+     * TF_InitProfiler. */
     const char *skipped[] = {
         "skipped TensorFlow kernel 'Conv3D' (op Conv3D on MY_DEVICE): tensorplug has no op "
         "matching TensorFlow's Conv3D",
@@ -85,6 +86,8 @@ static void plugins_load_and_list_their_devices(void **state) {
         "skipped TensorFlow kernel 'Sqrt' (op Sqrt on MY_DEVICE): it wants argument 'x' in host "
         "memory, which tensorplug cannot give yet",
         "[tp_tfcompat_my_device] TF_InitGraph: graph optimizers of TensorFlow plug-ins are not "
+        "supported yet; its devices and kernels load without them",
+        "[tp_tfcompat_cxx_device] TF_InitProfiler: profilers of TensorFlow plug-ins are not "
         "supported yet; its devices and kernels load without them"};
     for (size_t i = 0; i < sizeof skipped / sizeof skipped[0]; i++) {
         if (count_occurrences(captured_log, skipped[i]) != 1) {

@@ -3,12 +3,14 @@
  * A TensorFlow plug-in in C++, as most are, against the compatibility headers only. It does
  * what TensorFlow's own sample plug-in does: NULL streams and events, events always complete,
  * a host_callback that declines, no block_host_until_done, device memory from the heap. Device
- * type CXX_DEVICE; one kernel, Relu on floats.
+ * type CXX_DEVICE; one kernel, Relu on floats; a profiler, which tensorplug reports as not
+ * supported and loads the plug-in without.
  */
 #include <cstdlib>
 #include <cstring>
 #include <new>
 
+#include "tensorflow/c/experimental/pluggable_profiler/pluggable_profiler.h"
 #include "tensorflow/c/experimental/stream_executor/stream_executor.h"
 #include "tensorflow/c/kernels.h"
 
@@ -181,4 +183,9 @@ void TF_InitKernel() {
     if (TF_GetCode(status) == TF_Code::TF_OK) TF_RegisterKernelBuilder("ReluOp", builder, status);
     else TF_DeleteKernelBuilder(builder);
     TF_DeleteStatus(status);
+}
+
+void TF_InitProfiler(TF_ProfilerRegistrationParams *params, TF_Status *status) {
+    params->profiler->device_type = kDeviceType;
+    ok(status);
 }
