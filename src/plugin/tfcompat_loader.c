@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/env.h"
 #include "plugin/tfcompat_entry.h"
@@ -27,46 +28,59 @@
 static void *adapter;
 static tp_tfcompat_entry_fn adapter_entry;
 
-/* Where the adapter is: TP_TFCOMPAT_LIBRARY; else beside the core's library (or, for a
- * program that has the core built in, in the lib folder beside its bin folder); else the
- * installed library folder. */
-static void adapter_path(char *buffer, size_t capacity) {
+/* Where the adapter may be, in order: TP_TFCOMPAT_LIBRARY; the private folder beside the core's
+ * library, where it is installed (<libdir>/tensorplug/), then that folder itself, where the
+ * build tree has it (for a program with the core built in: the library folder beside its
+ * bin); the installed library folder. Returns how many paths it wrote. */
+enum { MAX_CANDIDATES = 4, CANDIDATE_CAPACITY = PATH_MAX + 128 };
+
+static int adapter_candidates(char (*paths)[CANDIDATE_CAPACITY]) {
+    int count = 0;
     const char *chosen = tp_env_get("TP_TFCOMPAT_LIBRARY");
-    if (chosen != NULL && chosen[0] == '/') {
-        snprintf(buffer, capacity, "%s", chosen);
-        return;
-    }
+    if (chosen != NULL && chosen[0] == '/')
+        snprintf(paths[count++], CANDIDATE_CAPACITY, "%s", chosen);
     Dl_info info;
-    void *self = (void *)(uintptr_t)&adapter_path;
+    void *self = (void *)(uintptr_t)&adapter_candidates;
     char object_path[PATH_MAX];
     /* A program's own name may be relative to where it was started from. */
     if (dladdr(self, &info) != 0 && info.dli_fname != NULL && info.dli_fname[0] != '\0' &&
         realpath(info.dli_fname, object_path) != NULL) {
-        char *folder = dirname(object_path);
-        const char *base = strrchr(folder, '/');
+        char folder[PATH_MAX + 64];
+        snprintf(folder, sizeof folder, "%s", dirname(object_path));
+        char *base = strrchr(folder, '/');
         if (base != NULL && strcmp(base, "/bin") == 0)
-            snprintf(buffer, capacity, "%.*s/%s/%s", (int)(base - folder), folder,
-                     TP_LIBDIR_IN_PREFIX, TP_TFCOMPAT_LIBRARY_NAME);
-        else
-            snprintf(buffer, capacity, "%s/%s", folder, TP_TFCOMPAT_LIBRARY_NAME);
-        return;
+            snprintf(base, sizeof folder - (size_t)(base - folder), "/%s", TP_LIBDIR_IN_PREFIX);
+        snprintf(paths[count++], CANDIDATE_CAPACITY, "%s/tensorplug/%s", folder,
+                 TP_TFCOMPAT_LIBRARY_NAME);
+        snprintf(paths[count++], CANDIDATE_CAPACITY, "%s/%s", folder, TP_TFCOMPAT_LIBRARY_NAME);
     }
-    snprintf(buffer, capacity, "%s/%s", TP_INSTALL_LIBDIR, TP_TFCOMPAT_LIBRARY_NAME);
+    snprintf(paths[count++], CANDIDATE_CAPACITY, "%s/tensorplug/%s", TP_INSTALL_LIBDIR,
+             TP_TFCOMPAT_LIBRARY_NAME);
+    return count;
 }
 
 /* Loads the adapter with its names global, so that the TensorFlow plug-in's references to
  * TF_* functions resolve to it, as they resolve to libtensorflow_framework in TensorFlow. */
 static bool load_adapter(char *reason, size_t capacity) {
     if (adapter_entry != NULL) return true;
-    char path[PATH_MAX + 64];
-    adapter_path(path, sizeof path);
-    dlerror();
-    void *library = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+    char paths[MAX_CANDIDATES][CANDIDATE_CAPACITY];
+    int count = adapter_candidates(paths);
+    void *library = NULL;
+    const char *path = paths[0];
+    char error[512] = "";
+    for (int i = 0; i < count && library == NULL; i++) {
+        path = paths[i];
+        dlerror();
+        library = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+        /* A file that is not there says little; one that is there and fails says why. */
+        const char *message = library == NULL ? dlerror() : NULL;
+        if (message != NULL && (error[0] == '\0' || access(path, F_OK) == 0))
+            snprintf(error, sizeof error, "%s", message);
+    }
     if (library == NULL) {
-        const char *error = dlerror();
         snprintf(reason, capacity,
                  "it is a TensorFlow plug-in, and tensorplug's TensorFlow adapter cannot be "
-                 "loaded: %s", error != NULL ? error : path);
+                 "loaded: %s", error);
         return false;
     }
     void *symbol = dlsym(library, TP_TFCOMPAT_ENTRY_NAME);
