@@ -104,11 +104,12 @@ int TF_NumOutputs(TF_OpKernelContext *ctx) { return tfc_host->kernel_num_outputs
 /* The host's view of a tensor of this kernel, as a TF_Tensor that owns nothing. */
 static TF_Tensor *view_tensor(const tp_tensor_view_t *view, TF_Status *status,
                               const char *function) {
-    void *data = view->mem == NULL
-                     ? NULL
-                     : (char *)((const tfc_memory_t *)view->mem)->base.opaque + view->offset;
+    /* An empty tensor has no memory; nothing reads or copies its no bytes. */
+    const tfc_memory_t *memory = view->mem;
+    void *data = memory == NULL ? NULL : (char *)memory->base.opaque + view->offset;
     TF_Tensor *tensor = tfc_tensor_view(tfc_dtype_from_tp(view->dtype), view->dims, view->rank,
-                                        data, (size_t)view->byte_size, true);
+                                        data, (size_t)view->byte_size,
+                                        memory == NULL ? NULL : &memory->base);
     if (tensor == NULL) {
         tfc_status_printf(status, TF_RESOURCE_EXHAUSTED, "%s: out of host memory", function);
         return NULL;
@@ -205,7 +206,7 @@ void TF_SetOutput(TF_OpKernelContext *ctx, int i, const TF_Tensor *tensor, TF_St
     const SP_StreamExecutor *se = &ctx->device->plugin->stream_executor;
     SP_DeviceMemoryBase dst = tfc_memory_at(memory, view.offset);
     SP_DeviceMemoryBase src = {SP_DEVICE_MEMORY_BASE_STRUCT_SIZE, NULL, TF_TensorData(tensor),
-                               TF_TensorByteSize(tensor), 0};
+                               TF_TensorByteSize(tensor), tensor->payload};
     if (!tensor->on_device) {
         /* The caller may delete a host tensor as soon as this returns. */
         se->sync_memcpy_htod(&ctx->device->device, &dst, TF_TensorData(tensor), view.byte_size,
@@ -257,7 +258,7 @@ TF_Tensor *TF_AllocateTemp(TF_OpKernelContext *context, TF_DataType dtype, const
     }
     TF_Tensor *tensor = data == NULL ? NULL
                                      : tfc_tensor_view(dtype, dims, num_dims, data, bytes,
-                                                       !on_host);
+                                                       on_host ? NULL : &temp->memory.base);
     if (tensor == NULL) {
         free_temps(temp);
         tfc_status_printf(status, TF_RESOURCE_EXHAUSTED,

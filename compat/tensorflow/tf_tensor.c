@@ -49,11 +49,12 @@ static TF_Tensor *tensor_new(TF_DataType dtype, const int64_t *dims, int num_dim
 }
 
 TF_Tensor *tfc_tensor_view(TF_DataType dtype, const int64_t *dims, int num_dims, void *data,
-                           size_t length, bool on_device) {
+                           size_t length, const SP_DeviceMemoryBase *allocation) {
     tfc_buffer_t *buffer = buffer_new(data, length, NULL, NULL);
     if (buffer == NULL) return NULL;
-    TF_Tensor *tensor = tensor_new(dtype, dims, num_dims, buffer, on_device);
+    TF_Tensor *tensor = tensor_new(dtype, dims, num_dims, buffer, allocation != NULL);
     if (tensor == NULL) buffer_release(buffer);
+    else if (allocation != NULL) tensor->payload = allocation->payload;
     return tensor;
 }
 
@@ -158,6 +159,7 @@ void TF_TensorBitcastFrom(const TF_Tensor *from, TF_DataType type, TF_Tensor *to
     free(to->dims);
     to->buffer = from->buffer;
     to->on_device = from->on_device;
+    to->payload = from->payload;
     to->dims = copy;
     to->num_dims = num_new_dims;
     to->dtype = type;

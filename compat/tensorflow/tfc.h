@@ -36,12 +36,14 @@ struct TF_Tensor {
     int num_dims;
     int64_t *dims;
     tfc_buffer_t *buffer;
-    bool on_device; /* the data is an address in the plug-in's device memory */
+    bool on_device;   /* the data is an address in the plug-in's device memory */
+    uint64_t payload; /* of the plug-in's allocation the data lies in, for its copies */
 };
 
-/* A tensor of `dtype` and `dims` over `data` that it does not own; NULL when out of memory. */
+/* A tensor of `dtype` and `dims` over `data` that it does not own, in the device allocation
+ * `allocation` (NULL: host memory); NULL when out of memory. */
 TF_Tensor *tfc_tensor_view(TF_DataType dtype, const int64_t *dims, int num_dims, void *data,
-                           size_t length, bool on_device);
+                           size_t length, const SP_DeviceMemoryBase *allocation);
 /* Sets `status` to `code` with a printf-style message. */
 void tfc_status_printf(TF_Status *status, TF_Code code, const char *format, ...)
     TP_PRINTF_LIKE(3, 4);

@@ -4,9 +4,9 @@
  * API headers only (tensorplug's compatibility copies), never against plugin.h or the core.
  * Device MY_DEVICE has memory of its own: the addresses it hands out are tagged so that the
  * host cannot dereference them (a host that did would crash), and every copy checks that it
- * touches only live allocations. Its streams are queues with threads of their own
- * (my_queue.c), so its copies, kernels and events happen after the calls that queue them
- * return. Its kernels are in my_kernels.c. Compiled with BROKEN_* defined, it is one of the
+ * touches only live allocations, named with the payload allocate gave. Its streams are queues
+ * with threads of their own (my_queue.c), so its copies, kernels and events happen after the
+ * calls that queue them return. Its kernels are in my_kernels.c. Compiled with BROKEN_* defined, it is one of the
  * broken variants the loader refuses.
  */
 #include <pthread.h>
@@ -32,11 +32,13 @@ typedef struct allocation {
     struct allocation *next;
     char *host;
     uint64_t size;
+    uint64_t id; /* the payload of its SP_DeviceMemoryBase */
 } allocation_t;
 
 static pthread_mutex_t memory_lock = PTHREAD_MUTEX_INITIALIZER;
 static allocation_t *allocations;
 static int64_t live_allocations, bytes_in_use;
+static uint64_t last_id;
 
 /* For the test program (dlsym): allocations the device holds now. */
 __attribute__((visibility("default"))) int64_t my_device_live_allocations(void);
@@ -47,16 +49,31 @@ int64_t my_device_live_allocations(void) {
     return count;
 }
 
-char *my_device_host_address(const void *address, uint64_t size) {
+/* The allocation holding `size` bytes at device address `address`, or NULL. Called locked. */
+static allocation_t *allocation_at(const void *address, uint64_t size) {
     uintptr_t tagged = (uintptr_t)address;
     if ((tagged & DEVICE_TAG) == 0) return NULL;
     char *host = (char *)(tagged & ~DEVICE_TAG);
-    char *found = NULL;
-    pthread_mutex_lock(&memory_lock);
     for (allocation_t *a = allocations; a != NULL; a = a->next)
-        if (host >= a->host && host + size <= a->host + a->size) found = host;
+        if (host >= a->host && host + size <= a->host + a->size) return a;
+    return NULL;
+}
+
+char *my_device_host_address(const void *address, uint64_t size) {
+    pthread_mutex_lock(&memory_lock);
+    allocation_t *a = allocation_at(address, size);
     pthread_mutex_unlock(&memory_lock);
-    return found;
+    return a == NULL ? NULL : (char *)((uintptr_t)address & ~DEVICE_TAG);
+}
+
+/* The same for memory the host names by SP_DeviceMemoryBase: its payload must be the one
+ * allocate gave, which the host keeps for the plug-in. */
+static char *memory_address(const SP_DeviceMemoryBase *memory, uint64_t size) {
+    pthread_mutex_lock(&memory_lock);
+    allocation_t *a = allocation_at(memory->opaque, size);
+    int ok = a != NULL && a->id == memory->payload;
+    pthread_mutex_unlock(&memory_lock);
+    return ok ? (char *)((uintptr_t)memory->opaque & ~DEVICE_TAG) : NULL;
 }
 
 static void *device_address(char *host) { return (void *)((uintptr_t)host | DEVICE_TAG); }
@@ -76,6 +93,8 @@ static void allocate(const SP_Device *device, uint64_t size, int64_t memory_spac
     a->host = host;
     a->size = size;
     pthread_mutex_lock(&memory_lock);
+    a->id = ++last_id;
+    mem->payload = a->id;
     a->next = allocations;
     allocations = a;
     live_allocations++;
@@ -89,9 +108,10 @@ static void deallocate(const SP_Device *device, SP_DeviceMemoryBase *memory) {
     (void)device;
     if (memory->opaque == NULL) return;
     char *host = (char *)((uintptr_t)memory->opaque & ~DEVICE_TAG);
+    /* The payload, too, must be allocate's: the host hands the whole struct back. */
     pthread_mutex_lock(&memory_lock);
     for (allocation_t **link = &allocations; *link != NULL; link = &(*link)->next) {
-        if ((*link)->host == host) {
+        if ((*link)->host == host && (*link)->id == memory->payload) {
             allocation_t *a = *link;
             *link = a->next;
             live_allocations--;
@@ -329,42 +349,42 @@ static void sync_memcpy_dtoh(const SP_Device *device, void *host_dst,
                              const SP_DeviceMemoryBase *device_src, uint64_t size,
                              TF_Status *status) {
     (void)device;
-    copy_now(host_dst, my_device_host_address(device_src->opaque, size), size, status);
+    copy_now(host_dst, memory_address(device_src, size), size, status);
 }
 
 static void sync_memcpy_htod(const SP_Device *device, SP_DeviceMemoryBase *device_dst,
                              const void *host_src, uint64_t size, TF_Status *status) {
     (void)device;
-    copy_now(my_device_host_address(device_dst->opaque, size), host_src, size, status);
+    copy_now(memory_address(device_dst, size), host_src, size, status);
 }
 
 static void sync_memcpy_dtod(const SP_Device *device, SP_DeviceMemoryBase *device_dst,
                              const SP_DeviceMemoryBase *device_src, uint64_t size,
                              TF_Status *status) {
     (void)device;
-    copy_now(my_device_host_address(device_dst->opaque, size),
-             my_device_host_address(device_src->opaque, size), size, status);
+    copy_now(memory_address(device_dst, size),
+             memory_address(device_src, size), size, status);
 }
 
 static void memcpy_dtoh(const SP_Device *device, SP_Stream stream, void *host_dst,
                         const SP_DeviceMemoryBase *device_src, uint64_t size, TF_Status *status) {
     (void)device;
-    copy_on(stream, host_dst, my_device_host_address(device_src->opaque, size), size, status);
+    copy_on(stream, host_dst, memory_address(device_src, size), size, status);
 }
 
 static void memcpy_htod(const SP_Device *device, SP_Stream stream,
                         SP_DeviceMemoryBase *device_dst, const void *host_src, uint64_t size,
                         TF_Status *status) {
     (void)device;
-    copy_on(stream, my_device_host_address(device_dst->opaque, size), host_src, size, status);
+    copy_on(stream, memory_address(device_dst, size), host_src, size, status);
 }
 
 static void memcpy_dtod(const SP_Device *device, SP_Stream stream,
                         SP_DeviceMemoryBase *device_dst, const SP_DeviceMemoryBase *device_src,
                         uint64_t size, TF_Status *status) {
     (void)device;
-    copy_on(stream, my_device_host_address(device_dst->opaque, size),
-            my_device_host_address(device_src->opaque, size), size, status);
+    copy_on(stream, memory_address(device_dst, size),
+            memory_address(device_src, size), size, status);
 }
 
 /* ---- Platform ----------------------------------------------------------------------------- */
