@@ -47,16 +47,17 @@ check-release: deps
 
 # The clang build under ASan and UBSan, which also builds the libFuzzer targets (TP_FUZZ).
 asan: deps
-	cmake -S . -B $(ASAN_BUILD) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug \
-	      -DTP_SANITIZE=address,undefined -DTP_FUZZ=ON -DTP_WERROR=$(WERROR) $(CMAKE_FLAGS)
+	cmake -S . -B $(ASAN_BUILD) -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+	      -DCMAKE_BUILD_TYPE=Debug -DTP_SANITIZE=address,undefined -DTP_FUZZ=ON \
+	      -DTP_WERROR=$(WERROR) $(CMAKE_FLAGS)
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 
 check-asan: asan
 	$(ASAN_ENV) ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS)
 
 check-tsan: deps
-	cmake -S . -B $(TSAN_BUILD) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug \
-	      -DTP_SANITIZE=thread -DTP_WERROR=$(WERROR) $(CMAKE_FLAGS)
+	cmake -S . -B $(TSAN_BUILD) -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+	      -DCMAKE_BUILD_TYPE=Debug -DTP_SANITIZE=thread -DTP_WERROR=$(WERROR) $(CMAKE_FLAGS)
 	cmake --build $(TSAN_BUILD) -j $(JOBS)
 	TSAN_OPTIONS=halt_on_error=1 ctest --test-dir $(TSAN_BUILD) --output-on-failure -L concurrency
 

@@ -3,6 +3,7 @@
 
 #include <dlfcn.h>
 #include <limits.h>
+#include <stdio.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include "plugin/builtin_plugins.h"
 #include "plugin/plugin_file.h"
 #include "plugin/plugin_probe.h"
+#include "plugin/tfcompat_loader.h"
 
 /* Loading and the records are guarded by one lock: plug-ins load rarely, and a plug-in's init
  * must never run twice. */
@@ -93,20 +95,43 @@ static void load_record(tp_plugin_record_t *record, tp_plugin_wanted_fn wanted,
     }
     dlerror();
     void *library = dlopen(record->path, RTLD_NOW | RTLD_LOCAL);
+    char open_error[512] = "unknown error";
     if (library == NULL) {
         const char *error = dlerror();
-        tp_plugin_record_refuse(record, "it cannot be opened: %s", error ? error : "unknown error");
+        if (error != NULL) snprintf(open_error, sizeof open_error, "%s", error);
+    }
+    void *symbol = library != NULL ? dlsym(library, TP_PLUGIN_ENTRY_NAME) : NULL;
+    if (symbol == NULL) {
+        /* No native entry point: perhaps a TensorFlow plug-in, which the adapter runs. */
+        void *tf_library = NULL;
+        const tp_plugin_descriptor_t *descriptor = NULL;
+        switch (tp_tfcompat_open(record->path, library, open_error, &tf_library, &descriptor,
+                                 reason, sizeof reason)) {
+        case TP_TFCOMPAT_OPENED:
+            record->library = tf_library;
+            if (tp_plugin_record_read_descriptor(record, descriptor))
+                init_if_wanted(record, wanted, wanted_arg);
+            return;
+        case TP_TFCOMPAT_REFUSED:
+            tp_plugin_record_refuse(record, "%s", reason);
+            record->name = record->version = "";
+            return;
+        case TP_TFCOMPAT_NOT_TENSORFLOW:
+            break;
+        }
+    }
+    if (library == NULL) {
+        tp_plugin_record_refuse(record, "it cannot be opened: %s", open_error);
         record->name = record->version = "";
         return;
     }
-    tp_plugin_entry_fn entry;
-    void *symbol = dlsym(library, TP_PLUGIN_ENTRY_NAME);
     if (symbol == NULL) {
         tp_plugin_record_refuse(record, "it exports no entry point '%s'", TP_PLUGIN_ENTRY_NAME);
         record->name = record->version = "";
         dlclose(library);
         return;
     }
+    tp_plugin_entry_fn entry;
     /* POSIX guarantees that a function's address survives the trip through void *. */
     memcpy(&entry, &symbol, sizeof entry);
     record->library = library;

@@ -38,6 +38,26 @@ check "the manual page's gzip header has no time stamp (gzip -n)" $?
 [ -f "$prefix/share/bash-completion/completions/tensorplug" ]
 check "installed share/bash-completion/completions/tensorplug" $?
 
+# A TensorFlow plug-in's unchanged source builds against the installed compatibility headers
+# alone, and the installed runtime runs it through its adapter.
+[ -e "$libdir/tensorplug/libtensorplug_tfcompat.so.1" ]
+check "the TensorFlow adapter is in the runtime's private folder" $?
+tfcompat="$prefix/include/tensorplug/tfcompat"
+[ -e "$tfcompat/tensorflow/c/kernels.h" ]; check "installed the TensorFlow C API headers" $?
+mkdir -p "$work/tf_plugins"
+tf_sources=$source/tests/tfcompat/plugins
+$cc -std=c11 -Wall -Werror -shared -fPIC -pthread -I"$tfcompat" "$tf_sources/my_device.c" \
+    "$tf_sources/my_kernels.c" "$tf_sources/my_pool.c" "$tf_sources/my_queue.c" \
+    -o "$work/tf_plugins/libmy_device.so"
+check "a TensorFlow plug-in builds against the installed headers" $?
+out=$(LD_LIBRARY_PATH="$libdir" TP_PLUGIN_PATH="$work/tf_plugins" TP_TFCOMPAT_LIBRARY= \
+      "$prefix/bin/tensorplug" devices 2>"$work/tf_log")
+[ "$out" = "PhysicalDevice(name='/physical_device:CPU:0', device_type='CPU')
+PhysicalDevice(name='/physical_device:MY_DEVICE:0', device_type='MY_DEVICE')" ]
+check "the installed runtime runs the TensorFlow plug-in (got: $out)" $?
+grep -q "skipped TensorFlow kernel 'Conv3D'" "$work/tf_log"
+check "the kernel it cannot honour is named on standard error" $?
+
 # Then the APU package alone: nothing else is needed for the device to appear.
 cmake --install "$build" --prefix "$prefix" --component apu >>"$work/install.log" 2>&1
 check "cmake --install --component apu" $?

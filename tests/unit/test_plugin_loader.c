@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Finding, checking and refusing plug-ins; the devices of those that load. Uses the test
  * plug-ins built in tests/plugins/ (TP_TEST_PLUGIN_DIR). */
-#include "test_support.h"
+#include "plugin_support.h"
 
 #include <dlfcn.h>
 #include <elf.h>
@@ -22,23 +22,6 @@
 #include "plugin/plugin_probe.h"
 #include "plugin/plugin_trust.h"
 
-/* ---- Log capture ------------------------------------------------------------------------- */
-
-static char captured_log[16384];
-
-static void capture_log(tp_log_level_t level, const char *line, void *user_data) {
-    (void)user_data;
-    size_t used = strlen(captured_log);
-    snprintf(captured_log + used, sizeof captured_log - used, "%d %s\n", (int)level, line);
-}
-
-static size_t count_occurrences(const char *text, const char *fragment) {
-    size_t count = 0;
-    for (const char *at = strstr(text, fragment); at != NULL; at = strstr(at + 1, fragment))
-        count++;
-    return count;
-}
-
 /* ---- Helpers ----------------------------------------------------------------------------- */
 
 static tp_context_t *context_with_path(const char *path) {
@@ -50,20 +33,6 @@ static tp_context_t *context_with_path(const char *path) {
     return context;
 }
 
-/* The info of the plug-in whose path ends with `file`; fails the test if there is none. */
-static tp_plugin_info_t plugin_named(const tp_context_t *context, const char *file) {
-    for (size_t i = 0; i < tp_plugin_count(context); i++) {
-        tp_plugin_info_t info = {.struct_size = sizeof info};
-        assert_ok(tp_plugin_get(context, i, &info));
-        size_t path_length = strlen(info.path), file_length = strlen(file);
-        if (path_length >= file_length && strcmp(info.path + path_length - file_length, file) == 0)
-            return info;
-    }
-    print_error("no plug-in %s\n", file);
-    fail();
-    return (tp_plugin_info_t){0};
-}
-
 static void assert_refused(const tp_context_t *context, const char *file, const char *reason) {
     tp_plugin_info_t info = plugin_named(context, file);
     if (info.loaded || strstr(info.reason, reason) == NULL) {
@@ -71,16 +40,6 @@ static void assert_refused(const tp_context_t *context, const char *file, const 
                     info.loaded, info.reason, reason);
         fail();
     }
-}
-
-static char *list_devices(const tp_context_t *context, const char *type) {
-    char *text = NULL;
-    size_t length = 0;
-    FILE *out = open_memstream(&text, &length);
-    assert_non_null(out);
-    assert_ok(tp_list_physical_devices(context, type, out));
-    fclose(out);
-    return text;
 }
 
 /* The outcome every arrangement of the test plug-ins must give. */

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* TF_Status: a code and a message, the error convention of TensorFlow's C API. */
+#ifndef TENSORFLOW_C_TF_STATUS_H_
+#define TENSORFLOW_C_TF_STATUS_H_
+
+#include "tensorflow/c/c_api_macros.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct TF_Status TF_Status;
+
+/* A real enum, so that C++ sources may write TF_Code::TF_OK. */
+typedef enum TF_Code {
+    TF_OK = 0,
+    TF_CANCELLED = 1,
+    TF_UNKNOWN = 2,
+    TF_INVALID_ARGUMENT = 3,
+    TF_DEADLINE_EXCEEDED = 4,
+    TF_NOT_FOUND = 5,
+    TF_ALREADY_EXISTS = 6,
+    TF_PERMISSION_DENIED = 7,
+    TF_UNAUTHENTICATED = 16,
+    TF_RESOURCE_EXHAUSTED = 8,
+    TF_FAILED_PRECONDITION = 9,
+    TF_ABORTED = 10,
+    TF_OUT_OF_RANGE = 11,
+    TF_UNIMPLEMENTED = 12,
+    TF_INTERNAL = 13,
+    TF_UNAVAILABLE = 14,
+    TF_DATA_LOSS = 15
+} TF_Code;
+
+/* A new status holding TF_OK; free it with TF_DeleteStatus. NULL when out of memory. */
+TF_CAPI_EXPORT extern TF_Status *TF_NewStatus(void);
+TF_CAPI_EXPORT extern void TF_DeleteStatus(TF_Status *status);
+/* Copies `msg`; TF_OK clears the message. */
+TF_CAPI_EXPORT extern void TF_SetStatus(TF_Status *s, TF_Code code, const char *msg);
+/* Keeps a key/value pair on an error status; TF_OK statuses keep none. */
+TF_CAPI_EXPORT extern void TF_SetPayload(TF_Status *s, const char *key, const char *value);
+/* Sets the status from an errno value, `context` naming what failed. */
+TF_CAPI_EXPORT extern void TF_SetStatusFromIOError(TF_Status *s, int error_code,
+                                                   const char *context);
+TF_CAPI_EXPORT extern TF_Code TF_GetCode(const TF_Status *s);
+/* Valid until the status changes or is deleted; "" for TF_OK. */
+TF_CAPI_EXPORT extern const char *TF_Message(const TF_Status *s);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
