@@ -1,0 +1,348 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Collectives between workers, each in two phases: the workers exchange notes saying which
+ * collective they entered (its number, kind, size), which names at the deadline the workers
+ * that never came and turns mismatched calls into errors; then the data moves, by nonblocking
+ * operations polled against the same deadline. */
+#define _POSIX_C_SOURCE 200809L
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/status.h"
+#include "distribute/worker_comm_internal.h"
+
+typedef enum { KIND_ALL_REDUCE = 1, KIND_BROADCAST = 2, KIND_AGREE = 3 } kind_t;
+
+/* What a worker says on entering a collective; every field must match (value only for
+ * KIND_AGREE, where it is what the workers must agree on). */
+typedef struct note {
+    uint64_t sequence;
+    uint32_t kind, dtype;
+    uint64_t count; /* elements or bytes */
+    int64_t root;
+    uint64_t value;
+} note_t;
+
+static const char *kind_name(uint32_t kind) {
+    switch (kind) {
+    case KIND_ALL_REDUCE: return "all-reduce";
+    case KIND_BROADCAST: return "broadcast";
+    case KIND_AGREE: return "agreement";
+    default: return "unknown collective";
+    }
+}
+
+static double now_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Between polls: yield while a wait is young (the others are likely about to come, and with
+ * more workers than cores they need the core), then sleep briefly. */
+static void pause_poll(double waited_s) {
+    if (waited_s < 0.05) {
+        sched_yield();
+        return;
+    }
+    struct timespec pause = {0, 200000};
+    nanosleep(&pause, NULL);
+}
+
+/* Polls `request` until it completes or `deadline` passes (*out_late). */
+static tp_status_t *poll_until(tp_worker_comm_t *comm, tp_comm_request_t *request,
+                               double deadline, bool *out_late) {
+    char message[512];
+    double start = now_s();
+    for (;;) {
+        bool done = false;
+        if (comm->ops->test(request, &done, message, sizeof message) != 0)
+            return tp_status_make(TP_INTERNAL, "%s", message);
+        if (done) return NULL;
+        double t = now_s();
+        if (t > deadline) {
+            *out_late = true;
+            return NULL;
+        }
+        pause_poll(t - start);
+    }
+}
+
+/* Marks the communicator unusable (with comm->mutex held). */
+static void break_comm(tp_worker_comm_t *comm, const char *why) {
+    snprintf(comm->broken, sizeof comm->broken, "%s", why);
+}
+
+static void describe(const note_t *note, char *out, size_t capacity) {
+    if (note->kind == KIND_ALL_REDUCE)
+        snprintf(out, capacity, "all-reduce #%llu of %llu %s elements",
+                 (unsigned long long)note->sequence, (unsigned long long)note->count,
+                 note->dtype == TP_COMM_FLOAT64 ? "float64" : "float32");
+    else if (note->kind == KIND_BROADCAST)
+        snprintf(out, capacity, "broadcast #%llu of %llu bytes from worker %lld",
+                 (unsigned long long)note->sequence, (unsigned long long)note->count,
+                 (long long)note->root);
+    else
+        snprintf(out, capacity, "%s #%llu", kind_name(note->kind),
+                 (unsigned long long)note->sequence);
+}
+
+/* The note phase, with comm->mutex held: every worker's note, checked against ours. */
+static tp_status_t *meet(tp_worker_comm_t *comm, note_t *mine, const char *what,
+                         double deadline) {
+    mine->sequence = ++comm->sequence;
+    note_t *notes = calloc((size_t)comm->size, sizeof *notes);
+    if (notes == NULL) return tp_status_make(TP_RESOURCE_EXHAUSTED, "out of host memory");
+    char message[512], mine_text[160];
+    describe(mine, mine_text, sizeof mine_text);
+    tp_comm_request_t *request = NULL;
+    if (comm->ops->exchange_notes(comm->comm, mine, notes, sizeof *mine, &request, message,
+                                  sizeof message) != 0) {
+        free(notes);
+        return tp_status_make(TP_INTERNAL, "%s (%s): %s", what, mine_text, message);
+    }
+    bool late = false;
+    tp_status_t *error = poll_until(comm, request, deadline, &late);
+    if (error == NULL && late) {
+        int missing[16];
+        size_t count = comm->ops->missing_notes(request, missing, 16);
+        char list[160] = "";
+        size_t used = 0;
+        for (size_t i = 0; i < count && i < 16 && used < sizeof list; i++)
+            used += (size_t)snprintf(list + used, sizeof list - used, "%s%d", i == 0 ? "" : ", ",
+                                     missing[i]);
+        if (count > 16 && used < sizeof list)
+            snprintf(list + used, sizeof list - used, " and %zu more", count - 16);
+        error = tp_status_make(TP_DEADLINE_EXCEEDED,
+                               "%s (%s) on worker %d: worker%s %s of %d did not join within "
+                               "the collective timeout",
+                               what, mine_text, comm->rank, count == 1 ? "" : "s",
+                               list, comm->size);
+        break_comm(comm, tp_status_message(error));
+        comm->ops->release(request); /* parked by the library */
+        tp_worker_comm_park_locked(comm, notes);
+        return error;
+    }
+    comm->ops->release(request);
+    for (int r = 0; r < comm->size && error == NULL; r++) {
+        const note_t *theirs = &notes[r];
+        if (memcmp(theirs, mine, sizeof *mine) == 0) continue;
+        char theirs_text[160];
+        describe(theirs, theirs_text, sizeof theirs_text);
+        if (theirs->kind == KIND_AGREE && mine->kind == KIND_AGREE)
+            error = tp_status_make(TP_INVALID_ARGUMENT,
+                                   "%s: worker %d has %llu where worker %d has %llu", what, r,
+                                   (unsigned long long)theirs->value, comm->rank,
+                                   (unsigned long long)mine->value);
+        else
+            error = tp_status_make(TP_INVALID_ARGUMENT,
+                                   "%s: worker %d entered %s where worker %d entered %s (every "
+                                   "worker must make the same collective calls)",
+                                   what, r, theirs_text, comm->rank, mine_text);
+    }
+    free(notes);
+    return error;
+}
+
+/* Refuses a collective on a broken communicator (comm->mutex held). */
+static tp_status_t *usable(const tp_worker_comm_t *comm, const char *what) {
+    if (comm->broken[0] == '\0') return NULL;
+    return tp_status_make(TP_FAILED_PRECONDITION,
+                          "%s: this worker can no longer take part in collectives since an "
+                          "earlier one failed (%s); restart the job (from its last checkpoint)",
+                          what, comm->broken);
+}
+
+static size_t element_size(tp_comm_dtype_t dtype) {
+    return dtype == TP_COMM_FLOAT64 ? 8 : 4;
+}
+
+static size_t chunk_of(const tp_worker_comm_t *comm, size_t chunk_elements) {
+    size_t n = (size_t)comm->size;
+    size_t chunk = chunk_elements != 0 ? chunk_elements : (size_t)1 << 20;
+    return (chunk + n - 1) / n * n;
+}
+
+size_t tp_worker_all_reduce_capacity(const tp_worker_comm_t *comm, size_t count,
+                                     size_t chunk_elements) {
+    (void)chunk_elements; /* chunks are multiples of the size: only the last is padded */
+    size_t n = (size_t)comm->size;
+    return (count + n - 1) / n * n;
+}
+
+/* One chunk's progress through the pipeline. */
+typedef struct chunk_state {
+    size_t begin, padded;       /* elements */
+    tp_comm_request_t *request; /* in flight: reduce-scatter, then all-gather */
+    bool gathering;
+} chunk_state_t;
+
+enum { PIPELINE_DEPTH = 4 };
+
+/* Starts the reduce-scatter of chunk `state`. */
+static int start_chunk(tp_worker_comm_t *comm, const tp_worker_all_reduce_args_t *args,
+                       chunk_state_t *state, char *message, size_t capacity) {
+    size_t size = element_size(args->dtype), block = state->padded / (size_t)comm->size;
+    const char *send = (const char *)args->send + state->begin * size;
+    char *recv = (char *)args->recv + (state->begin + (size_t)comm->rank * block) * size;
+    state->gathering = false;
+    return comm->ops->reduce_scatter_start(comm->comm, send, recv, block, args->dtype,
+                                           &state->request, message, capacity);
+}
+
+/* Advances chunk `state`: *out_done when its all-gather finished. */
+static int advance_chunk(tp_worker_comm_t *comm, const tp_worker_all_reduce_args_t *args,
+                         chunk_state_t *state, bool *out_done, char *message, size_t capacity) {
+    bool done = false;
+    *out_done = false;
+    if (comm->ops->test(state->request, &done, message, capacity) != 0) return -1;
+    if (!done) return 0;
+    comm->ops->release(state->request);
+    state->request = NULL;
+    if (state->gathering) {
+        *out_done = true;
+        return 0;
+    }
+    size_t size = element_size(args->dtype), block = state->padded / (size_t)comm->size;
+    state->gathering = true;
+    return comm->ops->all_gather_start(comm->comm, (char *)args->recv + state->begin * size,
+                                       block, args->dtype, &state->request, message, capacity);
+}
+
+/* The data phase of an all-reduce (comm->mutex held): up to PIPELINE_DEPTH chunks in flight,
+ * the next one filled while they travel. */
+static tp_status_t *pipeline(tp_worker_comm_t *comm, const tp_worker_all_reduce_args_t *args,
+                             const char *what, double deadline, bool *out_abandoned) {
+    const size_t chunk = chunk_of(comm, args->chunk_elements), n = (size_t)comm->size;
+    const size_t size = element_size(args->dtype);
+    const size_t capacity = tp_worker_all_reduce_capacity(comm, args->count, chunk);
+    chunk_state_t flight[PIPELINE_DEPTH];
+    size_t in_flight = 0, next = 0, finished = 0;
+    size_t chunks = (args->count + chunk - 1) / chunk;
+    char message[512] = "";
+    int failed = 0;
+    double start = now_s();
+    while (finished < chunks && failed == 0) {
+        if (in_flight < PIPELINE_DEPTH && next < chunks) {
+            chunk_state_t *state = &flight[in_flight];
+            state->begin = next * chunk;
+            size_t end = state->begin + chunk < args->count ? state->begin + chunk : args->count;
+            state->padded = (end - state->begin + n - 1) / n * n;
+            char *send = (char *)args->send + state->begin * size;
+            args->fill(state->begin, end, send, args->fill_arg);
+            /* The padding sums zeros, whatever the caller left there. */
+            memset(send + (end - state->begin) * size, 0,
+                   (state->begin + state->padded - end) * size);
+            if (state->begin + state->padded > capacity) {
+                snprintf(message, sizeof message, "chunk past the buffer");
+                failed = -1;
+                break;
+            }
+            failed = start_chunk(comm, args, state, message, sizeof message);
+            if (failed == 0) {
+                in_flight++;
+                next++;
+            }
+            continue;
+        }
+        bool progressed = false;
+        for (size_t i = 0; i < in_flight && failed == 0; i++) {
+            bool done = false;
+            failed = advance_chunk(comm, args, &flight[i], &done, message, sizeof message);
+            if (done) {
+                flight[i] = flight[--in_flight];
+                finished++;
+                progressed = true;
+                i--;
+            }
+        }
+        if (failed != 0 || progressed) continue;
+        double t = now_s();
+        if (t > deadline) {
+            for (size_t i = 0; i < in_flight; i++) comm->ops->release(flight[i].request);
+            *out_abandoned = true;
+            tp_status_t *error =
+                tp_status_make(TP_DEADLINE_EXCEEDED,
+                               "%s (all-reduce #%llu) on worker %d did not complete within the "
+                               "collective timeout although all %d workers joined it (a "
+                               "worker may have died or stopped inside it)",
+                               what, (unsigned long long)comm->sequence, comm->rank, comm->size);
+            break_comm(comm, tp_status_message(error));
+            return error;
+        }
+        pause_poll(t - start);
+    }
+    if (failed != 0) {
+        /* Requests already started cannot be withdrawn: give them up with the buffers. */
+        for (size_t i = 0; i < in_flight; i++) comm->ops->release(flight[i].request);
+        *out_abandoned = in_flight > 0;
+        tp_status_t *error = tp_status_make(TP_INTERNAL, "%s on worker %d: %s", what,
+                                            comm->rank, message);
+        if (in_flight > 0) break_comm(comm, tp_status_message(error));
+        return error;
+    }
+    return NULL;
+}
+
+tp_status_t *tp_worker_all_reduce(tp_worker_comm_t *comm, const tp_worker_all_reduce_args_t *args,
+                                  bool *out_abandoned) {
+    const char *what = "multi-worker all-reduce";
+    *out_abandoned = false;
+    if (args->timeout_s <= 0 || args->fill == NULL || args->send == NULL || args->recv == NULL ||
+        (args->dtype != TP_COMM_FLOAT32 && args->dtype != TP_COMM_FLOAT64))
+        return tp_status_make(TP_INVALID_ARGUMENT, "%s: invalid arguments", what);
+    double deadline = now_s() + args->timeout_s;
+    pthread_mutex_lock(&comm->mutex);
+    tp_status_t *error = usable(comm, what);
+    note_t note = {.kind = KIND_ALL_REDUCE, .dtype = (uint32_t)args->dtype,
+                   .count = args->count, .root = -1};
+    if (error == NULL) error = meet(comm, &note, what, deadline);
+    if (error == NULL && args->count > 0)
+        error = pipeline(comm, args, what, deadline, out_abandoned);
+    pthread_mutex_unlock(&comm->mutex);
+    return error;
+}
+
+tp_status_t *tp_worker_broadcast(tp_worker_comm_t *comm, const char *what, void *buffer,
+                                 size_t bytes, int root, double timeout_s, bool *out_abandoned) {
+    *out_abandoned = false;
+    if (timeout_s <= 0 || (buffer == NULL && bytes > 0))
+        return tp_status_make(TP_INVALID_ARGUMENT, "%s: invalid arguments", what);
+    double deadline = now_s() + timeout_s;
+    pthread_mutex_lock(&comm->mutex);
+    tp_status_t *error = usable(comm, what);
+    note_t note = {.kind = KIND_BROADCAST, .count = bytes, .root = root};
+    if (error == NULL) error = meet(comm, &note, what, deadline);
+    tp_comm_request_t *request = NULL;
+    char message[512];
+    if (error == NULL && bytes > 0 &&
+        comm->ops->broadcast_start(comm->comm, buffer, bytes, root, &request, message,
+                                   sizeof message) != 0)
+        error = tp_status_make(TP_INTERNAL, "%s on worker %d: %s", what, comm->rank, message);
+    bool late = false;
+    if (error == NULL && request != NULL) error = poll_until(comm, request, deadline, &late);
+    if (error == NULL && late) {
+        error = tp_status_make(TP_DEADLINE_EXCEEDED,
+                               "%s (broadcast #%llu) on worker %d did not complete within the "
+                               "collective timeout although all %d workers joined it",
+                               what, (unsigned long long)comm->sequence, comm->rank, comm->size);
+        break_comm(comm, tp_status_message(error));
+        *out_abandoned = true;
+    }
+    if (request != NULL) comm->ops->release(request);
+    pthread_mutex_unlock(&comm->mutex);
+    return error;
+}
+
+tp_status_t *tp_worker_agree(tp_worker_comm_t *comm, const char *what, uint64_t value,
+                             double timeout_s) {
+    double deadline = now_s() + timeout_s;
+    pthread_mutex_lock(&comm->mutex);
+    tp_status_t *error = usable(comm, what);
+    note_t note = {.kind = KIND_AGREE, .root = -1, .value = value};
+    if (error == NULL) error = meet(comm, &note, what, deadline);
+    pthread_mutex_unlock(&comm->mutex);
+    return error;
+}
