@@ -108,4 +108,17 @@ void digits_shuffle(int32_t *order, int64_t n, int64_t seed, int64_t stream);
  * shapes). On failure *out is all NULL. */
 tp_status_t *digits_load(tp_context_t *c, digits_split_t split, tp_digits_t *out);
 
+/* ---- Checkpoints and resuming (digits_resume.c) --------------------------------------------- */
+
+/* Saves the training state (every replica's weights and the optimizer's state; copies that
+ * share a name are saved once) to `path`, atomically. */
+tp_status_t *digits_checkpoint_save(const char *path, tp_variable_t *const *state, size_t count);
+
+/* The start of training, a collective of every worker: worker 0 restores the state from the
+ * checkpoint at `path` when there is one (*out_restored), then every worker takes worker 0's
+ * state, so that all start identical. */
+tp_status_t *digits_state_start(tp_context_t *c, tp_mirrored_strategy_t *strategy,
+                                const char *path, tp_variable_t *const *state, size_t count,
+                                bool *out_restored);
+
 #endif /* TENSORPLUG_EXAMPLES_DIGITS_COMMON_H */
