@@ -288,8 +288,8 @@ typedef enum tp_reduce_op { TP_REDUCE_SUM = 0, TP_REDUCE_MEAN = 1 } tp_reduce_op
 /* A collective inside tp_mirrored_strategy_run: every replica passes its `count` tensors (of
  * the same dtypes and shapes on every replica) and receives in `out` their sum over replicas,
  * divided by the number of replicas for TP_REDUCE_MEAN, on its own device. Under a multi-worker
- * strategy, over the replicas of every worker, and of float32 and float64 only. Every replica sums in
- * replica order, so all receive the same values. A replica that returns without joining, or
+ * strategy, over the replicas of every worker, and of float32 and float64 only. Every replica
+ * sums in replica order, so all receive the same values. A replica that returns without joining, or
  * tensors that differ, fail the call on every replica. */
 TP_API TP_MUST_USE tp_status_t *tp_replica_all_reduce(tp_replica_context_t *replica,
                                                      tp_reduce_op_t op,

@@ -174,116 +174,103 @@ size_t tp_worker_all_reduce_capacity(const tp_worker_comm_t *comm, size_t count,
 
 /* One chunk's progress through the pipeline. */
 typedef struct chunk_state {
-    size_t begin, padded;       /* elements */
-    tp_comm_request_t *request; /* in flight: reduce-scatter, then all-gather */
-    bool gathering;
+    size_t begin, end, padded; /* elements */
+    tp_comm_request_t *request; /* in flight: its reduce-scatter, then its all-gather */
 } chunk_state_t;
 
 enum { PIPELINE_DEPTH = 4 };
 
-/* Starts the reduce-scatter of chunk `state`. */
-static int start_chunk(tp_worker_comm_t *comm, const tp_worker_all_reduce_args_t *args,
-                       chunk_state_t *state, char *message, size_t capacity) {
-    size_t size = element_size(args->dtype), block = state->padded / (size_t)comm->size;
-    const char *send = (const char *)args->send + state->begin * size;
-    char *recv = (char *)args->recv + (state->begin + (size_t)comm->rank * block) * size;
-    state->gathering = false;
-    return comm->ops->reduce_scatter_start(comm->comm, send, recv, block, args->dtype,
-                                           &state->request, message, capacity);
-}
-
-/* Advances chunk `state`: *out_done when its all-gather finished. */
-static int advance_chunk(tp_worker_comm_t *comm, const tp_worker_all_reduce_args_t *args,
-                         chunk_state_t *state, bool *out_done, char *message, size_t capacity) {
-    bool done = false;
-    *out_done = false;
-    if (comm->ops->test(state->request, &done, message, capacity) != 0) return -1;
-    if (!done) return 0;
-    comm->ops->release(state->request);
-    state->request = NULL;
-    if (state->gathering) {
-        *out_done = true;
-        return 0;
-    }
-    size_t size = element_size(args->dtype), block = state->padded / (size_t)comm->size;
-    state->gathering = true;
-    return comm->ops->all_gather_start(comm->comm, (char *)args->recv + state->begin * size,
-                                       block, args->dtype, &state->request, message, capacity);
-}
-
-/* The data phase of an all-reduce (comm->mutex held): up to PIPELINE_DEPTH chunks in flight,
- * the next one filled while they travel. */
-static tp_status_t *pipeline(tp_worker_comm_t *comm, const tp_worker_all_reduce_args_t *args,
-                             const char *what, double deadline, bool *out_abandoned) {
-    const size_t chunk = chunk_of(comm, args->chunk_elements), n = (size_t)comm->size;
-    const size_t size = element_size(args->dtype);
-    const size_t capacity = tp_worker_all_reduce_capacity(comm, args->count, chunk);
-    chunk_state_t flight[PIPELINE_DEPTH];
-    size_t in_flight = 0, next = 0, finished = 0;
-    size_t chunks = (args->count + chunk - 1) / chunk;
-    char message[512] = "";
-    int failed = 0;
+/* Polls `state`'s request to completion and frees it; *out_late past the deadline. */
+static int finish_request(tp_worker_comm_t *comm, chunk_state_t *state, double deadline,
+                          bool *out_late, char *message, size_t capacity) {
     double start = now_s();
-    while (finished < chunks && failed == 0) {
-        if (in_flight < PIPELINE_DEPTH && next < chunks) {
-            chunk_state_t *state = &flight[in_flight];
-            state->begin = next * chunk;
-            size_t end = state->begin + chunk < args->count ? state->begin + chunk : args->count;
-            state->padded = (end - state->begin + n - 1) / n * n;
-            char *send = (char *)args->send + state->begin * size;
-            args->fill(state->begin, end, send, args->fill_arg);
-            /* The padding sums zeros, whatever the caller left there. */
-            memset(send + (end - state->begin) * size, 0,
-                   (state->begin + state->padded - end) * size);
-            if (state->begin + state->padded > capacity) {
-                snprintf(message, sizeof message, "chunk past the buffer");
-                failed = -1;
-                break;
-            }
-            failed = start_chunk(comm, args, state, message, sizeof message);
-            if (failed == 0) {
-                in_flight++;
-                next++;
-            }
-            continue;
-        }
-        bool progressed = false;
-        for (size_t i = 0; i < in_flight && failed == 0; i++) {
-            bool done = false;
-            failed = advance_chunk(comm, args, &flight[i], &done, message, sizeof message);
-            if (done) {
-                flight[i] = flight[--in_flight];
-                finished++;
-                progressed = true;
-                i--;
-            }
-        }
-        if (failed != 0 || progressed) continue;
+    for (;;) {
+        bool done = false;
+        if (comm->ops->test(state->request, &done, message, capacity) != 0) return -1;
+        if (done) break;
         double t = now_s();
         if (t > deadline) {
-            for (size_t i = 0; i < in_flight; i++) comm->ops->release(flight[i].request);
-            *out_abandoned = true;
-            tp_status_t *error =
-                tp_status_make(TP_DEADLINE_EXCEEDED,
-                               "%s (all-reduce #%llu) on worker %d did not complete within the "
-                               "collective timeout although all %d workers joined it (a "
-                               "worker may have died or stopped inside it)",
-                               what, (unsigned long long)comm->sequence, comm->rank, comm->size);
-            break_comm(comm, tp_status_message(error));
-            return error;
+            *out_late = true;
+            return -1;
         }
         pause_poll(t - start);
     }
+    comm->ops->release(state->request);
+    state->request = NULL;
+    return 0;
+}
+
+/* The data phase of an all-reduce (comm->mutex held). Nonblocking collectives on one
+ * communicator must start in the same order on every worker, whatever completes first, so the
+ * order is fixed: RS0, RS1, AG0, RS2, AG1, ... (RS: reduce-scatter, AG: all-gather in place),
+ * chunk k+1 filled (the local reduction) while chunk k's reduce-scatter and chunk k-1's
+ * all-gather travel, and at most PIPELINE_DEPTH chunks in flight. */
+static tp_status_t *pipeline(tp_worker_comm_t *comm, const tp_worker_all_reduce_args_t *args,
+                             const char *what, double deadline, bool *out_abandoned) {
+    const size_t chunk = chunk_of(comm, args->chunk_elements), n = (size_t)comm->size;
+    const size_t size = element_size(args->dtype), chunks = (args->count + chunk - 1) / chunk;
+    chunk_state_t *states = calloc(chunks, sizeof *states);
+    if (states == NULL) return tp_status_make(TP_RESOURCE_EXHAUSTED, "out of host memory");
+    char message[512] = "";
+    bool late = false;
+    int failed = 0;
+    for (size_t s = 0; s <= chunks && failed == 0; s++) {
+        if (s < chunks) {
+            if (s >= PIPELINE_DEPTH)
+                failed = finish_request(comm, &states[s - PIPELINE_DEPTH], deadline, &late,
+                                        message, sizeof message);
+            chunk_state_t *state = &states[s];
+            state->begin = s * chunk;
+            state->end = state->begin + chunk < args->count ? state->begin + chunk : args->count;
+            state->padded = (state->end - state->begin + n - 1) / n * n;
+            char *send = (char *)args->send + state->begin * size;
+            if (failed == 0) {
+                args->fill(state->begin, state->end, send, args->fill_arg);
+                /* The padding sums zeros, whatever the caller left there. */
+                memset(send + (state->end - state->begin) * size, 0,
+                       (state->padded - (state->end - state->begin)) * size);
+                size_t block = state->padded / n;
+                char *recv = (char *)args->recv +
+                             (state->begin + (size_t)comm->rank * block) * size;
+                failed = comm->ops->reduce_scatter_start(comm->comm, send, recv, block,
+                                                         args->dtype, &state->request, message,
+                                                         sizeof message);
+            }
+        }
+        if (s >= 1 && failed == 0) {
+            chunk_state_t *state = &states[s - 1];
+            failed = finish_request(comm, state, deadline, &late, message, sizeof message);
+            if (failed == 0)
+                failed = comm->ops->all_gather_start(
+                    comm->comm, (char *)args->recv + state->begin * size, state->padded / n,
+                    args->dtype, &state->request, message, sizeof message);
+        }
+    }
+    for (size_t k = 0; k < chunks && failed == 0; k++)
+        if (states[k].request != NULL)
+            failed = finish_request(comm, &states[k], deadline, &late, message, sizeof message);
+    tp_status_t *error = NULL;
     if (failed != 0) {
         /* Requests already started cannot be withdrawn: give them up with the buffers. */
-        for (size_t i = 0; i < in_flight; i++) comm->ops->release(flight[i].request);
-        *out_abandoned = in_flight > 0;
-        tp_status_t *error = tp_status_make(TP_INTERNAL, "%s on worker %d: %s", what,
-                                            comm->rank, message);
-        if (in_flight > 0) break_comm(comm, tp_status_message(error));
-        return error;
+        for (size_t k = 0; k < chunks; k++)
+            if (states[k].request != NULL) {
+                comm->ops->release(states[k].request);
+                *out_abandoned = true;
+            }
+        if (late)
+            error = tp_status_make(TP_DEADLINE_EXCEEDED,
+                                   "%s (all-reduce #%llu) on worker %d did not complete within "
+                                   "the collective timeout although all %d workers joined it (a "
+                                   "worker may have died or stopped inside it)",
+                                   what, (unsigned long long)comm->sequence, comm->rank,
+                                   comm->size);
+        else
+            error = tp_status_make(TP_INTERNAL, "%s on worker %d: %s", what, comm->rank,
+                                   message);
+        break_comm(comm, tp_status_message(error));
     }
-    return NULL;
+    free(states);
+    return error;
 }
 
 tp_status_t *tp_worker_all_reduce(tp_worker_comm_t *comm, const tp_worker_all_reduce_args_t *args,

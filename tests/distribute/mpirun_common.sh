@@ -3,7 +3,8 @@
 # jobs on this machine as root too, more workers than cores.
 # shellcheck shell=bash
 mpirun_path=$1
-if [ -z "$mpirun_path" ] || [ "$mpirun_path" = "TP_MPIRUN-NOTFOUND" ] || [ ! -x "$mpirun_path" ]; then
+if [ -z "$mpirun_path" ] || [ "$mpirun_path" = "TP_MPIRUN-NOTFOUND" ] ||
+    [ ! -x "$mpirun_path" ]; then
     echo "SKIP: mpirun not found (install openmpi-bin and libopenmpi-dev)"
     exit 77
 fi

@@ -283,7 +283,8 @@ static tp_status_t *all_reduce_once(tp_context_t *context, tp_mirrored_strategy_
     tp_tensor_t *in = NULL, *out = NULL;
     tp_status_t *status = tp_tensor_create(context, TP_FLOAT32, TP_SHAPE(1), &one, sizeof one,
                                            &in);
-    if (status == NULL) status = tp_mirrored_strategy_all_reduce(strategy, TP_REDUCE_SUM, &in, &out);
+    if (status == NULL)
+        status = tp_mirrored_strategy_all_reduce(strategy, TP_REDUCE_SUM, &in, &out);
     tp_tensor_release(in);
     tp_tensor_release(out);
     return status;
@@ -319,7 +320,8 @@ static int check_deadline(void) {
         expect_error("an all-reduce a worker skips ends at the deadline, naming it",
                      all_reduce_once(context, strategy), TP_DEADLINE_EXCEEDED, missing);
         clock_gettime(CLOCK_MONOTONIC, &t1);
-        double waited = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+        double waited =
+            (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
         char took[64];
         snprintf(took, sizeof took, "waited %.2f s for a 1 s timeout", waited);
         report("the deadline is the configured one", waited >= 0.9 && waited < 3.0, took);

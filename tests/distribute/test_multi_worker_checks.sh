@@ -36,7 +36,8 @@ collectives)
         out=$(mpirun "$np" "$program" collectives 2>&1) || fail "mpirun -np $np: exit status $?"
         expect_passes "$out" "$np" "mpirun -np $np"
         for k in $(seq 0 $((np - 1))); do
-            grep -q "^\[worker $k\] ALL PASSED" <<<"$out" || fail "mpirun -np $np: worker $k did not finish"
+            grep -q "^\[worker $k\] ALL PASSED" <<<"$out" ||
+                fail "mpirun -np $np: worker $k did not finish"
         done
     done
     ;;

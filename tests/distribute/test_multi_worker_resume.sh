@@ -15,7 +15,8 @@ trap 'rm -rf "$dir"' EXIT
 args=(--epochs 3 --multi-worker --checkpoint-every 20)
 
 mpirun 2 "$program" "${args[@]}" --checkpoint "$dir/whole.npz" --save-weights "$dir/whole" \
-    >"$dir/whole.out" 2>&1 || fail "uninterrupted run: exit status $? ($(tail -n 5 "$dir/whole.out"))"
+    >"$dir/whole.out" 2>&1 ||
+    fail "uninterrupted run: exit status $? ($(tail -n 5 "$dir/whole.out"))"
 
 if mpirun 2 "$program" "${args[@]}" --checkpoint "$dir/run.npz" --kill-at-step 50 \
     >"$dir/killed.out" 2>&1; then
