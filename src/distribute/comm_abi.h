@@ -41,15 +41,13 @@ typedef struct tp_comm_ops {
      * returns how many there are. Only for a request of exchange_notes, tested at least once. */
     size_t (*missing_notes)(tp_comm_request_t *request, int *ranks, size_t capacity_ranks);
 
-    /* Element-wise sums over workers of send[count * size] (count per worker): worker k
-     * receives block k in recv[count] (MPI_Reduce_scatter_block). */
-    int (*reduce_scatter_start)(tp_comm_t *comm, const void *send, void *recv, size_t count,
-                                tp_comm_dtype_t dtype, tp_comm_request_t **out_request,
-                                char *message, size_t capacity);
-    /* In place: worker k's block is buffer[k * count .. (k + 1) * count), and every worker ends
-     * with every block (MPI_Allgather). */
-    int (*all_gather_start)(tp_comm_t *comm, void *buffer, size_t count, tp_comm_dtype_t dtype,
-                            tp_comm_request_t **out_request, char *message, size_t capacity);
+    /* Element-wise sum over workers of buffer[count], in place, by a ring: the buffer is cut in
+     * one block per worker, each block summed once, along the ring in a fixed order, by point-
+     * to-point messages (tag-separated, so several may be in flight), then passed round whole.
+     * Every worker gets the same bits, which MPI_Allreduce does not promise. Advanced by test. */
+    int (*ring_all_reduce_start)(tp_comm_t *comm, void *buffer, size_t count,
+                                 tp_comm_dtype_t dtype, tp_comm_request_t **out_request,
+                                 char *message, size_t capacity);
     /* `bytes` from worker `root` to every worker (MPI_Bcast). */
     int (*broadcast_start)(tp_comm_t *comm, void *buffer, size_t bytes, int root,
                            tp_comm_request_t **out_request, char *message, size_t capacity);

@@ -112,20 +112,17 @@ typedef struct local_sum {
     void **flat; /* by replica */
 } local_sum_t;
 
-static void fill_chunk(size_t begin, size_t end, void *send, void *arg) {
+/* Adds replicas 1.. to replica 0's values, which are already in place, in replica order. */
+static void fill_chunk(size_t begin, size_t end, void *into, void *arg) {
     const local_sum_t *sum = arg;
     size_t n = end - begin;
-    if (sum->dtype == TP_FLOAT64) {
-        double *out = send;
-        memcpy(out, (const double *)sum->flat[0] + begin, n * sizeof *out);
-        for (size_t r = 1; r < sum->replicas; r++) {
+    for (size_t r = 1; r < sum->replicas; r++) {
+        if (sum->dtype == TP_FLOAT64) {
+            double *out = into;
             const double *in = (const double *)sum->flat[r] + begin;
             for (size_t i = 0; i < n; i++) out[i] += in[i];
-        }
-    } else {
-        float *out = send;
-        memcpy(out, (const float *)sum->flat[0] + begin, n * sizeof *out);
-        for (size_t r = 1; r < sum->replicas; r++) {
+        } else {
+            float *out = into;
             const float *in = (const float *)sum->flat[r] + begin;
             for (size_t i = 0; i < n; i++) out[i] += in[i];
         }
@@ -156,15 +153,15 @@ static tp_status_t *reduce_dtype(tp_mirrored_strategy_t *strategy, tp_dtype_t dt
     size_t chunk = strategy->options.chunk_bytes != 0 ? strategy->options.chunk_bytes
                                                       : (size_t)4 << 20;
     chunk = chunk / size;
-    size_t capacity = tp_worker_all_reduce_capacity(strategy->workers, total, chunk);
     local_sum_t sum = {replicas, size, dtype, calloc(replicas, sizeof(void *))};
-    void *send = malloc(capacity * size), *recv = malloc(capacity * size);
+    void *buffer = malloc(total * size);
     tp_status_t *error = NULL;
-    if (sum.flat == NULL || send == NULL || recv == NULL)
+    if (sum.flat == NULL || buffer == NULL)
         error = tp_status_make(TP_RESOURCE_EXHAUSTED, "out of host memory for %zu elements",
                                total);
     for (size_t r = 0; r < replicas && error == NULL; r++) {
-        sum.flat[r] = malloc(total * size);
+        /* Replica 0's values are read straight into the buffer the workers reduce. */
+        sum.flat[r] = r == 0 ? buffer : malloc(total * size);
         if (sum.flat[r] == NULL) {
             error = tp_status_make(TP_RESOURCE_EXHAUSTED, "out of host memory");
             break;
@@ -182,28 +179,25 @@ static tp_status_t *reduce_dtype(tp_mirrored_strategy_t *strategy, tp_dtype_t dt
         tp_worker_all_reduce_args_t args = {
             .count = total, .dtype = dtype == TP_FLOAT64 ? TP_COMM_FLOAT64 : TP_COMM_FLOAT32,
             .chunk_elements = chunk, .timeout_s = strategy->options.collective_timeout_seconds,
-            .fill = fill_chunk, .fill_arg = &sum, .send = send, .recv = recv};
+            .fill = fill_chunk, .fill_arg = &sum, .buffer = buffer};
         error = tp_worker_all_reduce(strategy->workers, &args, &abandoned);
     }
     if (error == NULL && op == TP_REDUCE_MEAN)
-        divide(recv, total, dtype, (double)tp_mirrored_strategy_num_global_replicas(strategy));
+        divide(buffer, total, dtype, (double)tp_mirrored_strategy_num_global_replicas(strategy));
     size_t at = 0;
     for (size_t t = 0; t < count && error == NULL; t++) {
         tp_tensor_t *value = group->offers[0].values[t];
         if (value->dtype != dtype) continue;
         error = tp_tensor_create(strategy->context, dtype, value->shape,
-                                 (char *)recv + at * size, value->byte_size, &results[t]);
+                                 (char *)buffer + at * size, value->byte_size, &results[t]);
         at += (size_t)value->num_elements;
     }
-    for (size_t r = 0; sum.flat != NULL && r < replicas; r++) free(sum.flat[r]);
+    for (size_t r = 1; sum.flat != NULL && r < replicas; r++) free(sum.flat[r]);
     free(sum.flat);
-    if (abandoned) {
-        tp_worker_comm_park(strategy->workers, send);
-        tp_worker_comm_park(strategy->workers, recv);
-    } else {
-        free(send);
-        free(recv);
-    }
+    if (abandoned)
+        tp_worker_comm_park(strategy->workers, buffer);
+    else
+        free(buffer);
     return error;
 }
 

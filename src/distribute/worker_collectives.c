@@ -159,35 +159,20 @@ static size_t element_size(tp_comm_dtype_t dtype) {
     return dtype == TP_COMM_FLOAT64 ? 8 : 4;
 }
 
-static size_t chunk_of(const tp_worker_comm_t *comm, size_t chunk_elements) {
-    size_t n = (size_t)comm->size;
-    size_t chunk = chunk_elements != 0 ? chunk_elements : (size_t)1 << 20;
-    return (chunk + n - 1) / n * n;
-}
-
-size_t tp_worker_all_reduce_capacity(const tp_worker_comm_t *comm, size_t count,
-                                     size_t chunk_elements) {
-    (void)chunk_elements; /* chunks are multiples of the size: only the last is padded */
-    size_t n = (size_t)comm->size;
-    return (count + n - 1) / n * n;
-}
-
-/* One chunk's progress through the pipeline. */
-typedef struct chunk_state {
-    size_t begin, end, padded; /* elements */
-    tp_comm_request_t *request; /* in flight: its reduce-scatter, then its all-gather */
-} chunk_state_t;
-
 enum { PIPELINE_DEPTH = 4 };
 
-/* Polls `state`'s request to completion and frees it; *out_late past the deadline. */
-static int finish_request(tp_worker_comm_t *comm, chunk_state_t *state, double deadline,
-                          bool *out_late, char *message, size_t capacity) {
+/* Polls every ring in flight (each test moves its ring on) until `oldest` completes. */
+static int finish_oldest(tp_worker_comm_t *comm, tp_comm_request_t **flight, size_t in_flight,
+                         double deadline, bool *out_late, char *message, size_t capacity) {
     double start = now_s();
     for (;;) {
-        bool done = false;
-        if (comm->ops->test(state->request, &done, message, capacity) != 0) return -1;
-        if (done) break;
+        bool oldest_done = false;
+        for (size_t i = 0; i < in_flight; i++) {
+            bool done = false;
+            if (comm->ops->test(flight[i], &done, message, capacity) != 0) return -1;
+            if (i == 0) oldest_done = done;
+        }
+        if (oldest_done) break;
         double t = now_s();
         if (t > deadline) {
             *out_late = true;
@@ -195,81 +180,56 @@ static int finish_request(tp_worker_comm_t *comm, chunk_state_t *state, double d
         }
         pause_poll(t - start);
     }
-    comm->ops->release(state->request);
-    state->request = NULL;
+    comm->ops->release(flight[0]);
+    memmove(flight, flight + 1, (in_flight - 1) * sizeof *flight);
     return 0;
 }
 
-/* The data phase of an all-reduce (comm->mutex held). Nonblocking collectives on one
- * communicator must start in the same order on every worker, whatever completes first, so the
- * order is fixed: RS0, RS1, AG0, RS2, AG1, ... (RS: reduce-scatter, AG: all-gather in place),
- * chunk k+1 filled (the local reduction) while chunk k's reduce-scatter and chunk k-1's
- * all-gather travel, and at most PIPELINE_DEPTH chunks in flight. */
+/* The data phase of an all-reduce (comm->mutex held): a ring per chunk, started in chunk order
+ * on every worker, up to PIPELINE_DEPTH in flight, chunk k+1 filled (the local reduction)
+ * while earlier ones travel. */
 static tp_status_t *pipeline(tp_worker_comm_t *comm, const tp_worker_all_reduce_args_t *args,
                              const char *what, double deadline, bool *out_abandoned) {
-    const size_t chunk = chunk_of(comm, args->chunk_elements), n = (size_t)comm->size;
-    const size_t size = element_size(args->dtype), chunks = (args->count + chunk - 1) / chunk;
-    chunk_state_t *states = calloc(chunks, sizeof *states);
-    if (states == NULL) return tp_status_make(TP_RESOURCE_EXHAUSTED, "out of host memory");
+    const size_t chunk = args->chunk_elements != 0 ? args->chunk_elements : (size_t)1 << 20;
+    const size_t size = element_size(args->dtype);
+    tp_comm_request_t *flight[PIPELINE_DEPTH];
+    size_t in_flight = 0;
     char message[512] = "";
     bool late = false;
     int failed = 0;
-    for (size_t s = 0; s <= chunks && failed == 0; s++) {
-        if (s < chunks) {
-            if (s >= PIPELINE_DEPTH)
-                failed = finish_request(comm, &states[s - PIPELINE_DEPTH], deadline, &late,
-                                        message, sizeof message);
-            chunk_state_t *state = &states[s];
-            state->begin = s * chunk;
-            state->end = state->begin + chunk < args->count ? state->begin + chunk : args->count;
-            state->padded = (state->end - state->begin + n - 1) / n * n;
-            char *send = (char *)args->send + state->begin * size;
-            if (failed == 0) {
-                args->fill(state->begin, state->end, send, args->fill_arg);
-                /* The padding sums zeros, whatever the caller left there. */
-                memset(send + (state->end - state->begin) * size, 0,
-                       (state->padded - (state->end - state->begin)) * size);
-                size_t block = state->padded / n;
-                char *recv = (char *)args->recv +
-                             (state->begin + (size_t)comm->rank * block) * size;
-                failed = comm->ops->reduce_scatter_start(comm->comm, send, recv, block,
-                                                         args->dtype, &state->request, message,
-                                                         sizeof message);
-            }
+    for (size_t begin = 0; begin < args->count && failed == 0; begin += chunk) {
+        if (in_flight == PIPELINE_DEPTH) {
+            failed = finish_oldest(comm, flight, in_flight, deadline, &late, message,
+                                   sizeof message);
+            if (failed != 0) break;
+            in_flight--;
         }
-        if (s >= 1 && failed == 0) {
-            chunk_state_t *state = &states[s - 1];
-            failed = finish_request(comm, state, deadline, &late, message, sizeof message);
-            if (failed == 0)
-                failed = comm->ops->all_gather_start(
-                    comm->comm, (char *)args->recv + state->begin * size, state->padded / n,
-                    args->dtype, &state->request, message, sizeof message);
-        }
+        size_t end = args->count - begin > chunk ? begin + chunk : args->count;
+        char *at = (char *)args->buffer + begin * size;
+        args->fill(begin, end, at, args->fill_arg);
+        failed = comm->ops->ring_all_reduce_start(comm->comm, at, end - begin, args->dtype,
+                                                  &flight[in_flight], message, sizeof message);
+        if (failed == 0) in_flight++;
     }
-    for (size_t k = 0; k < chunks && failed == 0; k++)
-        if (states[k].request != NULL)
-            failed = finish_request(comm, &states[k], deadline, &late, message, sizeof message);
-    tp_status_t *error = NULL;
-    if (failed != 0) {
-        /* Requests already started cannot be withdrawn: give them up with the buffers. */
-        for (size_t k = 0; k < chunks; k++)
-            if (states[k].request != NULL) {
-                comm->ops->release(states[k].request);
-                *out_abandoned = true;
-            }
-        if (late)
-            error = tp_status_make(TP_DEADLINE_EXCEEDED,
-                                   "%s (all-reduce #%llu) on worker %d did not complete within "
-                                   "the collective timeout although all %d workers joined it (a "
-                                   "worker may have died or stopped inside it)",
-                                   what, (unsigned long long)comm->sequence, comm->rank,
-                                   comm->size);
-        else
-            error = tp_status_make(TP_INTERNAL, "%s on worker %d: %s", what, comm->rank,
-                                   message);
-        break_comm(comm, tp_status_message(error));
+    while (in_flight > 0 && failed == 0) {
+        failed = finish_oldest(comm, flight, in_flight, deadline, &late, message,
+                               sizeof message);
+        if (failed == 0) in_flight--;
     }
-    free(states);
+    if (failed == 0) return NULL;
+    /* Rings already started cannot be withdrawn: give them up with the buffer. */
+    for (size_t i = 0; i < in_flight; i++) comm->ops->release(flight[i]);
+    *out_abandoned = in_flight > 0;
+    tp_status_t *error;
+    if (late)
+        error = tp_status_make(TP_DEADLINE_EXCEEDED,
+                               "%s (all-reduce #%llu) on worker %d did not complete within the "
+                               "collective timeout although all %d workers joined it (a worker "
+                               "may have died or stopped inside it)",
+                               what, (unsigned long long)comm->sequence, comm->rank, comm->size);
+    else
+        error = tp_status_make(TP_INTERNAL, "%s on worker %d: %s", what, comm->rank, message);
+    break_comm(comm, tp_status_message(error));
     return error;
 }
 
@@ -277,7 +237,7 @@ tp_status_t *tp_worker_all_reduce(tp_worker_comm_t *comm, const tp_worker_all_re
                                   bool *out_abandoned) {
     const char *what = "multi-worker all-reduce";
     *out_abandoned = false;
-    if (args->timeout_s <= 0 || args->fill == NULL || args->send == NULL || args->recv == NULL ||
+    if (args->timeout_s <= 0 || args->fill == NULL || args->buffer == NULL ||
         (args->dtype != TP_COMM_FLOAT32 && args->dtype != TP_COMM_FLOAT64))
         return tp_status_make(TP_INVALID_ARGUMENT, "%s: invalid arguments", what);
     double deadline = now_s() + args->timeout_s;

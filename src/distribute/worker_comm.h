@@ -27,14 +27,9 @@ const char *tp_worker_comm_description(const tp_worker_comm_t *comm);
 /* The library's operations, for the benchmark's side-by-side calls. */
 const tp_comm_ops_t *tp_worker_comm_ops(const tp_worker_comm_t *comm, tp_comm_t **out_comm);
 
-/* The elements a buffer of an all-reduce of `count` elements must hold: count rounded up so
- * that every chunk splits evenly among the workers. */
-size_t tp_worker_all_reduce_capacity(const tp_worker_comm_t *comm, size_t count,
-                                     size_t chunk_elements);
-
-/* Writes the local contribution to elements [begin, end) into `send` (which points at element
+/* Writes the local contribution to elements [begin, end) at `into` (which points at element
  * `begin`): a local reduction done chunk by chunk, while earlier chunks travel. */
-typedef void (*tp_worker_fill_fn)(size_t begin, size_t end, void *send, void *arg);
+typedef void (*tp_worker_fill_fn)(size_t begin, size_t end, void *into, void *arg);
 
 typedef struct tp_worker_all_reduce_args {
     size_t count;          /* elements */
@@ -43,15 +38,14 @@ typedef struct tp_worker_all_reduce_args {
     double timeout_s;      /* > 0 */
     tp_worker_fill_fn fill;
     void *fill_arg;
-    /* Both of tp_worker_all_reduce_capacity elements. On success recv[0..count) holds the sum
-     * over workers, the same bits on every worker (each element is summed once, by one
-     * worker). On a deadline the buffers may still be written by MPI: the caller hands them
-     * to tp_worker_comm_park instead of freeing them. */
-    void *send, *recv;
+    /* `count` elements, filled chunk by chunk by `fill`; on success the sum over workers, the
+     * same bits on every worker (each element is summed once, by one worker). On a deadline
+     * MPI may still write it: the caller hands it to tp_worker_comm_park, not to free. */
+    void *buffer;
 } tp_worker_all_reduce_args_t;
 
-/* Element-wise sum over workers, pipelined in chunks: chunk k+1 is filled while chunk k is
- * reduced and gathered. DEADLINE_EXCEEDED names the collective and the workers that did not
+/* Element-wise sum over workers, pipelined in chunks: chunk k+1 is filled while earlier chunks
+ * go round the ring. DEADLINE_EXCEEDED names the collective and the workers that did not
  * join; after it the communicator refuses every collective (FAILED_PRECONDITION). */
 tp_status_t *tp_worker_all_reduce(tp_worker_comm_t *comm, const tp_worker_all_reduce_args_t *args,
                                   bool *out_abandoned);

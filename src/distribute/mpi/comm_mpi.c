@@ -18,7 +18,20 @@ struct tp_comm {
     int rank, size;
     bool abandoned; /* a request was given up in flight: MPI_Finalize would wait for it */
     tp_comm_request_t *parked; /* requests given up in flight, freed (not waited for) at close */
+    unsigned long rings;       /* started: every worker starts them in the same order */
 };
+
+/* A ring of `size` workers over `count` elements: steps 0 .. size-2 reduce-scatter (worker r
+ * sends block r - s to its right and adds block r - s - 1 from its left to its own), steps
+ * size-1 .. 2 size-3 all-gather (it passes on the finished blocks). */
+typedef struct ring {
+    char *buffer;
+    size_t count, element;
+    tp_comm_dtype_t dtype;
+    int tag, step;
+    void *scratch; /* the largest block */
+    bool started;  /* this step's messages are posted */
+} ring_t;
 
 struct tp_comm_request {
     tp_comm_t *comm;
@@ -26,10 +39,13 @@ struct tp_comm_request {
     MPI_Request *pending;
     int *peer;           /* exchange_notes: the worker each receive is from, else NULL */
     bool *done;          /* by MPI request */
+    ring_t *ring;        /* a ring all-reduce, else NULL */
     tp_comm_request_t *next_parked;
 };
 
-enum { NOTE_TAG = 7 };
+/* Notes have their tag; each ring in flight one of its own, so that messages of two rings
+ * between the same workers never match each other's receives. */
+enum { NOTE_TAG = 7, RING_TAG_BASE = 100, RING_TAGS = 30000 };
 
 static int fail(char *message, size_t capacity, const char *format, ...)
     __attribute__((format(printf, 3, 4)));
@@ -124,6 +140,8 @@ static tp_comm_request_t *request_new(tp_comm_t *comm, int count, bool with_peer
 }
 
 static void request_free(tp_comm_request_t *request) {
+    if (request->ring != NULL) free(request->ring->scratch);
+    free(request->ring);
     free(request->pending);
     free(request->done);
     free(request->peer);
@@ -202,26 +220,104 @@ static int single(tp_comm_t *comm, int code, MPI_Request pending, const char *wh
     return 0;
 }
 
-static int comm_reduce_scatter_start(tp_comm_t *comm, const void *send, void *recv,
-                                     size_t count, tp_comm_dtype_t dtype,
-                                     tp_comm_request_t **out_request, char *message,
-                                     size_t capacity) {
-    if (check_count(count, message, capacity) != 0) return -1;
-    MPI_Request pending = MPI_REQUEST_NULL;
-    int code = MPI_Ireduce_scatter_block(send, recv, (int)count, mpi_type(dtype), MPI_SUM,
-                                         comm->world, &pending);
-    return single(comm, code, pending, "MPI_Ireduce_scatter_block", out_request, message,
-                  capacity);
+/* ---- The ring all-reduce ------------------------------------------------------------------ */
+
+
+/* [begin, end) of block `block` (any integer, taken modulo size). */
+static void block_range(const ring_t *ring, int size, int block, size_t *begin, size_t *end) {
+    int b = ((block % size) + size) % size;
+    *begin = ring->count * (size_t)b / (size_t)size;
+    *end = ring->count * (size_t)(b + 1) / (size_t)size;
 }
 
-static int comm_all_gather_start(tp_comm_t *comm, void *buffer, size_t count,
-                                 tp_comm_dtype_t dtype, tp_comm_request_t **out_request,
-                                 char *message, size_t capacity) {
-    if (check_count(count, message, capacity) != 0) return -1;
-    MPI_Request pending = MPI_REQUEST_NULL;
-    int code = MPI_Iallgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buffer, (int)count,
-                              mpi_type(dtype), comm->world, &pending);
-    return single(comm, code, pending, "MPI_Iallgather", out_request, message, capacity);
+static void add_into(void *into, const void *from, size_t n, tp_comm_dtype_t dtype) {
+    if (dtype == TP_COMM_FLOAT64) {
+        double *a = into;
+        const double *b = from;
+        for (size_t i = 0; i < n; i++) a[i] = b[i] + a[i];
+    } else {
+        float *a = into;
+        const float *b = from;
+        for (size_t i = 0; i < n; i++) a[i] = b[i] + a[i];
+    }
+}
+
+/* Posts step `ring->step`'s send and receive. */
+static int ring_post(tp_comm_request_t *request, ring_t *ring, char *message, size_t capacity) {
+    tp_comm_t *comm = request->comm;
+    const int size = comm->size, rank = comm->rank, s = ring->step;
+    const int right = (rank + 1) % size, left = (rank + size - 1) % size;
+    const bool scatter = s < size - 1;
+    const int sent = scatter ? rank - s : rank + 1 - (s - (size - 1));
+    const int received = sent - 1;
+    size_t sb, se, rb, re;
+    block_range(ring, size, sent, &sb, &se);
+    block_range(ring, size, received, &rb, &re);
+    void *into = scatter ? ring->scratch : ring->buffer + rb * ring->element;
+    int code = MPI_Irecv(into, (int)((re - rb) * ring->element), MPI_BYTE, left, ring->tag,
+                         comm->world, &request->pending[0]);
+    if (code == MPI_SUCCESS)
+        code = MPI_Isend(ring->buffer + sb * ring->element, (int)((se - sb) * ring->element),
+                         MPI_BYTE, right, ring->tag, comm->world, &request->pending[1]);
+    if (code != MPI_SUCCESS) return fail_mpi(message, capacity, "a ring step", code);
+    request->done[0] = request->done[1] = false;
+    ring->started = true;
+    return 0;
+}
+
+/* Advances the ring as far as its messages have come; *out_done at the end. */
+static int ring_advance(tp_comm_request_t *request, bool *out_done, char *message,
+                        size_t capacity) {
+    ring_t *ring = request->ring;
+    const int size = request->comm->size, last = 2 * (size - 1);
+    while (ring->step < last) {
+        if (!ring->started && ring_post(request, ring, message, capacity) != 0) return -1;
+        for (int i = 0; i < 2; i++) {
+            if (request->done[i]) continue;
+            int flag = 0;
+            int code = MPI_Test(&request->pending[i], &flag, MPI_STATUS_IGNORE);
+            if (code != MPI_SUCCESS) return fail_mpi(message, capacity, "MPI_Test", code);
+            request->done[i] = flag != 0;
+        }
+        if (!request->done[0] || !request->done[1]) break;
+        if (ring->step < size - 1) {
+            /* The block from the left, plus ours: summed once, here, in ring order. */
+            size_t rb, re;
+            block_range(ring, size, request->comm->rank - ring->step - 1, &rb, &re);
+            add_into(ring->buffer + rb * ring->element, ring->scratch, re - rb, ring->dtype);
+        }
+        ring->step++;
+        ring->started = false;
+    }
+    *out_done = ring->step >= last;
+    return 0;
+}
+
+static int comm_ring_all_reduce_start(tp_comm_t *comm, void *buffer, size_t count,
+                                      tp_comm_dtype_t dtype, tp_comm_request_t **out_request,
+                                      char *message, size_t capacity) {
+    size_t element = dtype == TP_COMM_FLOAT64 ? 8 : 4;
+    /* A block's bytes travel as one message counted in an int. */
+    if (count / (size_t)comm->size + 1 > (size_t)0x7fffffff / element)
+        return fail(message, capacity, "%zu elements in one ring; blocks must stay below 2 GiB",
+                    count);
+    tp_comm_request_t *request = request_new(comm, 2, false);
+    ring_t *ring = calloc(1, sizeof *ring);
+    void *scratch = malloc((count / (size_t)comm->size + 1) * element);
+    if (request == NULL || ring == NULL || scratch == NULL) {
+        if (request != NULL) request_free(request);
+        free(ring);
+        free(scratch);
+        return fail(message, capacity, "out of host memory");
+    }
+    *ring = (ring_t){.buffer = buffer, .count = count, .element = element, .dtype = dtype,
+                     .tag = RING_TAG_BASE + (int)(comm->rings++ % RING_TAGS),
+                     .scratch = scratch};
+    request->ring = ring;
+    request->done[0] = request->done[1] = true; /* nothing posted yet */
+    *out_request = request;
+    bool done = false;
+    return ring_advance(request, &done, message, capacity);
 }
 
 static int comm_broadcast_start(tp_comm_t *comm, void *buffer, size_t bytes, int root,
@@ -246,6 +342,7 @@ static int comm_all_reduce_start(tp_comm_t *comm, void *buffer, size_t count,
 
 static int comm_test(tp_comm_request_t *request, bool *out_done, char *message,
                      size_t capacity) {
+    if (request->ring != NULL) return ring_advance(request, out_done, message, capacity);
     bool all = true;
     for (int i = 0; i < request->count; i++) {
         if (request->done[i]) continue;
@@ -261,8 +358,10 @@ static int comm_test(tp_comm_request_t *request, bool *out_done, char *message,
 
 static void comm_release(tp_comm_request_t *request) {
     if (request == NULL) return;
+    bool unfinished_ring = request->ring != NULL && request->ring->step <
+                                                        2 * (request->comm->size - 1);
     for (int i = 0; i < request->count; i++)
-        if (!request->done[i]) {
+        if (!request->done[i] || unfinished_ring) {
             /* Still in flight: MPI owns its buffers until it completes, which may be never. */
             request->comm->abandoned = true;
             request->next_parked = request->comm->parked;
@@ -279,8 +378,7 @@ static const tp_comm_ops_t ops = {
     .close = comm_close,
     .exchange_notes = comm_exchange_notes,
     .missing_notes = comm_missing_notes,
-    .reduce_scatter_start = comm_reduce_scatter_start,
-    .all_gather_start = comm_all_gather_start,
+    .ring_all_reduce_start = comm_ring_all_reduce_start,
     .broadcast_start = comm_broadcast_start,
     .all_reduce_start = comm_all_reduce_start,
     .test = comm_test,
