@@ -346,11 +346,13 @@ TP_API TP_MUST_USE tp_status_t *tp_mirrored_strategy_broadcast_variables(
     tp_mirrored_strategy_t *strategy, tp_variable_t *const *variables, size_t count);
 
 /* Input sharding: shard `shard` of `num_shards` takes items [*begin, *end) of `count`, the
- * shares differing by one item at most and lying in shard order. */
+ * shares differing by one item at most and lying in shard order; an empty range when `count`
+ * is not positive or `shard` is out of range. Either output may be NULL. */
 TP_API void tp_shard_range(int64_t count, size_t num_shards, size_t shard, int64_t *out_begin,
                            int64_t *out_end);
 /* The rows [*begin, *end) of a global batch of `batch` rows that `replica` takes: its share
- * among all replicas of all workers (worker by worker, local replicas in order). */
+ * among all replicas of all workers (worker by worker, local replicas in order); an empty
+ * range for a NULL replica. */
 TP_API void tp_replica_batch_shard(const tp_replica_context_t *replica, int64_t batch,
                                    int64_t *out_begin, int64_t *out_end);
 

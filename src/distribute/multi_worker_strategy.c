@@ -38,14 +38,13 @@ tp_status_t *tp_multi_worker_mirrored_strategy_create(tp_context_t *context,
                               "tp_multi_worker_mirrored_strategy_create: chunks of %zu bytes are "
                               "too small (at least 64, or 0 for the default)",
                               chosen.chunk_bytes);
-    tp_worker_comm_t *workers;
-    TP_RETURN_IF_ERROR(tp_status_annotate(tp_worker_comm_get(&workers),
-                                          "tp_multi_worker_mirrored_strategy_create"));
+    /* The devices are checked before MPI is loaded, so that a mistake costs no job. */
     tp_mirrored_strategy_t *strategy;
     TP_RETURN_IF_ERROR(tp_mirrored_strategy_create(context, devices, count, &strategy));
-    tp_status_t *error = NULL;
+    tp_worker_comm_t *workers = NULL;
+    tp_status_t *error = tp_worker_comm_get(&workers);
     strategy->leader_results = calloc(1, sizeof *strategy->leader_results);
-    if (strategy->leader_results == NULL)
+    if (error == NULL && strategy->leader_results == NULL)
         error = tp_status_make(TP_RESOURCE_EXHAUSTED, "out of host memory");
     /* Replicas are numbered worker by worker, so every worker must bring as many. */
     if (error == NULL)
@@ -95,6 +94,10 @@ void tp_shard_range(int64_t count, size_t num_shards, size_t shard, int64_t *out
 
 void tp_replica_batch_shard(const tp_replica_context_t *replica, int64_t batch,
                             int64_t *out_begin, int64_t *out_end) {
+    if (replica == NULL) {
+        tp_shard_range(0, 0, 0, out_begin, out_end);
+        return;
+    }
     const tp_mirrored_strategy_t *strategy = replica->strategy;
     size_t global = tp_mirrored_strategy_worker_index(strategy) * strategy->num_replicas +
                     replica->index;

@@ -54,8 +54,9 @@ static tp_status_t *join_job(void) {
     void *library = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
     if (library == NULL)
         return tp_status_make(TP_UNAVAILABLE,
-                              "cannot load the MPI communication library '%s' (%s); several "
-                              "workers need it and Open MPI (libopenmpi3)",
+                              "cannot load the MPI communication library '%s' (%s); a "
+                              "multi-worker strategy needs it, and it needs Open MPI "
+                              "(libopenmpi3)",
                               path, dlerror());
     tp_comm_entry_fn entry = NULL;
     *(void **)&entry = dlsym(library, TP_COMM_ENTRY_SYMBOL);

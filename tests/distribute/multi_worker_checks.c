@@ -116,6 +116,20 @@ static int check_names(void) {
     bool loaded = mapped("libmpi") || mapped("libtensorplug_mpi");
     report("MPI is not loaded by a program that never asks for it", !loaded,
            loaded ? "libmpi is mapped" : "");
+    /* A library that cannot be loaded is an error naming it, and the program goes on. */
+    setenv("TP_MPI_LIBRARY", "/nonexistent/libtensorplug_mpi.so", 1);
+    const char *cpu = "/cpu:0";
+    tp_mirrored_strategy_t *strategy = NULL;
+    expect_error("a missing MPI library is UNAVAILABLE, named",
+                 tp_multi_worker_mirrored_strategy_create(context, &cpu, 1, NULL, &strategy),
+                 TP_UNAVAILABLE, "'/nonexistent/libtensorplug_mpi.so'");
+    const char *twice[2] = {"/cpu:0", "/CPU:0"};
+    expect_error("a device named twice is refused",
+                 tp_multi_worker_mirrored_strategy_create(context, twice, 2, NULL, &strategy),
+                 TP_INVALID_ARGUMENT, "named twice");
+    int64_t begin = -1, end = -1;
+    tp_replica_batch_shard(NULL, 32, &begin, &end);
+    report("a NULL replica's shard is empty", begin == 0 && end == 0, "");
     tp_context_destroy(context);
     return failures != 0;
 }
