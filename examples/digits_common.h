@@ -52,6 +52,14 @@ typedef struct digits_model {
  *                   file's first 1,437 and last 360 (tp_digits_load_split); "shuffled"
  *                   permutes the 1,797 images first (Fisher-Yates), then cuts them the same way.
  *   --split-seed N  seeds the shuffled split's permutation (default 0), apart from --seed.
+ *   --multi-worker  under `mpirun -np N`: a MultiWorkerMirroredStrategy over the N workers
+ *                   (each with --strategy's replicas), each replica taking its rows of every
+ *                   global batch of 32; worker 0 alone prints the epochs.
+ *   --checkpoint PATH, --checkpoint-every N (default 100)
+ *                   worker 0 saves the weights and Adam's state to PATH every N steps; a run
+ *                   that finds PATH resumes from it ("Resuming from checkpoint PATH at step S").
+ *   --save-weights PREFIX  each worker saves its final weights to PREFIX-workerK.npz.
+ *   --kill-at-step N  the last worker kills itself (SIGKILL) before step N: a fault for tests.
  *
  * It prints the replicas' devices, one line per epoch (the mean training loss, the accuracy on
  * the training and on the test images, the time and images per second of the epoch's

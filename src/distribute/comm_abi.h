@@ -24,12 +24,14 @@ typedef struct tp_comm_request tp_comm_request_t; /* one operation in flight */
 typedef struct tp_comm_ops {
     size_t struct_size;
     uint32_t abi_version; /* TP_COMM_ABI_VERSION */
-    /* Joins the job (MPI_Init_thread): this process is worker *out_rank of *out_size. At most
-     * once per process; `description` receives the implementation's name and version. */
+    /* Joins the job (MPI_Init_thread, unless the application started MPI): this process is
+     * worker *out_rank of *out_size. At most once per process; `description` receives the
+     * implementation's name and version. */
     int (*open)(tp_comm_t **out_comm, int *out_rank, int *out_size, char *description,
                 size_t description_capacity, char *message, size_t capacity);
-    /* Leaves the job (MPI_Finalize). Not after a request was abandoned: a collective still in
-     * flight would make it wait forever, so the library then returns without finalizing. */
+    /* Leaves the job (MPI_Finalize, when open started MPI; an application that started it
+     * finalizes it). Not after a request was abandoned: a collective still in flight would
+     * make it wait forever, so the library then returns without finalizing. */
     void (*close)(tp_comm_t *comm);
 
     /* Copies `note` (note_bytes) to notes[own rank], sends it from there to every other worker

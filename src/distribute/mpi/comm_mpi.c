@@ -19,6 +19,7 @@ struct tp_comm {
     bool abandoned; /* a request was given up in flight: MPI_Finalize would wait for it */
     tp_comm_request_t *parked; /* requests given up in flight, freed (not waited for) at close */
     unsigned long rings;       /* started: every worker starts them in the same order */
+    bool owns_mpi;             /* we called MPI_Init_thread, so we call MPI_Finalize */
 };
 
 /* A ring of `size` workers over `count` elements: steps 0 .. size-2 reduce-scatter (worker r
@@ -81,14 +82,16 @@ static int comm_open(tp_comm_t **out_comm, int *out_rank, int *out_size, char *d
     }
     tp_comm_t *comm = calloc(1, sizeof *comm);
     if (comm == NULL) return fail(message, capacity, "out of host memory");
-    /* Errors come back as codes, which become statuses, instead of aborting the job. */
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    /* Errors come back as codes, which become statuses, instead of aborting the job; on the
+     * application's MPI_COMM_WORLD only when MPI is ours (the application did not start it). */
+    if (!initialized) MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     int code = MPI_Comm_dup(MPI_COMM_WORLD, &comm->world);
     if (code != MPI_SUCCESS) {
         free(comm);
         return fail_mpi(message, capacity, "MPI_Comm_dup", code);
     }
     MPI_Comm_set_errhandler(comm->world, MPI_ERRORS_RETURN);
+    comm->owns_mpi = !initialized;
     MPI_Comm_rank(comm->world, &comm->rank);
     MPI_Comm_size(comm->world, &comm->size);
     char version[MPI_MAX_LIBRARY_VERSION_STRING];
@@ -115,7 +118,7 @@ static void comm_close(tp_comm_t *comm) {
         MPI_Comm_free(&comm->world);
         int finalized = 0;
         MPI_Finalized(&finalized);
-        if (!finalized) MPI_Finalize();
+        if (!finalized && comm->owns_mpi) MPI_Finalize();
     }
     free(comm);
 }
