@@ -155,6 +155,17 @@ static tp_status_t *usable(const tp_worker_comm_t *comm, const char *what) {
                           what, comm->broken);
 }
 
+/* The deadline passed in the data phase, after every worker's note came. */
+static tp_status_t *late_after_joining(const tp_worker_comm_t *comm, const char *what,
+                                       const char *kind) {
+    return tp_status_make(TP_DEADLINE_EXCEEDED,
+                          "%s (%s #%llu) on worker %d did not complete within the collective "
+                          "timeout although all %d workers joined it (a worker may have died "
+                          "or stopped inside it)",
+                          what, kind, (unsigned long long)comm->sequence, comm->rank,
+                          comm->size);
+}
+
 static size_t element_size(tp_comm_dtype_t dtype) {
     return dtype == TP_COMM_FLOAT64 ? 8 : 4;
 }
@@ -222,11 +233,7 @@ static tp_status_t *pipeline(tp_worker_comm_t *comm, const tp_worker_all_reduce_
     *out_abandoned = in_flight > 0;
     tp_status_t *error;
     if (late)
-        error = tp_status_make(TP_DEADLINE_EXCEEDED,
-                               "%s (all-reduce #%llu) on worker %d did not complete within the "
-                               "collective timeout although all %d workers joined it (a worker "
-                               "may have died or stopped inside it)",
-                               what, (unsigned long long)comm->sequence, comm->rank, comm->size);
+        error = late_after_joining(comm, what, "all-reduce");
     else
         error = tp_status_make(TP_INTERNAL, "%s on worker %d: %s", what, comm->rank, message);
     break_comm(comm, tp_status_message(error));
@@ -271,10 +278,7 @@ tp_status_t *tp_worker_broadcast(tp_worker_comm_t *comm, const char *what, void 
     bool late = false;
     if (error == NULL && request != NULL) error = poll_until(comm, request, deadline, &late);
     if (error == NULL && late) {
-        error = tp_status_make(TP_DEADLINE_EXCEEDED,
-                               "%s (broadcast #%llu) on worker %d did not complete within the "
-                               "collective timeout although all %d workers joined it",
-                               what, (unsigned long long)comm->sequence, comm->rank, comm->size);
+        error = late_after_joining(comm, what, "broadcast");
         break_comm(comm, tp_status_message(error));
         *out_abandoned = true;
     }
