@@ -4,6 +4,7 @@
 #include "digits_common.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -179,12 +180,19 @@ typedef struct options {
     const char *device;
     bool log_placement;
     digits_split_t split;
+    bool multi_worker;
+    const char *save_weights;    /* a path prefix, or NULL */
+    const char *checkpoint;      /* a path, or NULL */
+    long checkpoint_every;       /* steps */
+    long kill_at_step;           /* the last worker kills itself before this step; -1: never */
 } options_t;
 
 static void usage(void) {
     fprintf(stderr, "usage: %s [--epochs N] [--seed S] [--device NAME] [--strategy N] "
                     "[--log-placement]\n"
-                    "       [--split fixed|shuffled] [--split-seed N]\n",
+                    "       [--split fixed|shuffled] [--split-seed N] [--multi-worker]\n"
+                    "       [--save-weights PREFIX] [--checkpoint PATH [--checkpoint-every N]]\n"
+                    "       [--kill-at-step N]\n",
             program);
     exit(2);
 }
@@ -203,11 +211,16 @@ static long parse_number(const char *flag, const char *text, long min, long max)
 
 static options_t parse_options(int argc, char **argv, long default_epochs) {
     options_t options = {.epochs = default_epochs, .seed = 1, .replicas = 1, .device = "CPU:0",
-                         .split = {DIGITS_SPLIT_FIXED, 0}};
+                         .split = {DIGITS_SPLIT_FIXED, 0}, .checkpoint_every = 100,
+                         .kill_at_step = -1};
     for (int i = 1; i < argc; i++) {
         const char *flag = argv[i];
         if (strcmp(flag, "--log-placement") == 0) {
             options.log_placement = true;
+            continue;
+        }
+        if (strcmp(flag, "--multi-worker") == 0) {
+            options.multi_worker = true;
             continue;
         }
         if (i + 1 >= argc) usage();
@@ -224,6 +237,14 @@ static options_t parse_options(int argc, char **argv, long default_epochs) {
             options.split.kind = digits_split_kind_parse(program, value);
         else if (strcmp(flag, "--split-seed") == 0)
             options.split.seed = parse_number(flag, value, 0, INT32_MAX);
+        else if (strcmp(flag, "--save-weights") == 0)
+            options.save_weights = value;
+        else if (strcmp(flag, "--checkpoint") == 0)
+            options.checkpoint = value;
+        else if (strcmp(flag, "--checkpoint-every") == 0)
+            options.checkpoint_every = parse_number(flag, value, 1, INT32_MAX);
+        else if (strcmp(flag, "--kill-at-step") == 0)
+            options.kill_at_step = parse_number(flag, value, 0, INT32_MAX);
         else
             usage();
     }
@@ -331,7 +352,7 @@ typedef struct step {
     int64_t batch;          /* how many */
     /* out: the all-reduced gradients, laid out as weights->params */
     tp_tensor_t *grads[MAX_REPLICAS * DIGITS_MAX_PARAMS];
-    float loss[MAX_REPLICAS]; /* out: each replica's part of the loss */
+    float loss; /* out: the batch's mean loss, summed over every replica's part */
 } step_t;
 
 /* One replica's part of a step, on its own thread with its device in scope: the forward pass
@@ -343,15 +364,17 @@ static tp_status_t *train_replica(tp_replica_context_t *replica, void *user_data
     tp_context_t *c = tp_replica_context(replica);
     const size_t r = tp_replica_index(replica);
     tp_variable_t *const *params = replica_params(step->weights, r);
-    const int64_t replicas = (int64_t)step->weights->replicas;
-    /* Rows [begin, end) of the batch: shares differ by one row at most. */
-    const int64_t begin = step->batch * (int64_t)r / replicas;
-    const int64_t rows = step->batch * (int64_t)(r + 1) / replicas - begin;
+    /* Rows [begin, end) of the batch, among the replicas of every worker: shares differ by
+     * one row at most. */
+    int64_t begin, end;
+    tp_replica_batch_shard(replica, step->batch, &begin, &end);
+    const int64_t rows = end - begin;
     tp_status_t *error = NULL;
     tp_tape_t *tape = NULL;
     tp_tensor_t *indices = NULL, *images = NULL, *labels = NULL, *logits = NULL, *loss = NULL,
                 *share = NULL, *weighted = NULL;
-    tp_tensor_t *grads[DIGITS_MAX_PARAMS] = {NULL};
+    /* The gradients, then the weighted loss: one all-reduce sums them all. */
+    tp_tensor_t *grads[DIGITS_MAX_PARAMS + 1] = {NULL}, *sums[DIGITS_MAX_PARAMS + 1] = {NULL};
     TRY(tp_tensor_create(c, TP_INT32, TP_SHAPE(rows), step->order + begin,
                          (size_t)rows * sizeof(int32_t), &indices));
     TRY(tp_gather(c, step->data[r].train_images, indices, 0, &images));
@@ -367,12 +390,19 @@ static tp_status_t *train_replica(tp_replica_context_t *replica, void *user_data
     TRY(tp_tape_stop(tape));
     TRY(tp_tape_gradient_variables(tape, weighted, params, (size_t)n, grads));
 
-    TRY(tp_replica_all_reduce(replica, TP_REDUCE_SUM, grads, (size_t)n,
-                              step->grads + r * (size_t)n));
-    TRY(tp_tensor_read(weighted, &step->loss[r], sizeof(float)));
+    grads[n] = tp_tensor_retain(weighted);
+    TRY(tp_replica_all_reduce(replica, TP_REDUCE_SUM, grads, (size_t)n + 1, sums));
+    for (int p = 0; p < n; p++) {
+        step->grads[r * (size_t)n + (size_t)p] = sums[p];
+        sums[p] = NULL;
+    }
+    if (r == 0) TRY(tp_tensor_read(sums[n], &step->loss, sizeof(float)));
 done:
     tp_tape_destroy(tape);
-    for (int p = 0; p < n; p++) tp_tensor_release(grads[p]);
+    for (int p = 0; p <= n; p++) {
+        tp_tensor_release(grads[p]);
+        tp_tensor_release(sums[p]);
+    }
     tp_tensor_release(indices);
     tp_tensor_release(images);
     tp_tensor_release(labels);
@@ -427,9 +457,18 @@ int digits_run(int argc, char **argv, const digits_model_t *model) {
     }
     for (long r = 0; r < options.replicas; r++) devices[r] = names[r];
     tp_mirrored_strategy_t *strategy;
-    check(tp_mirrored_strategy_create(context, devices, (size_t)options.replicas, &strategy),
-          "creating the mirrored strategy");
+    if (options.multi_worker)
+        check(tp_multi_worker_mirrored_strategy_create(context, devices, (size_t)options.replicas,
+                                                       NULL, &strategy),
+              "creating the multi-worker mirrored strategy");
+    else
+        check(tp_mirrored_strategy_create(context, devices, (size_t)options.replicas, &strategy),
+              "creating the mirrored strategy");
     const size_t replicas = tp_mirrored_strategy_num_replicas(strategy);
+    const size_t worker = tp_mirrored_strategy_worker_index(strategy);
+    const size_t workers = tp_mirrored_strategy_num_workers(strategy);
+    /* Worker 0 speaks for the job; the others print only their replicas and failures. */
+    const bool chief = worker == 0;
 
     tp_digits_t digits;
     check(digits_load(context, options.split, &digits), "loading the digits");
@@ -445,7 +484,11 @@ int digits_run(int argc, char **argv, const digits_model_t *model) {
               "copying the test images");
         check(copy_to(context, device, digits.test_labels, &data[r].test_labels),
               "copying the test labels");
-        printf("Replica %zu on %s\n", r, device);
+        if (workers > 1)
+            printf("Worker %zu of %zu: replica %zu on %s\n", worker, workers, r, device);
+        else
+            printf("Replica %zu on %s\n", r, device);
+        fflush(stdout);
     }
 
     char split[48];
@@ -461,15 +504,45 @@ int digits_run(int argc, char **argv, const digits_model_t *model) {
 
     const int64_t n = TP_DIGITS_TRAIN_ROWS;
     const size_t all_params = replicas * (size_t)model->num_params;
+    /* The training state: every weight, then the optimizer's (its slots made now, so that a
+     * checkpoint can fill them and worker 0 can hand them out before the first step). */
+    check(tp_optimizer_build(optimizer, weights.params, all_params), "making Adam's slots");
+    tp_variable_t *state[MAX_REPLICAS * DIGITS_MAX_PARAMS * 3 + 1];
+    memcpy(state, weights.params, all_params * sizeof *state);
+    const size_t state_count =
+        all_params + tp_optimizer_variables(optimizer, state + all_params,
+                                            sizeof state / sizeof *state - all_params);
+    bool restored = false;
+    check(digits_state_start(context, strategy, options.checkpoint, state, state_count,
+                             &restored),
+          "starting from worker 0's state");
+    int64_t start_step = 0;
+    check(tp_optimizer_iterations(optimizer, &start_step), "reading the step count");
+    if (chief && restored)
+        printf("Resuming from checkpoint %s at step %lld\n", options.checkpoint,
+               (long long)start_step);
     int32_t order[TP_DIGITS_TRAIN_ROWS];
     for (int64_t i = 0; i < n; i++) order[i] = (int32_t)i;
     step_t step = {.weights = &weights, .data = data};
     double test_percent = 0.0;
+    int64_t steps_done = 0;
     for (long epoch = 1; epoch <= options.epochs; epoch++) {
         digits_shuffle(order, n, options.seed, epoch);
         double loss_sum = 0.0;
         const double start = seconds_now();
         for (int64_t first = 0; first < n; first += BATCH_SIZE) {
+            /* Steps a restored checkpoint already took: the order of batches is the seed's,
+             * so the run goes on exactly where the checkpointed one was. */
+            if (steps_done < start_step) {
+                steps_done++;
+                continue;
+            }
+            /* Fault injection for the tests: a worker dying mid-run. */
+            if (steps_done == options.kill_at_step && worker + 1 == workers) {
+                fprintf(stderr, "%s: worker %zu kills itself before step %lld\n", program,
+                        worker, (long long)steps_done);
+                raise(SIGKILL);
+            }
             step.order = order + first;
             step.batch = n - first < BATCH_SIZE ? n - first : BATCH_SIZE;
             const bool log = options.log_placement && epoch == 1 && first == 0;
@@ -480,9 +553,12 @@ int digits_run(int argc, char **argv, const digits_model_t *model) {
             check(tp_optimizer_apply(optimizer, weights.params, step.grads, all_params),
                   "Adam's update");
             if (log) tp_context_set_log_device_placement(context, false);
-            for (size_t r = 0; r < replicas; r++)
-                loss_sum += (double)step.loss[r] * (double)step.batch;
+            loss_sum += (double)step.loss * (double)step.batch;
             for (size_t i = 0; i < all_params; i++) tp_tensor_release(step.grads[i]);
+            steps_done++;
+            if (options.checkpoint != NULL && chief && steps_done % options.checkpoint_every == 0)
+                check(digits_checkpoint_save(options.checkpoint, state, state_count),
+                      "writing a checkpoint");
         }
         check(tp_context_synchronize(context), "finishing the epoch's updates");
         const double seconds = seconds_now() - start;
@@ -497,13 +573,22 @@ int digits_run(int argc, char **argv, const digits_model_t *model) {
                        &test_percent),
               "measuring the test accuracy");
         check(tp_device_pop(context), "leaving replica 0's device scope");
-        printf("Epoch %ld/%ld (%s): loss %.4f, train accuracy %.2f%%, test accuracy %.2f%%, "
-               "%.2f s, %.0f images/s\n",
-               epoch, options.epochs, split, loss_sum / (double)n, train_percent, test_percent,
-               seconds, (double)n / seconds);
+        if (chief)
+            printf("Epoch %ld/%ld (%s): loss %.4f, train accuracy %.2f%%, test accuracy "
+                   "%.2f%%, %.2f s, %.0f images/s\n",
+                   epoch, options.epochs, split, loss_sum / (double)n, train_percent,
+                   test_percent, seconds, (double)n / seconds);
         fflush(stdout);
     }
-    printf("Test accuracy (%s): %.2f%%\n", split, test_percent);
+    if (chief) printf("Test accuracy (%s): %.2f%%\n", split, test_percent);
+    if (options.save_weights != NULL) {
+        /* Each worker its own file, so that a test can compare the workers' weights. */
+        char path[4096];
+        snprintf(path, sizeof path, "%s-worker%zu.npz", options.save_weights, worker);
+        check(tp_checkpoint_save(path, replica_params(&weights, 0), NULL,
+                                 (size_t)model->num_params),
+              "saving the weights");
+    }
 
     tp_optimizer_destroy(optimizer);
     weights_destroy(&weights);

@@ -52,6 +52,14 @@ typedef struct digits_model {
  *                   file's first 1,437 and last 360 (tp_digits_load_split); "shuffled"
  *                   permutes the 1,797 images first (Fisher-Yates), then cuts them the same way.
  *   --split-seed N  seeds the shuffled split's permutation (default 0), apart from --seed.
+ *   --multi-worker  under `mpirun -np N`: a MultiWorkerMirroredStrategy over the N workers
+ *                   (each with --strategy's replicas), each replica taking its rows of every
+ *                   global batch of 32; worker 0 alone prints the epochs.
+ *   --checkpoint PATH, --checkpoint-every N (default 100)
+ *                   worker 0 saves the weights and Adam's state to PATH every N steps; a run
+ *                   that finds PATH resumes from it ("Resuming from checkpoint PATH at step S").
+ *   --save-weights PREFIX  each worker saves its final weights to PREFIX-workerK.npz.
+ *   --kill-at-step N  the last worker kills itself (SIGKILL) before step N: a fault for tests.
  *
  * It prints the replicas' devices, one line per epoch (the mean training loss, the accuracy on
  * the training and on the test images, the time and images per second of the epoch's
@@ -107,5 +115,18 @@ void digits_shuffle(int32_t *order, int64_t n, int64_t seed, int64_t stream);
 /* The data set, split as `split` says, the four tensors on CPU:0 (tp_digits_load_split's
  * shapes). On failure *out is all NULL. */
 tp_status_t *digits_load(tp_context_t *c, digits_split_t split, tp_digits_t *out);
+
+/* ---- Checkpoints and resuming (digits_resume.c) --------------------------------------------- */
+
+/* Saves the training state (every replica's weights and the optimizer's state; copies that
+ * share a name are saved once) to `path`, atomically. */
+tp_status_t *digits_checkpoint_save(const char *path, tp_variable_t *const *state, size_t count);
+
+/* The start of training, a collective of every worker: worker 0 restores the state from the
+ * checkpoint at `path` when there is one (*out_restored), then every worker takes worker 0's
+ * state, so that all start identical. */
+tp_status_t *digits_state_start(tp_context_t *c, tp_mirrored_strategy_t *strategy,
+                                const char *path, tp_variable_t *const *state, size_t count,
+                                bool *out_restored);
 
 #endif /* TENSORPLUG_EXAMPLES_DIGITS_COMMON_H */

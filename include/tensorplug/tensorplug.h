@@ -136,8 +136,9 @@ typedef struct tp_device_spec {
 /* Fails with a message that quotes the name when it is malformed. */
 TP_API TP_MUST_USE tp_status_t *tp_device_spec_parse(const char *name, tp_device_spec_t *out_spec);
 /* Writes the canonical form of a complete spec, "/job:localhost/replica:0/task:0/device:CPU:0",
- * filling absent job, replica and task with localhost, 0 and 0 and writing the type in upper
- * case; fails if the type or id is absent or the buffer is too small. */
+ * filling an absent replica with 0 and an absent job and task with this process's (localhost
+ * and 0; under mpirun, worker and its index) and writing the type in upper case; fails if the
+ * type or id is absent or the buffer is too small. */
 TP_API TP_MUST_USE tp_status_t *tp_device_spec_canonical(const tp_device_spec_t *spec,
                                                        char *buffer, size_t capacity);
 

@@ -287,8 +287,9 @@ typedef enum tp_reduce_op { TP_REDUCE_SUM = 0, TP_REDUCE_MEAN = 1 } tp_reduce_op
 
 /* A collective inside tp_mirrored_strategy_run: every replica passes its `count` tensors (of
  * the same dtypes and shapes on every replica) and receives in `out` their sum over replicas,
- * divided by the number of replicas for TP_REDUCE_MEAN, on its own device. Every replica sums in
- * replica order, so all receive the same values. A replica that returns without joining, or
+ * divided by the number of replicas for TP_REDUCE_MEAN, on its own device. Under a multi-worker
+ * strategy, over the replicas of every worker, and of float32 and float64 only. Every replica
+ * sums in replica order, so all receive the same values. A replica that returns without joining, or
  * tensors that differ, fail the call on every replica. */
 TP_API TP_MUST_USE tp_status_t *tp_replica_all_reduce(tp_replica_context_t *replica,
                                                      tp_reduce_op_t op,
@@ -299,6 +300,61 @@ TP_API TP_MUST_USE tp_status_t *tp_mirrored_strategy_all_reduce(tp_mirrored_stra
                                                                 tp_reduce_op_t op,
                                                                 tp_tensor_t *const *per_replica,
                                                                 tp_tensor_t **out);
+
+/* ---- Several workers: MultiWorkerMirroredStrategy --------------------------------------------
+ *
+ * Data parallelism over the processes of an MPI job (`mpirun -np N program`), as TensorFlow's
+ * MultiWorkerMirroredStrategy: process K is worker K of N, its devices are named
+ * /job:worker/replica:0/task:K/device:..., and each of its local devices holds a replica. A
+ * replica function and tp_replica_all_reduce work as with a mirrored strategy of one process,
+ * over every replica of every worker: the local replicas' tensors are summed on the host (in
+ * replica order), then across workers through MPI in chunks (the next chunk is summed while
+ * earlier ones travel), then copied to each local device. Every worker receives the same bits.
+ * The MPI library (libtensorplug_mpi.so, Open MPI) is loaded by the first create and never by
+ * a program that does not ask for it. Every worker must make the same collective calls in the
+ * same order; a call that does not complete within the collective timeout fails with
+ * DEADLINE_EXCEEDED naming the collective and the workers that did not join, after which the
+ * worker can run no more collectives (restart the job from its last checkpoint). */
+
+typedef struct tp_multi_worker_options {
+    size_t struct_size;
+    /* How long a collective may wait for the other workers; > 0. */
+    double collective_timeout_seconds;
+    /* Bytes per chunk of a cross-worker all-reduce; 0: 4 MiB. */
+    size_t chunk_bytes;
+} tp_multi_worker_options_t;
+
+#define TP_MULTI_WORKER_OPTIONS_INIT {sizeof(tp_multi_worker_options_t), 300.0, 0}
+
+/* A strategy over `count` local devices of this worker (as tp_mirrored_strategy_create; every
+ * worker must pass the same count) and the workers of the job. Outside mpirun it is a job of
+ * one worker and MPI is still loaded. A library that cannot be loaded, or MPI that cannot
+ * start, is UNAVAILABLE naming why. Collective: every worker calls it. */
+TP_API TP_MUST_USE tp_status_t *tp_multi_worker_mirrored_strategy_create(
+    tp_context_t *context, const char *const *devices, size_t count,
+    const tp_multi_worker_options_t *options, tp_mirrored_strategy_t **out);
+/* The job's workers (1 for a strategy of one process) and this process's index among them. */
+TP_API size_t tp_mirrored_strategy_num_workers(const tp_mirrored_strategy_t *strategy);
+TP_API size_t tp_mirrored_strategy_worker_index(const tp_mirrored_strategy_t *strategy);
+/* The replicas of every worker: num_workers * num_replicas. */
+TP_API size_t tp_mirrored_strategy_num_global_replicas(const tp_mirrored_strategy_t *strategy);
+
+/* Gives `count` variables the values worker 0's hold (a collective: every worker passes its
+ * variables in the same order, of the same dtypes and shapes; INVALID_ARGUMENT otherwise), so
+ * that training starts from identical weights. With one worker, nothing changes. */
+TP_API TP_MUST_USE tp_status_t *tp_mirrored_strategy_broadcast_variables(
+    tp_mirrored_strategy_t *strategy, tp_variable_t *const *variables, size_t count);
+
+/* Input sharding: shard `shard` of `num_shards` takes items [*begin, *end) of `count`, the
+ * shares differing by one item at most and lying in shard order; an empty range when `count`
+ * is not positive or `shard` is out of range. Either output may be NULL. */
+TP_API void tp_shard_range(int64_t count, size_t num_shards, size_t shard, int64_t *out_begin,
+                           int64_t *out_end);
+/* The rows [*begin, *end) of a global batch of `batch` rows that `replica` takes: its share
+ * among all replicas of all workers (worker by worker, local replicas in order); an empty
+ * range for a NULL replica. */
+TP_API void tp_replica_batch_shard(const tp_replica_context_t *replica, int64_t batch,
+                                   int64_t *out_begin, int64_t *out_end);
 
 /* ---- A sequential model of Dense layers ------------------------------------------------------ */
 

@@ -8,6 +8,7 @@
 #include "base/profile_hooks.h"
 #include "base/status.h"
 #include "device/completion.h"
+#include "device/task_identity.h"
 #include "plugin/plugin_status.h"
 
 tp_status_t *tp_device_create(tp_physical_device_t *physical, int32_t ordinal,
@@ -36,7 +37,7 @@ tp_status_t *tp_device_create(tp_physical_device_t *physical, int32_t ordinal,
     device->ordinal = ordinal;
     device->synchronous = (physical->def->flags & TP_DEVICE_SYNCHRONOUS) != 0;
     snprintf(device->full_name, sizeof device->full_name,
-             "/job:localhost/replica:0/task:0/device:%s:%d", physical->def->type, (int)ordinal);
+             "%s/device:%s:%d", tp_task_identity()->prefix, physical->def->type, (int)ordinal);
     device->allocator_options = *allocator_options;
     *out = device;
     return NULL;

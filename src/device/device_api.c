@@ -7,6 +7,7 @@
 #include "base/status.h"
 #include "context/context.h"
 #include "device/device_name.h"
+#include "device/task_identity.h"
 
 size_t tp_plugin_count(const tp_context_t *context) {
     return context == NULL ? 0 : context->registry.num_plugins;
@@ -108,8 +109,8 @@ tp_status_t *tp_physical_device_find(const tp_context_t *context, const char *na
     tp_device_spec_t spec;
     TP_RETURN_IF_ERROR(parse_one_device(name, "/physical_device:CPU:0", &spec));
     if (!tp_device_spec_is_local(&spec))
-        return tp_status_make(TP_NOT_FOUND, "device '%s' is not on this host "
-                                            "(/job:localhost/replica:0/task:0)", name);
+        return tp_status_make(TP_NOT_FOUND, "device '%s' is not in this process (%s)", name,
+                              tp_task_identity()->prefix);
     for (size_t i = 0; i < context->registry.num_physical_devices; i++) {
         const tp_physical_device_t *device = context->registry.physical_devices[i];
         if (type_matches(device, spec.type) && device->ordinal == spec.id) {

@@ -9,6 +9,7 @@
 #include "base/status.h"
 #include "context/context.h"
 #include "device/device_name.h"
+#include "device/task_identity.h"
 
 /* Under devices_mutex. */
 static tp_status_t *still_modifiable(tp_context_t *context, const char *what) {
@@ -29,9 +30,8 @@ static tp_status_t *select_devices(const tp_context_t *context, const char *name
     if (name == NULL) return NULL;
     TP_RETURN_IF_ERROR(tp_device_spec_parse(name, out_spec));
     if (!tp_device_spec_is_local(out_spec))
-        return tp_status_make(TP_NOT_FOUND,
-                              "device '%s' is not on this host (/job:localhost/replica:0/task:0)",
-                              name);
+        return tp_status_make(TP_NOT_FOUND, "device '%s' is not in this process (%s)", name,
+                              tp_task_identity()->prefix);
     const tp_device_registry_t *registry = &context->registry;
     for (size_t i = 0; i < registry->num_physical_devices; i++)
         if (spec_matches(out_spec, registry->physical_devices[i])) return NULL;

@@ -14,6 +14,7 @@
 
 #include "base/status.h"
 #include "device/device_name.h"
+#include "device/task_identity.h"
 
 /* A piece of the input; pieces are not NUL-terminated because they point into the name. */
 typedef struct {
@@ -363,8 +364,9 @@ tp_status_t *tp_device_spec_canonical(const tp_device_spec_t *spec, char *buffer
     char text[192];
     int length = snprintf(text, sizeof text,
                           "/job:%s/replica:%" PRId64 "/task:%" PRId64 "/device:%s:%" PRId64,
-                          spec->has_job ? spec->job : "localhost",
-                          spec->has_replica ? spec->replica : 0, spec->has_task ? spec->task : 0,
+                          spec->has_job ? spec->job : tp_task_identity()->job,
+                          spec->has_replica ? spec->replica : 0,
+                          spec->has_task ? spec->task : (int64_t)tp_task_identity()->task,
                           type, spec->id);
     if (length < 0 || (size_t)length >= sizeof text)
         return tp_status_make(TP_INTERNAL, "canonical device name did not fit its scratch buffer");
@@ -378,6 +380,6 @@ tp_status_t *tp_device_spec_canonical(const tp_device_spec_t *spec, char *buffer
 }
 
 bool tp_device_spec_is_local(const tp_device_spec_t *spec) {
-    return !(spec->has_job && strcmp(spec->job, "localhost") != 0) &&
-           !(spec->has_replica && spec->replica != 0) && !(spec->has_task && spec->task != 0);
+    return !(spec->has_replica && spec->replica != 0) &&
+           tp_task_is_self(spec->has_job ? spec->job : NULL, spec->has_task ? spec->task : -1);
 }

@@ -7,8 +7,8 @@
 
 #include "tensorplug/tensorplug.h"
 
-/* Whether the spec can name a device of this process: no job but localhost, no replica or
- * task but 0 (absent fields match). */
+/* Whether the spec can name a device of this process: replica 0, and localhost task 0 or the
+ * process's own job and task (tp_task_is_self; absent fields match). */
 bool tp_device_spec_is_local(const tp_device_spec_t *spec);
 
 #endif

@@ -8,6 +8,7 @@
 #include "base/log.h"
 #include "base/printable.h"
 #include "base/status.h"
+#include "device/task_identity.h"
 #include "plugin/plugin_status.h"
 
 /* The plug-in's text, escaped: device listings print it as it is kept. */
@@ -31,7 +32,7 @@ tp_status_t *tp_physical_device_open(const tp_plugin_record_t *plugin,
     device->ordinal = ordinal;
     snprintf(device->name, sizeof device->name, "/physical_device:%s:%d", def->type, (int)ordinal);
     snprintf(device->full_name, sizeof device->full_name,
-             "/job:localhost/replica:0/task:0/device:%s:%d", def->type, (int)ordinal);
+             "%s/device:%s:%d", tp_task_identity()->prefix, def->type, (int)ordinal);
 
     tp_device_info_t info;
     memset(&info, 0, sizeof info);

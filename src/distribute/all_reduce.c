@@ -110,8 +110,16 @@ tp_status_t *tp_replica_all_reduce(tp_replica_context_t *replica, tp_reduce_op_t
         return tp_status_annotate(meeting, "tp_replica_all_reduce");
     }
     if (error == NULL) error = check_offers(group, replica->index);
-    size_t done = 0;
+    size_t done = 0, across_count = 0;
     tp_tape_suspend();
+    if (strategy->workers != NULL) {
+        /* Every replica takes this path, so all make the same barrier calls. */
+        across_count = error == NULL ? count : 0;
+        tp_status_t *across = tp_multi_worker_all_reduce(replica, op, across_count, out);
+        if (error == NULL && across == NULL) done = count;
+        if (error == NULL) error = across;
+        else tp_status_free(across);
+    }
     while (done < count && error == NULL) {
         error = reduce_one(strategy->context, tp_replica_device_handle(replica), group, done, op,
                            &out[done]);
@@ -120,6 +128,8 @@ tp_status_t *tp_replica_all_reduce(tp_replica_context_t *replica, tp_reduce_op_t
     tp_tape_resume();
     /* Nobody may let go of its tensors until every replica has read them. */
     meeting = tp_replica_group_barrier(group, replica->index);
+    if (strategy->workers != NULL)
+        tp_multi_worker_all_reduce_end(replica, across_count);
     if (error == NULL && meeting != NULL) {
         replica->failed_by_another = true;
         error = meeting;

@@ -56,6 +56,7 @@ tp_status_t *tp_mirrored_strategy_create(tp_context_t *context, const char *cons
 
 void tp_mirrored_strategy_destroy(tp_mirrored_strategy_t *strategy) {
     if (strategy == NULL) return;
+    tp_multi_worker_strategy_free(strategy);
     tp_replica_group_free(&strategy->group);
     tp_context_release(strategy->context);
     free(strategy->devices);

@@ -285,7 +285,7 @@ static void devices_are_found_by_any_name_form(void **state) {
     assert_error(tp_physical_device_find(context, "/device:XPU", &untouched),
                  TP_INVALID_ARGUMENT, "names no single device");
     assert_error(tp_physical_device_find(context, "/job:worker/device:XPU:0", &untouched),
-                 TP_NOT_FOUND, "is not on this host");
+                 TP_NOT_FOUND, "is not in this process");
     assert_error(tp_physical_device_find(context, "/device:XPU:x", &untouched),
                  TP_INVALID_ARGUMENT, "'/device:XPU:x'");
     assert_null(untouched);

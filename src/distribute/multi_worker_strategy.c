@@ -1,0 +1,333 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The multi-worker mirrored strategy: a mirrored strategy over this worker's devices joined to
+ * the other workers of an MPI job. Its all-reduce reduces locally first (on the host, replica
+ * by replica in order, chunk by chunk), then across workers (worker_collectives.c), then copies
+ * the result to every local device, so that each worker's replicas and every worker hold the
+ * same bits. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "autodiff/variable.h"
+#include "base/dtype.h"
+#include "base/status.h"
+#include "distribute/strategy.h"
+#include "tensor/tensor.h"
+
+tp_status_t *tp_multi_worker_mirrored_strategy_create(tp_context_t *context,
+                                                      const char *const *devices, size_t count,
+                                                      const tp_multi_worker_options_t *options,
+                                                      tp_mirrored_strategy_t **out) {
+    TP_REQUIRE_ARG(out);
+    tp_multi_worker_options_t chosen = TP_MULTI_WORKER_OPTIONS_INIT;
+    if (options != NULL) {
+        if (options->struct_size < sizeof(size_t) + sizeof(double))
+            return tp_status_make(TP_INVALID_ARGUMENT, "tp_multi_worker_mirrored_strategy_create:"
+                                  " options.struct_size %zu is too small",
+                                  options->struct_size);
+        chosen.collective_timeout_seconds = options->collective_timeout_seconds;
+        if (options->struct_size >= sizeof chosen) chosen.chunk_bytes = options->chunk_bytes;
+    }
+    if (!(chosen.collective_timeout_seconds > 0) || !isfinite(chosen.collective_timeout_seconds))
+        return tp_status_make(TP_INVALID_ARGUMENT,
+                              "tp_multi_worker_mirrored_strategy_create: the collective timeout "
+                              "must be a finite number of seconds above 0, not %g",
+                              chosen.collective_timeout_seconds);
+    if (chosen.chunk_bytes != 0 && chosen.chunk_bytes < 64)
+        return tp_status_make(TP_INVALID_ARGUMENT,
+                              "tp_multi_worker_mirrored_strategy_create: chunks of %zu bytes are "
+                              "too small (at least 64, or 0 for the default)",
+                              chosen.chunk_bytes);
+    /* The devices are checked before MPI is loaded, so that a mistake costs no job. */
+    tp_mirrored_strategy_t *strategy;
+    TP_RETURN_IF_ERROR(tp_mirrored_strategy_create(context, devices, count, &strategy));
+    tp_worker_comm_t *workers = NULL;
+    tp_status_t *error = tp_worker_comm_get(&workers);
+    strategy->leader_results = calloc(1, sizeof *strategy->leader_results);
+    if (error == NULL && strategy->leader_results == NULL)
+        error = tp_status_make(TP_RESOURCE_EXHAUSTED, "out of host memory");
+    /* Replicas are numbered worker by worker, so every worker must bring as many. */
+    if (error == NULL)
+        error = tp_worker_agree(workers, "the number of local devices of each worker",
+                                (uint64_t)count, chosen.collective_timeout_seconds);
+    if (error != NULL) {
+        tp_mirrored_strategy_destroy(strategy);
+        return tp_status_annotate(error, "tp_multi_worker_mirrored_strategy_create");
+    }
+    strategy->workers = workers;
+    strategy->worker_index = (size_t)tp_worker_comm_rank(workers);
+    strategy->num_workers = (size_t)tp_worker_comm_size(workers);
+    strategy->options = chosen;
+    *out = strategy;
+    return NULL;
+}
+
+void tp_multi_worker_strategy_free(tp_mirrored_strategy_t *strategy) {
+    free(strategy->leader_results);
+    tp_status_free(strategy->leader_error);
+}
+
+size_t tp_mirrored_strategy_num_workers(const tp_mirrored_strategy_t *strategy) {
+    if (strategy == NULL) return 0;
+    return strategy->workers != NULL ? strategy->num_workers : 1;
+}
+
+size_t tp_mirrored_strategy_worker_index(const tp_mirrored_strategy_t *strategy) {
+    return strategy != NULL && strategy->workers != NULL ? strategy->worker_index : 0;
+}
+
+size_t tp_mirrored_strategy_num_global_replicas(const tp_mirrored_strategy_t *strategy) {
+    return tp_mirrored_strategy_num_workers(strategy) * tp_mirrored_strategy_num_replicas(strategy);
+}
+
+void tp_shard_range(int64_t count, size_t num_shards, size_t shard, int64_t *out_begin,
+                    int64_t *out_end) {
+    int64_t begin = 0, end = 0;
+    if (count > 0 && num_shards > 0 && shard < num_shards) {
+        /* In 128 bits: count * shard must not overflow for any int64 count. */
+        begin = (int64_t)((__int128)count * (__int128)shard / (__int128)num_shards);
+        end = (int64_t)((__int128)count * (__int128)(shard + 1) / (__int128)num_shards);
+    }
+    if (out_begin != NULL) *out_begin = begin;
+    if (out_end != NULL) *out_end = end;
+}
+
+void tp_replica_batch_shard(const tp_replica_context_t *replica, int64_t batch,
+                            int64_t *out_begin, int64_t *out_end) {
+    if (replica == NULL) {
+        tp_shard_range(0, 0, 0, out_begin, out_end);
+        return;
+    }
+    const tp_mirrored_strategy_t *strategy = replica->strategy;
+    size_t global = tp_mirrored_strategy_worker_index(strategy) * strategy->num_replicas +
+                    replica->index;
+    tp_shard_range(batch, tp_mirrored_strategy_num_global_replicas(strategy), global, out_begin,
+                   out_end);
+}
+
+/* ---- The all-reduce ---------------------------------------------------------------------- */
+
+/* What the leader sums, for one dtype: every local replica's tensors of it, flattened in
+ * tensor order, on the host. */
+typedef struct local_sum {
+    size_t replicas, element_size;
+    tp_dtype_t dtype;
+    void **flat; /* by replica */
+} local_sum_t;
+
+/* Adds replicas 1.. to replica 0's values, which are already in place, in replica order. */
+static void fill_chunk(size_t begin, size_t end, void *into, void *arg) {
+    const local_sum_t *sum = arg;
+    size_t n = end - begin;
+    for (size_t r = 1; r < sum->replicas; r++) {
+        if (sum->dtype == TP_FLOAT64) {
+            double *out = into;
+            const double *in = (const double *)sum->flat[r] + begin;
+            for (size_t i = 0; i < n; i++) out[i] += in[i];
+        } else {
+            float *out = into;
+            const float *in = (const float *)sum->flat[r] + begin;
+            for (size_t i = 0; i < n; i++) out[i] += in[i];
+        }
+    }
+}
+
+static void divide(void *values, size_t count, tp_dtype_t dtype, double divisor) {
+    if (dtype == TP_FLOAT64) {
+        double *v = values;
+        for (size_t i = 0; i < count; i++) v[i] /= divisor;
+    } else {
+        float *v = values;
+        for (size_t i = 0; i < count; i++) v[i] /= (float)divisor;
+    }
+}
+
+/* The leader's work for the tensors of `dtype` among the `count` offered: their sums over all
+ * replicas of all workers, as host tensors in results[t]. */
+static tp_status_t *reduce_dtype(tp_mirrored_strategy_t *strategy, tp_dtype_t dtype,
+                                 tp_reduce_op_t op, size_t count, tp_tensor_t **results) {
+    const tp_replica_group_t *group = &strategy->group;
+    const size_t replicas = strategy->num_replicas, size = tp_dtype_size(dtype);
+    size_t total = 0;
+    for (size_t t = 0; t < count; t++)
+        if (group->offers[0].values[t]->dtype == dtype)
+            total += (size_t)group->offers[0].values[t]->num_elements;
+    if (total == 0) return NULL;
+    size_t chunk = strategy->options.chunk_bytes != 0 ? strategy->options.chunk_bytes
+                                                      : (size_t)4 << 20;
+    chunk = chunk / size;
+    local_sum_t sum = {replicas, size, dtype, calloc(replicas, sizeof(void *))};
+    void *buffer = malloc(total * size);
+    tp_status_t *error = NULL;
+    if (sum.flat == NULL || buffer == NULL)
+        error = tp_status_make(TP_RESOURCE_EXHAUSTED, "out of host memory for %zu elements",
+                               total);
+    for (size_t r = 0; r < replicas && error == NULL; r++) {
+        /* Replica 0's values are read straight into the buffer the workers reduce. */
+        sum.flat[r] = r == 0 ? buffer : malloc(total * size);
+        if (sum.flat[r] == NULL) {
+            error = tp_status_make(TP_RESOURCE_EXHAUSTED, "out of host memory");
+            break;
+        }
+        size_t at = 0;
+        for (size_t t = 0; t < count && error == NULL; t++) {
+            tp_tensor_t *value = group->offers[r].values[t];
+            if (value->dtype != dtype) continue;
+            error = tp_tensor_read(value, (char *)sum.flat[r] + at * size, value->byte_size);
+            at += (size_t)value->num_elements;
+        }
+    }
+    bool abandoned = false;
+    if (error == NULL) {
+        tp_worker_all_reduce_args_t args = {
+            .count = total, .dtype = dtype == TP_FLOAT64 ? TP_COMM_FLOAT64 : TP_COMM_FLOAT32,
+            .chunk_elements = chunk, .timeout_s = strategy->options.collective_timeout_seconds,
+            .fill = fill_chunk, .fill_arg = &sum, .buffer = buffer};
+        error = tp_worker_all_reduce(strategy->workers, &args, &abandoned);
+    }
+    if (error == NULL && op == TP_REDUCE_MEAN)
+        divide(buffer, total, dtype, (double)tp_mirrored_strategy_num_global_replicas(strategy));
+    size_t at = 0;
+    for (size_t t = 0; t < count && error == NULL; t++) {
+        tp_tensor_t *value = group->offers[0].values[t];
+        if (value->dtype != dtype) continue;
+        error = tp_tensor_create(strategy->context, dtype, value->shape,
+                                 (char *)buffer + at * size, value->byte_size, &results[t]);
+        at += (size_t)value->num_elements;
+    }
+    for (size_t r = 1; sum.flat != NULL && r < replicas; r++) free(sum.flat[r]);
+    free(sum.flat);
+    if (abandoned)
+        tp_worker_comm_park(strategy->workers, buffer);
+    else
+        free(buffer);
+    return error;
+}
+
+/* Replica 0's part: the sums of every tensor, into strategy->leader_results. */
+static tp_status_t *lead(tp_mirrored_strategy_t *strategy, tp_reduce_op_t op, size_t count) {
+    const tp_replica_offer_t *offer = &strategy->group.offers[0];
+    /* Replaced (or NULL) even on failure: tp_multi_worker_all_reduce_end walks `count`. */
+    tp_tensor_t **results = calloc(count, sizeof *results);
+    free(strategy->leader_results);
+    strategy->leader_results = results;
+    if (results == NULL) return tp_status_make(TP_RESOURCE_EXHAUSTED, "out of host memory");
+    for (size_t t = 0; t < count; t++)
+        if (offer->values[t]->dtype != TP_FLOAT32 && offer->values[t]->dtype != TP_FLOAT64)
+            return tp_status_make(TP_INVALID_ARGUMENT,
+                                  "tensor %zu is %s; an all-reduce across workers takes float32 "
+                                  "and float64",
+                                  t, tp_dtype_name(offer->values[t]->dtype));
+    tp_status_t *error = reduce_dtype(strategy, TP_FLOAT32, op, count, results);
+    if (error == NULL) error = reduce_dtype(strategy, TP_FLOAT64, op, count, results);
+    return error;
+}
+
+tp_status_t *tp_multi_worker_all_reduce(tp_replica_context_t *replica, tp_reduce_op_t op,
+                                        size_t count, tp_tensor_t **out) {
+    tp_mirrored_strategy_t *strategy = replica->strategy;
+    tp_replica_group_t *group = &strategy->group;
+    const bool leader = replica->index == 0;
+    if (leader && count > 0) strategy->leader_error = lead(strategy, op, count);
+    tp_status_t *error = tp_replica_group_barrier(group, replica->index);
+    if (error != NULL) return error;
+    if (count > 0 && strategy->leader_error != NULL) {
+        replica->failed_by_another = !leader;
+        return tp_status_make(tp_status_code(strategy->leader_error), "%s",
+                              tp_status_message(strategy->leader_error));
+    }
+    size_t done = 0;
+    for (; done < count && error == NULL; done++)
+        error = tp_tensor_to_device(strategy->leader_results[done],
+                                    tp_replica_device_handle(replica), &out[done]);
+    for (size_t t = 0; error != NULL && t + 1 < done; t++) {
+        tp_tensor_release(out[t]);
+        out[t] = NULL;
+    }
+    return error;
+}
+
+void tp_multi_worker_all_reduce_end(tp_replica_context_t *replica, size_t count) {
+    tp_mirrored_strategy_t *strategy = replica->strategy;
+    if (replica->index != 0 || count == 0 || strategy->leader_results == NULL) return;
+    for (size_t t = 0; t < count; t++) {
+        tp_tensor_release(strategy->leader_results[t]);
+        strategy->leader_results[t] = NULL;
+    }
+    tp_status_free(strategy->leader_error);
+    strategy->leader_error = NULL;
+}
+
+/* ---- Broadcast of variables from worker 0 ------------------------------------------------ */
+
+/* FNV-1a over the variables' dtypes and shapes: what every worker must agree on before
+ * worker 0's bytes can land in its variables. */
+static uint64_t layout_hash(tp_variable_t *const *variables, size_t count) {
+    uint64_t hash = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < count; i++) {
+        tp_shape_t shape = tp_variable_shape(variables[i]);
+        int64_t words[2 + TP_MAX_RANK] = {tp_variable_dtype(variables[i]), shape.rank};
+        for (int d = 0; d < shape.rank && d < TP_MAX_RANK; d++) words[2 + d] = shape.dims[d];
+        const unsigned char *bytes = (const unsigned char *)words;
+        for (size_t b = 0; b < sizeof words; b++) hash = (hash ^ bytes[b]) * 0x100000001b3ull;
+    }
+    return hash;
+}
+
+tp_status_t *tp_mirrored_strategy_broadcast_variables(tp_mirrored_strategy_t *strategy,
+                                                      tp_variable_t *const *variables,
+                                                      size_t count) {
+    TP_REQUIRE_ARG(strategy);
+    if (count > 0 && variables == NULL)
+        return tp_status_make(TP_INVALID_ARGUMENT, "tp_mirrored_strategy_broadcast_variables: "
+                              "variables is NULL for %zu of them", count);
+    for (size_t i = 0; i < count; i++)
+        if (variables[i] == NULL)
+            return tp_status_make(TP_INVALID_ARGUMENT,
+                                  "tp_mirrored_strategy_broadcast_variables: variable %zu is "
+                                  "NULL", i);
+    if (strategy->workers == NULL || count == 0) return NULL;
+    const double timeout = strategy->options.collective_timeout_seconds;
+    tp_tensor_t **values = calloc(count, sizeof *values);
+    size_t total = 0;
+    tp_status_t *error = values == NULL ? tp_status_make(TP_RESOURCE_EXHAUSTED, "out of host "
+                                                         "memory")
+                                        : NULL;
+    for (size_t i = 0; i < count && error == NULL; i++) {
+        error = tp_variable_read_untaped(variables[i], &values[i]);
+        if (error == NULL) total += values[i]->byte_size;
+    }
+    if (error == NULL)
+        error = tp_worker_agree(strategy->workers, "the variables' dtypes and shapes",
+                                layout_hash(variables, count), timeout);
+    char *bytes = error == NULL ? malloc(total > 0 ? total : 1) : NULL;
+    if (error == NULL && bytes == NULL)
+        error = tp_status_make(TP_RESOURCE_EXHAUSTED, "out of host memory for %zu bytes", total);
+    size_t at = 0;
+    for (size_t i = 0; i < count && error == NULL; i++) {
+        error = tp_tensor_read(values[i], bytes + at, values[i]->byte_size);
+        at += values[i]->byte_size;
+    }
+    bool abandoned = false;
+    if (error == NULL)
+        error = tp_worker_broadcast(strategy->workers, "the broadcast of variables from worker 0",
+                                    bytes, total, 0, timeout, &abandoned);
+    at = 0;
+    for (size_t i = 0; i < count && error == NULL; i++) {
+        tp_tensor_t *received;
+        error = tp_tensor_create(strategy->context, values[i]->dtype, values[i]->shape,
+                                 bytes + at, values[i]->byte_size, &received);
+        at += values[i]->byte_size;
+        if (error != NULL) break;
+        tp_tensor_release(values[i]);
+        values[i] = received;
+    }
+    if (error == NULL) error = tp_variable_assign_all(variables, values, count);
+    for (size_t i = 0; values != NULL && i < count; i++) tp_tensor_release(values[i]);
+    free(values);
+    if (abandoned)
+        tp_worker_comm_park(strategy->workers, bytes);
+    else
+        free(bytes);
+    return tp_status_annotate(error, "tp_mirrored_strategy_broadcast_variables");
+}
