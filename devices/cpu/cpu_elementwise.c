@@ -387,8 +387,8 @@ typedef struct {
 /* The larger (smaller) of u and v, NaN where either is, as TensorFlow's Maximum (Minimum):
  * u wins where it is beyond v or NaN, else v, NaN or not. Compares and a blend once
  * vectorised, with no branch on the data. */
-#define MAX_OF(u, v) (((u) > (v)) | ((u) != (u)) ? (u) : (v))
-#define MIN_OF(u, v) (((u) < (v)) | ((u) != (u)) ? (u) : (v))
+#define MAX_OF(u, v) ((((u) > (v)) | ((u) != (u))) ? (u) : (v))
+#define MIN_OF(u, v) ((((u) < (v)) | ((u) != (u))) ? (u) : (v))
 
 /* p to the power q by squaring, wrapping as repeated Mul would; q >= 0. */
 static uint64_t integer_pow(uint64_t p, uint64_t q) {

@@ -203,6 +203,18 @@ def test_maximum_and_minimum_broadcast_and_keep_nan(name, reference):
         getattr(tp, name)(np.ones((2, 3), np.float32), np.ones((4,), np.float32))
 
 
+def test_maximum_and_minimum_gradients_give_ties_to_x():
+    x = tp.Variable([1.0, 2.0, 3.0])
+    y = tp.Variable([1.0, 5.0, 0.0])
+    with tp.GradientTape(persistent=True) as tape:
+        larger = tp.maximum(x, y)
+        smaller = tp.minimum(x, y)
+    assert [g.numpy().tolist() for g in tape.gradient(larger, [x, y])] == \
+        [[1.0, 0.0, 1.0], [0.0, 1.0, 0.0]]
+    assert [g.numpy().tolist() for g in tape.gradient(smaller, [x, y])] == \
+        [[1.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
+
+
 def test_reduce_prod_integers_and_gradient():
     assert tp.reduce_prod([[2, 3], [4, 5]], axis=1).numpy().tolist() == [6, 20]
     assert tp.reduce_prod(np.zeros((0, 2), np.float32), axis=0).numpy().tolist() == [1.0, 1.0]
