@@ -289,6 +289,23 @@ static const double specials[] = {0.0, -0.0, INFINITY, -INFINITY, NAN, 1.0, -1.0
                                   1e-30, 4.0, 0.25};
 enum { NUM_SPECIALS = sizeof specials / sizeof specials[0] };
 
+/* The specials as `dtype` holds them, a [12], and b [3, 1, 12] holding them in another order,
+ * so that a broadcast against b meets every pair; integers take a non-finite special's index
+ * in its place. */
+static void special_operands(tp_context_t *context, tp_dtype_t dtype, tp_tensor_t **a,
+                             tp_tensor_t **b) {
+    bool is_float = dtype == TP_FLOAT32 || dtype == TP_FLOAT64;
+    double safe[NUM_SPECIALS], grid[3 * NUM_SPECIALS];
+    for (int i = 0; i < NUM_SPECIALS; i++)
+        safe[i] = is_float || isfinite(specials[i]) ? specials[i] : (double)i;
+    for (int i = 0; i < 3 * NUM_SPECIALS; i++) {
+        double v = specials[(i * 5 + 1) % NUM_SPECIALS];
+        grid[i] = is_float || isfinite(v) ? v : (double)i;
+    }
+    *a = make(context, dtype, TP_SHAPE(NUM_SPECIALS), safe);
+    *b = make(context, dtype, TP_SHAPE(3, 1, NUM_SPECIALS), grid);
+}
+
 static void rsqrt_sign_and_min_match_the_cpu(void **state) {
     (void)state;
     tp_context_t *context = make_context();
@@ -331,21 +348,13 @@ static void maximum_minimum_and_prod_match_the_cpu(void **state) {
     (void)state;
     tp_context_t *context = make_context();
     const tp_dtype_t dtypes[] = {TP_FLOAT32, TP_INT32, TP_INT64, TP_FLOAT64};
-    double grid[3 * NUM_SPECIALS];
-    for (int i = 0; i < 3 * NUM_SPECIALS; i++) grid[i] = specials[(i * 5 + 1) % NUM_SPECIALS];
     double *v = values(3 * 20 * 7, 13);
     for (int i = 0; i < 3 * 20 * 7; i++) v[i] = v[i] * 3 + (v[i] < 0 ? -1 : 1) * 0.5;
     v[10] = 0;
     v[33] = NAN;
     for (size_t k = 0; k < (has_fp64(context) ? 4u : 3u); k++) {
-        bool is_float = dtypes[k] == TP_FLOAT32 || dtypes[k] == TP_FLOAT64;
-        double safe[NUM_SPECIALS], safe_grid[3 * NUM_SPECIALS];
-        for (int i = 0; i < NUM_SPECIALS; i++)
-            safe[i] = is_float || isfinite(specials[i]) ? specials[i] : (double)i;
-        for (int i = 0; i < 3 * NUM_SPECIALS; i++)
-            safe_grid[i] = is_float || isfinite(grid[i]) ? grid[i] : (double)i;
-        tp_tensor_t *a = make(context, dtypes[k], TP_SHAPE(NUM_SPECIALS), safe);
-        tp_tensor_t *b = make(context, dtypes[k], TP_SHAPE(3, 1, NUM_SPECIALS), safe_grid);
+        tp_tensor_t *a = NULL, *b = NULL;
+        special_operands(context, dtypes[k], &a, &b);
         both(context, "Maximum", (tp_tensor_t *[]){a, b}, 2, NULL, 0, 1, 0);
         both(context, "Minimum", (tp_tensor_t *[]){b, a}, 2, NULL, 0, 1, 0);
         tp_tensor_release(a), tp_tensor_release(b);
@@ -371,18 +380,9 @@ static void comparisons_and_searches_match_the_cpu(void **state) {
                                               "Greater", "GreaterEqual"};
     const tp_dtype_t dtypes[] = {TP_FLOAT32, TP_INT32, TP_INT64, TP_FLOAT64};
     /* a [12] against b [3,1,12] broadcast, and against itself: every pair of specials. */
-    double *grid = malloc(3 * NUM_SPECIALS * sizeof *grid);
-    assert_non_null(grid);
-    for (int i = 0; i < 3 * NUM_SPECIALS; i++) grid[i] = specials[(i * 5 + 1) % NUM_SPECIALS];
     for (size_t k = 0; k < (has_fp64(context) ? 4u : 3u); k++) {
-        bool is_float = dtypes[k] == TP_FLOAT32 || dtypes[k] == TP_FLOAT64;
-        double safe[NUM_SPECIALS], safe_grid[3 * NUM_SPECIALS];
-        for (int i = 0; i < NUM_SPECIALS; i++)
-            safe[i] = is_float || isfinite(specials[i]) ? specials[i] : (double)i;
-        for (int i = 0; i < 3 * NUM_SPECIALS; i++)
-            safe_grid[i] = is_float || isfinite(grid[i]) ? grid[i] : (double)i;
-        tp_tensor_t *a = make(context, dtypes[k], TP_SHAPE(NUM_SPECIALS), safe);
-        tp_tensor_t *b = make(context, dtypes[k], TP_SHAPE(3, 1, NUM_SPECIALS), safe_grid);
+        tp_tensor_t *a = NULL, *b = NULL;
+        special_operands(context, dtypes[k], &a, &b);
         for (size_t c = 0; c < sizeof comparisons / sizeof comparisons[0]; c++) {
             both(context, comparisons[c], (tp_tensor_t *[]){a, b}, 2, NULL, 0, 1, 0);
             both(context, comparisons[c], (tp_tensor_t *[]){a, a}, 2, NULL, 0, 1, 0);
@@ -399,7 +399,6 @@ static void comparisons_and_searches_match_the_cpu(void **state) {
             }
         tp_tensor_release(a), tp_tensor_release(b);
     }
-    free(grid);
     tp_context_destroy(context);
 }
 
