@@ -316,9 +316,9 @@ void elementwise_rows() {
                [&] { (void)at::mul(x.torch, y.torch); });
     binary_row("Div", tp_div, [&] { at::div_out(out, x.torch, y.torch); },
                [&] { (void)at::div(x.torch, y.torch); });
-    binary_row("Maximum", nullptr, [&] { at::maximum_out(out, x.torch, y.torch); },
+    binary_row("Maximum", tp_maximum, [&] { at::maximum_out(out, x.torch, y.torch); },
                [&] { (void)at::maximum(x.torch, y.torch); });
-    binary_row("Minimum", nullptr, [&] { at::minimum_out(out, x.torch, y.torch); },
+    binary_row("Minimum", tp_minimum, [&] { at::minimum_out(out, x.torch, y.torch); },
                [&] { (void)at::minimum(x.torch, y.torch); });
 
     // Broadcasting: a bias along the last axis, and a column against every column.
@@ -472,17 +472,19 @@ void reduction_rows() {
                      {0},
                      2});
         }
-    // Prod and ArgMax: Prod is not a tensorplug op; ArgMax takes one axis.
+    // Prod and ArgMax, over one axis each (ArgMax takes one).
     for (int64_t axis = 0; axis < 2; axis++) {
         at::Tensor out = at::empty({SIDE}, at::kFloat), index = at::empty({SIDE}, at::kLong);
         tp_tensor_t *tin = x.tp;
         run_row({"Prod 4096x4096 axis " + std::to_string(axis), Unit::GBPS, bytes,
                  {limit,
+                  {"tensorplug", tp_side([tin, axis](tp_tensor_t **y) {
+                       return tp_prod(tp_ctx, tin, &axis, 1, false, y);
+                   })},
                   {"libtorch _out", [&, axis] { at::prod_out(out, x.torch, axis); }},
                   {"libtorch allocating", [&, axis] { (void)at::prod(x.torch, axis); }}},
                  {0},
-                 1,
-                 "tensorplug has no such op"});
+                 2});
         run_row({"ArgMax 4096x4096 axis " + std::to_string(axis), Unit::GBPS, bytes,
                  {limit,
                   {"tensorplug", tp_side([tin, axis](tp_tensor_t **y) {

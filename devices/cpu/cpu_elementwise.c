@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Element-wise kernels: cheap unary ops (the transcendental ones are in cpu_transcendental.c),
- * NumPy-broadcasting binary arithmetic, AddN, BiasAdd,
+ * NumPy-broadcasting binary arithmetic (Maximum and Minimum included), AddN, BiasAdd,
  * Fill, the *Like ops, Identity and Cast. */
 #include <math.h>
 #include <stdbool.h>
@@ -365,7 +365,7 @@ static void cast(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t 
 
 /* ---- Broadcasting binary arithmetic ---------------------------------------------------------- */
 
-typedef enum { ADD, SUB, MUL, DIV, POW } binary_t;
+typedef enum { ADD, SUB, MUL, DIV, POW, MAXIMUM, MINIMUM } binary_t;
 
 typedef struct {
     binary_t op;
@@ -383,6 +383,12 @@ typedef struct {
 /* C's pow of the element's own width: float32 through powf, so that it vectorises as the
  * other spans do. */
 #define POW_OF(u, v) _Generic((u), float: powf, default: pow)((u), (v))
+
+/* The larger (smaller) of u and v, NaN where either is, as TensorFlow's Maximum (Minimum):
+ * u wins where it is beyond v or NaN, else v, NaN or not. Compares and a blend once
+ * vectorised, with no branch on the data. */
+#define MAX_OF(u, v) ((((u) > (v)) | ((u) != (u))) ? (u) : (v))
+#define MIN_OF(u, v) ((((u) < (v)) | ((u) != (u))) ? (u) : (v))
 
 /* p to the power q by squaring, wrapping as repeated Mul would; q >= 0. */
 static uint64_t integer_pow(uint64_t p, uint64_t q) {
@@ -459,6 +465,8 @@ static void offsets_of(const binary_job_t *job, int64_t i, int64_t *x_at, int64_
             case MUL: FLOAT_SPAN(T, u * v); break;                                              \
             case DIV: FLOAT_SPAN(T, u / v); break;                                              \
             case POW: FLOAT_SPAN(T, POW_OF(u, v)); break;                                       \
+            case MAXIMUM: FLOAT_SPAN(T, MAX_OF(u, v)); break;                                   \
+            case MINIMUM: FLOAT_SPAN(T, MIN_OF(u, v)); break;                                   \
             }                                                                                   \
             i += n;                                                                             \
         }                                                                                       \
@@ -496,6 +504,8 @@ static void offsets_of(const binary_job_t *job, int64_t i, int64_t *x_at, int64_
                     z[i] = (T)integer_pow((uint64_t)p, (uint64_t)q);                            \
                 }                                                                               \
                 break;                                                                          \
+            case MAXIMUM: z[i] = x[a] > y[b] ? x[a] : y[b]; break;                              \
+            case MINIMUM: z[i] = x[a] < y[b] ? x[a] : y[b]; break;                              \
             }                                                                                   \
         }                                                                                       \
     } while (0)
@@ -558,6 +568,8 @@ BINARY_KERNEL(sub, SUB)
 BINARY_KERNEL(mul, MUL)
 BINARY_KERNEL(divide, DIV)
 BINARY_KERNEL(power, POW)
+BINARY_KERNEL(maximum, MAXIMUM)
+BINARY_KERNEL(minimum, MINIMUM)
 
 /* ---- AddN and BiasAdd ------------------------------------------------------------------------ */
 
@@ -612,6 +624,8 @@ void cpu_register_elementwise_kernels(tp_registrar_t *registrar, tp_plugin_statu
     cpu_register(registrar, "Mul", "T", CPU_NUMBERS, mul, status);
     cpu_register(registrar, "Div", "T", CPU_NUMBERS, divide, status);
     cpu_register(registrar, "Pow", "T", CPU_NUMBERS, power, status);
+    cpu_register(registrar, "Maximum", "T", CPU_NUMBERS, maximum, status);
+    cpu_register(registrar, "Minimum", "T", CPU_NUMBERS, minimum, status);
     cpu_register(registrar, "AddN", "T", CPU_NUMBERS, add_n, status);
     cpu_register(registrar, "BiasAdd", "T", CPU_NUMBERS, bias_add, status);
 }

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The CPU's vectorised math over contiguous arrays: one set of loops (cpu_math_simd.h)
+/* The CPU's vectorised math over contiguous arrays, and its reductions: one set of loops
+ * (cpu_math_simd.h, cpu_math_reduce.h)
  * instantiated for AVX-512F (cpu_math_avx512.c), AVX2 (cpu_math_avx2.c), SSE2
  * (cpu_math_sse2.c) and plain libm, the fastest
  * that the CPU runs chosen once (cpu_transcendental.c). Exp, Log and Tanh are SLEEF's 1.0-ULP
@@ -7,6 +8,7 @@
 #ifndef TP_DEVICES_CPU_MATH_H
 #define TP_DEVICES_CPU_MATH_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 typedef enum {
@@ -17,6 +19,12 @@ typedef enum {
     CPU_MATH_SQRT,
     CPU_MATH_RSQRT
 } cpu_math_op_t;
+
+/* The reductions of a run or of rows (cpu_reduce_runs.c's Sum, Mean, Prod, Max and Min). */
+typedef enum { CPU_MATH_SUM, CPU_MATH_PROD, CPU_MATH_MAX, CPU_MATH_MIN } cpu_math_reduce_t;
+
+/* Elements a pairwise sum adds in its vector accumulators before splitting in two. */
+enum { CPU_MATH_PAIRWISE_BASE = 256 };
 
 typedef struct {
     const char *name; /* "avx512", "avx2", "sse2", "libm" */
@@ -37,6 +45,17 @@ typedef struct {
      * than through max + log(sum), which would lose log(sum)'s digits beside a large max. */
     void (*shift_f32)(const float *x, float first, float second, float *y, int64_t n);
     void (*shift_f64)(const double *x, double first, double second, double *y, int64_t n);
+    /* x[0, n) reduced by `op`: a sum pairwise, Max and Min NaN where any element is, the
+     * reduction of nothing its identity (0, 1, -inf, inf). */
+    float (*reduce_f32)(cpu_math_reduce_t op, const float *x, int64_t n);
+    double (*reduce_f64)(cpu_math_reduce_t op, const double *x, int64_t n);
+    /* out[c] for c in [0, n) becomes the reduction of in[r * stride + c] over r in
+     * [0, count), count > 0, and, when `into`, of out[c] too; eight rows of a sum, not into,
+     * are added as a balanced tree. */
+    void (*rows_f32)(cpu_math_reduce_t op, float *out, const float *in, int64_t stride,
+                     int64_t count, int64_t n, bool into);
+    void (*rows_f64)(cpu_math_reduce_t op, double *out, const double *in, int64_t stride,
+                     int64_t count, int64_t n, bool into);
 } cpu_math_t;
 
 /* The instance for this CPU, chosen on the first call (thread-safe). */

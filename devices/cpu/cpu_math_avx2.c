@@ -35,6 +35,12 @@ static inline __m256 rsqrt_f32(__m256 v) {
 #define F_LOG Sleef_logf8_u10avx2
 #define F_TANH Sleef_tanhf8_u10avx2
 #define F_RSQRT rsqrt_f32
+#define F_MIN(acc, v) _mm256_min_ps((v), (acc))
+#define F_GT(a, b) _mm256_cmp_ps((a), (b), _CMP_GT_OQ)
+#define F_NANS(v) _mm256_cmp_ps((v), (v), _CMP_UNORD_Q)
+#define F_MASK_OR _mm256_or_ps
+#define F_ANY(mask) (_mm256_movemask_ps(mask) != 0)
+#define F_NONE _mm256_setzero_ps()
 
 #define D_V __m256d
 #define D_W 4
@@ -55,6 +61,12 @@ static inline __m256 rsqrt_f32(__m256 v) {
 #define D_LOG Sleef_logd4_u10avx2
 #define D_TANH Sleef_tanhd4_u10avx2
 #define D_RSQRT(v) _mm256_div_pd(_mm256_set1_pd(1.0), _mm256_sqrt_pd(v))
+#define D_MIN(acc, v) _mm256_min_pd((v), (acc))
+#define D_GT(a, b) _mm256_cmp_pd((a), (b), _CMP_GT_OQ)
+#define D_NANS(v) _mm256_cmp_pd((v), (v), _CMP_UNORD_Q)
+#define D_MASK_OR _mm256_or_pd
+#define D_ANY(mask) (_mm256_movemask_pd(mask) != 0)
+#define D_NONE _mm256_setzero_pd()
 
 #define MATH_INSTANCE avx2
 #define MATH_NAME "avx2"

@@ -36,6 +36,12 @@ static inline __m512 rsqrt_f32(__m512 v) {
 #define F_LOG Sleef_logf16_u10avx512f
 #define F_TANH Sleef_tanhf16_u10avx512f
 #define F_RSQRT rsqrt_f32
+#define F_MIN(acc, v) _mm512_min_ps((v), (acc))
+#define F_GT(a, b) _mm512_cmp_ps_mask((a), (b), _CMP_GT_OQ)
+#define F_NANS(v) _mm512_cmp_ps_mask((v), (v), _CMP_UNORD_Q)
+#define F_MASK_OR(a, b) ((__mmask16)((a) | (b)))
+#define F_ANY(mask) ((mask) != 0)
+#define F_NONE ((__mmask16)0)
 
 #define D_V __m512d
 #define D_W 8
@@ -56,6 +62,12 @@ static inline __m512 rsqrt_f32(__m512 v) {
 #define D_LOG Sleef_logd8_u10avx512f
 #define D_TANH Sleef_tanhd8_u10avx512f
 #define D_RSQRT(v) _mm512_div_pd(_mm512_set1_pd(1.0), _mm512_sqrt_pd(v))
+#define D_MIN(acc, v) _mm512_min_pd((v), (acc))
+#define D_GT(a, b) _mm512_cmp_pd_mask((a), (b), _CMP_GT_OQ)
+#define D_NANS(v) _mm512_cmp_pd_mask((v), (v), _CMP_UNORD_Q)
+#define D_MASK_OR(a, b) ((__mmask8)((a) | (b)))
+#define D_ANY(mask) ((mask) != 0)
+#define D_NONE ((__mmask8)0)
 
 #define MATH_INSTANCE avx512
 #define MATH_NAME "avx512"

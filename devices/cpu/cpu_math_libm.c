@@ -22,6 +22,12 @@
 #define F_LOG logf
 #define F_TANH tanhf
 #define F_RSQRT(v) ((float)(1.0 / sqrt((double)(v))))
+#define F_MIN(acc, v) ((v) < (acc) ? (v) : (acc))
+#define F_GT(a, b) ((a) > (b))
+#define F_NANS(v) ((v) != (v))
+#define F_MASK_OR(a, b) ((a) | (b))
+#define F_ANY(mask) ((mask) != 0)
+#define F_NONE 0
 
 #define D_V double
 #define D_W 1
@@ -42,6 +48,12 @@
 #define D_LOG log
 #define D_TANH tanh
 #define D_RSQRT(v) (1.0 / sqrt(v))
+#define D_MIN(acc, v) ((v) < (acc) ? (v) : (acc))
+#define D_GT(a, b) ((a) > (b))
+#define D_NANS(v) ((v) != (v))
+#define D_MASK_OR(a, b) ((a) | (b))
+#define D_ANY(mask) ((mask) != 0)
+#define D_NONE 0
 
 #define MATH_INSTANCE libm
 #define MATH_NAME "libm"

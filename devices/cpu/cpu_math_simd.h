@@ -9,6 +9,7 @@
  *   F_LT(a, b) F_SELECT(mask, a, b)
  *   F_EXP F_LOG F_TANH  SLEEF's 1.0-ULP functions (or libm's)
  *   F_RSQRT             1/sqrt rounded once: through double for float
+ *   and what cpu_math_reduce.h names
  * and MATH_INSTANCE (avx2: defines cpu_math_avx2) and MATH_NAME ("avx2").
  * Every loop runs whole vectors, then the last n % W elements through one vector copied to the
  * stack, so that no load reads past the end and the tail gives what the body would. */
@@ -171,6 +172,13 @@
 MATH_DEFINE(F_, float)
 MATH_DEFINE(D_, double)
 
+#define R_P F_
+#define R_T float
+#include "cpu_math_reduce.h"
+#define R_P D_
+#define R_T double
+#include "cpu_math_reduce.h"
+
 const cpu_math_t MATH_CAT(cpu_math_, MATH_INSTANCE) = {
     .name = MATH_NAME,
     .map_f32 = F_map_loop,
@@ -183,4 +191,8 @@ const cpu_math_t MATH_CAT(cpu_math_, MATH_INSTANCE) = {
     .scale_f64 = D_scale_loop,
     .shift_f32 = F_shift_loop,
     .shift_f64 = D_shift_loop,
+    .reduce_f32 = F_reduce_loop,
+    .reduce_f64 = D_reduce_loop,
+    .rows_f32 = F_rows_loop,
+    .rows_f64 = D_rows_loop,
 };

@@ -35,6 +35,12 @@ static inline __m128 rsqrt_f32(__m128 v) {
 #define F_LOG Sleef_logf4_u10sse2
 #define F_TANH Sleef_tanhf4_u10sse2
 #define F_RSQRT rsqrt_f32
+#define F_MIN(acc, v) _mm_min_ps((v), (acc))
+#define F_GT _mm_cmpgt_ps
+#define F_NANS(v) _mm_cmpunord_ps((v), (v))
+#define F_MASK_OR _mm_or_ps
+#define F_ANY(mask) (_mm_movemask_ps(mask) != 0)
+#define F_NONE _mm_setzero_ps()
 
 #define D_V __m128d
 #define D_W 2
@@ -55,6 +61,12 @@ static inline __m128 rsqrt_f32(__m128 v) {
 #define D_LOG Sleef_logd2_u10sse2
 #define D_TANH Sleef_tanhd2_u10sse2
 #define D_RSQRT(v) _mm_div_pd(_mm_set1_pd(1.0), _mm_sqrt_pd(v))
+#define D_MIN(acc, v) _mm_min_pd((v), (acc))
+#define D_GT _mm_cmpgt_pd
+#define D_NANS(v) _mm_cmpunord_pd((v), (v))
+#define D_MASK_OR _mm_or_pd
+#define D_ANY(mask) (_mm_movemask_pd(mask) != 0)
+#define D_NONE _mm_setzero_pd()
 
 #define MATH_INSTANCE sse2
 #define MATH_NAME "sse2"

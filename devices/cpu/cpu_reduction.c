@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Reductions over axes (Sum, Mean, Max, Min): floats through cpu_reduce_runs.c, integers by an
- * element walk here. */
+/* Reductions over axes (Sum, Mean, Max, Min, Prod): floats through cpu_reduce_runs.c,
+ * integers by an element walk here. */
 #include <stdbool.h>
 #include <stdlib.h>
 
 #include "cpu_kernels.h"
 #include "cpu_reduce_runs.h"
 
-typedef enum { SUM, MEAN, MAX, MIN } reduction_t;
+typedef enum { SUM, MEAN, MAX, MIN, PROD } reduction_t;
 
 /* The output element that input element i is reduced into: its coordinates over `out_strides`,
  * which are 0 along the reduced dimensions. */
@@ -21,7 +21,8 @@ static int64_t output_offset(const tp_tensor_view_t *x, const int64_t *out_strid
 }
 
 /* An integer reduction, in 64-bit integers whatever the dtype (cpu_dtypes.h): a sum wraps
- * modulo 2^64 and is stored modulo the dtype's range, as a sum in the dtype itself would wrap;
+ * modulo 2^64 and is stored modulo the dtype's range, as a sum in the dtype itself would wrap
+ * (and so does a product, whose low bits do not depend on the bits above them);
  * a mean divides the 64-bit sum, so that it is exact where the sum fits in 64 bits, however
  * narrow the dtype. */
 static void integer_reduction(reduction_t op, const cpu_tensor_t *x, cpu_tensor_t *y,
@@ -38,7 +39,10 @@ static void integer_reduction(reduction_t op, const cpu_tensor_t *x, cpu_tensor_
         return;
     }
     for (int64_t o = 0; o < outputs; o++)
-        totals[o] = op == MAX ? cpu_integer_min(dtype) : op == MIN ? cpu_integer_max(dtype) : 0;
+        totals[o] = op == MAX    ? cpu_integer_min(dtype)
+                    : op == MIN  ? cpu_integer_max(dtype)
+                    : op == PROD ? 1
+                                 : 0;
     for (int64_t i = 0; i < x->view.num_elements; i++) {
         int64_t o = output_offset(&x->view, out_strides, i);
         uint64_t v = cpu_load_integer(x->data, dtype, i);
@@ -46,6 +50,8 @@ static void integer_reduction(reduction_t op, const cpu_tensor_t *x, cpu_tensor_
         bool below = is_signed ? (int64_t)v < (int64_t)totals[o] : v < totals[o];
         if (op == SUM || op == MEAN)
             totals[o] += v;
+        else if (op == PROD)
+            totals[o] *= v;
         else if (op == MAX ? above : below)
             totals[o] = v;
     }
@@ -88,7 +94,7 @@ static void run_reduction(reduction_t op, tp_kernel_context_t *context,
     }
     static const cpu_reduce_t runs[] = {
         [SUM] = CPU_REDUCE_SUM, [MEAN] = CPU_REDUCE_MEAN, [MAX] = CPU_REDUCE_MAX,
-        [MIN] = CPU_REDUCE_MIN};
+        [MIN] = CPU_REDUCE_MIN, [PROD] = CPU_REDUCE_PROD};
     cpu_reduce_floats(runs[op], &x, reduced, &y, tp_cpu_host->kernel_op_name(context), status);
 }
 
@@ -101,10 +107,12 @@ REDUCTION_KERNEL(sum, SUM)
 REDUCTION_KERNEL(mean, MEAN)
 REDUCTION_KERNEL(max, MAX)
 REDUCTION_KERNEL(min, MIN)
+REDUCTION_KERNEL(prod, PROD)
 
 void cpu_register_reduction_kernels(tp_registrar_t *registrar, tp_plugin_status_t *status) {
     cpu_register(registrar, "Sum", "T", CPU_NUMBERS, sum, status);
     cpu_register(registrar, "Mean", "T", CPU_NUMBERS, mean, status);
     cpu_register(registrar, "Max", "T", CPU_NUMBERS, max, status);
     cpu_register(registrar, "Min", "T", CPU_NUMBERS, min, status);
+    cpu_register(registrar, "Prod", "T", CPU_NUMBERS, prod, status);
 }

@@ -575,6 +575,12 @@ TP_API TP_MUST_USE tp_status_t *tp_div(tp_context_t *c, tp_tensor_t *x, tp_tenso
  * dtype fails with INVALID_ARGUMENT, as TensorFlow refuses it. */
 TP_API TP_MUST_USE tp_status_t *tp_pow(tp_context_t *c, tp_tensor_t *x, tp_tensor_t *y,
                                       tp_tensor_t **out);
+/* The larger and the smaller of x and y, element-wise with NumPy broadcasting; a NaN in
+ * either gives NaN, as TensorFlow's Maximum and Minimum do. */
+TP_API TP_MUST_USE tp_status_t *tp_maximum(tp_context_t *c, tp_tensor_t *x, tp_tensor_t *y,
+                                          tp_tensor_t **out);
+TP_API TP_MUST_USE tp_status_t *tp_minimum(tp_context_t *c, tp_tensor_t *x, tp_tensor_t *y,
+                                          tp_tensor_t **out);
 /* The sum of `count` tensors of one shape and dtype. */
 TP_API TP_MUST_USE tp_status_t *tp_add_n(tp_context_t *c, tp_tensor_t *const *inputs,
                                         size_t count, tp_tensor_t **out);
@@ -592,6 +598,9 @@ TP_API TP_MUST_USE tp_status_t *tp_max(tp_context_t *c, tp_tensor_t *x, const in
                                       size_t num_axes, bool keep_dims, tp_tensor_t **out);
 TP_API TP_MUST_USE tp_status_t *tp_min(tp_context_t *c, tp_tensor_t *x, const int64_t *axes,
                                       size_t num_axes, bool keep_dims, tp_tensor_t **out);
+/* The product; of nothing it is 1. Integers wrap as Mul does. */
+TP_API TP_MUST_USE tp_status_t *tp_prod(tp_context_t *c, tp_tensor_t *x, const int64_t *axes,
+                                       size_t num_axes, bool keep_dims, tp_tensor_t **out);
 /* One dimension of `shape` may be -1: it is inferred. */
 TP_API TP_MUST_USE tp_status_t *tp_reshape(tp_context_t *c, tp_tensor_t *x, tp_shape_t shape,
                                           tp_tensor_t **out);

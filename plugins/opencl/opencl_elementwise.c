@@ -310,7 +310,8 @@ static gpu_op_t ops[] = {
     {"OnesLike", NULL, {0}},       {"Identity", NULL, {0}},
     {"Reshape", NULL, {0}},        {"Const", NULL, {0}},
     {"Cast", NULL, {0}},           {"Rsqrt", "rsqrt", {0}},
-    {"Sign", "sign", {0}},
+    {"Sign", "sign", {0}},         {"Maximum", "maximum", {0}},
+    {"Minimum", "minimum", {0}},
 };
 
 static gpu_op_t *find_op(const char *name) {
@@ -380,7 +381,8 @@ void opencl_register_elementwise_kernels(tp_registrar_t *registrar, bool fp64,
                                          tp_plugin_status_t *status) {
     static const char *const number_unary[] = {"Relu", "Neg", "Abs", "Square", "Sign"};
     static const char *const float_unary[] = {"Sigmoid", "Tanh", "Exp", "Log", "Sqrt", "Rsqrt"};
-    static const char *const number_binary[] = {"Add", "Sub", "Mul", "Div"};
+    static const char *const number_binary[] = {"Add", "Sub", "Mul", "Div", "Maximum",
+                                                 "Minimum"};
     for (size_t i = 0; i < COUNT(number_unary); i++)
         register_op(registrar, number_unary[i], "T", numbers, COUNT(numbers), unary, fp64,
                     status);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The reductions on the GPU, from kernels/reduction.cl: Sum, Mean, Max and Min over any set of
- * axes, and Softmax over the last dimension. compute only queues work; it never waits for the
- * device.
+/* The reductions on the GPU, from kernels/reduction.cl: Sum, Mean, Max, Min and Prod over any
+ * set of axes, and Softmax over the last dimension. compute only queues work; it never waits
+ * for the device.
  *
  * A reduction is planned as n_out outputs of n_red elements each, the kept and the reduced
  * dimensions each merged where neighbours, so that contiguous axes become one strided
@@ -25,10 +25,11 @@
 #define MAX_SPLITS 1024
 
 /* Kernel ids by dtype, -1 where there is none: reduce_sum_T (Sum, and Mean with its division),
- * reduce_max_T, and Softmax's softmax_T, softmax_sum_T and softmax_scale_T. */
+ * reduce_max_T, reduce_min_T, reduce_prod_T, and Softmax's softmax_T, softmax_sum_T and
+ * softmax_scale_T. */
 static int32_t sum_ids[OPENCL_NUM_DTYPES], max_ids[OPENCL_NUM_DTYPES], min_ids[OPENCL_NUM_DTYPES],
-    softmax_ids[OPENCL_NUM_DTYPES], softmax_sum_ids[OPENCL_NUM_DTYPES],
-    softmax_scale_ids[OPENCL_NUM_DTYPES];
+    prod_ids[OPENCL_NUM_DTYPES], softmax_ids[OPENCL_NUM_DTYPES],
+    softmax_sum_ids[OPENCL_NUM_DTYPES], softmax_scale_ids[OPENCL_NUM_DTYPES];
 
 typedef struct reduction_op {
     const char *op;
@@ -42,6 +43,7 @@ static reduction_op_t ops[] = {
     {"Max", max_ids, false},
     {"Softmax", softmax_ids, false},
     {"Min", min_ids, false},
+    {"Prod", prod_ids, false},
 };
 
 /* ---- Planning -------------------------------------------------------------------------------- */
@@ -338,8 +340,8 @@ static void take_id(int32_t *ids, const char *family, tp_dtype_t dtype,
 void opencl_register_reduction_kernels(tp_registrar_t *registrar, bool fp64,
                                        tp_plugin_status_t *status) {
     for (int d = 0; d < OPENCL_NUM_DTYPES; d++)
-        sum_ids[d] = max_ids[d] = min_ids[d] = softmax_ids[d] = softmax_sum_ids[d] =
-            softmax_scale_ids[d] = -1;
+        sum_ids[d] = max_ids[d] = min_ids[d] = prod_ids[d] = softmax_ids[d] =
+            softmax_sum_ids[d] = softmax_scale_ids[d] = -1;
     /* float64 kernels only where some device has cl_khr_fp64. */
     tp_dtype_t numbers[4], floats[2];
     size_t num_numbers = 0, num_floats = 0;
@@ -351,6 +353,7 @@ void opencl_register_reduction_kernels(tp_registrar_t *registrar, bool fp64,
         take_id(sum_ids, "reduce_sum", numbers[i], status);
         take_id(max_ids, "reduce_max", numbers[i], status);
         take_id(min_ids, "reduce_min", numbers[i], status);
+        take_id(prod_ids, "reduce_prod", numbers[i], status);
     }
     for (size_t i = 0; i < num_floats; i++) {
         take_id(softmax_ids, "softmax", floats[i], status);
@@ -360,5 +363,6 @@ void opencl_register_reduction_kernels(tp_registrar_t *registrar, bool fp64,
     for (size_t i = 0; i < 3; i++)
         opencl_register(registrar, ops[i].op, "T", numbers, num_numbers, &ops[i], reduce, status);
     opencl_register(registrar, ops[3].op, "T", floats, num_floats, &ops[3], softmax, status);
-    opencl_register(registrar, ops[4].op, "T", numbers, num_numbers, &ops[4], reduce, status);
+    for (size_t i = 4; i < COUNT(ops); i++)
+        opencl_register(registrar, ops[i].op, "T", numbers, num_numbers, &ops[i], reduce, status);
 }

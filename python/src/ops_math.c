@@ -19,6 +19,8 @@ TPY_UNARY_OP(identity, "input", tp_identity)
 TPY_BINARY_OP(add, tp_add)
 TPY_BINARY_OP(subtract, tp_sub)
 TPY_BINARY_OP(multiply, tp_mul)
+TPY_BINARY_OP(maximum, tp_maximum)
+TPY_BINARY_OP(minimum, tp_minimum)
 TPY_BINARY_OP(equal, tp_equal)
 TPY_BINARY_OP(not_equal, tp_not_equal)
 TPY_BINARY_OP(less, tp_less)
@@ -221,6 +223,7 @@ REDUCE_OP(reduce_sum, tp_sum)
 REDUCE_OP(reduce_mean, tp_mean)
 REDUCE_OP(reduce_max, tp_max)
 REDUCE_OP(reduce_min, tp_min)
+REDUCE_OP(reduce_prod, tp_prod)
 
 typedef tp_status_t *(*arg_fn)(tp_context_t *, tp_tensor_t *, int64_t, tp_dtype_t,
                                tp_tensor_t **);
@@ -300,6 +303,8 @@ static PyMethodDef functions[] = {
     TPY_OP_ENTRY(add, "add(x, y, name=None): x + y with broadcasting."),
     TPY_OP_ENTRY(subtract, "subtract(x, y, name=None): x - y with broadcasting."),
     TPY_OP_ENTRY(multiply, "multiply(x, y, name=None): x * y with broadcasting."),
+    TPY_OP_ENTRY(maximum, "maximum(x, y, name=None): the larger, element-wise; NaN wins."),
+    TPY_OP_ENTRY(minimum, "minimum(x, y, name=None): the smaller, element-wise; NaN wins."),
     TPY_OP_ENTRY(divide, "divide(x, y, name=None): x / y; integers give floats."),
     TPY_OP_ENTRY(truediv, "truediv(x, y, name=None): x / y; integers give floats."),
     TPY_OP_ENTRY(equal, "equal(x, y, name=None): x == y, element-wise, as bool."),
@@ -314,6 +319,7 @@ static PyMethodDef functions[] = {
     TPY_OP_ENTRY(reduce_mean, "reduce_mean(input_tensor, axis=None, keepdims=False, name=None)."),
     TPY_OP_ENTRY(reduce_max, "reduce_max(input_tensor, axis=None, keepdims=False, name=None)."),
     TPY_OP_ENTRY(reduce_min, "reduce_min(input_tensor, axis=None, keepdims=False, name=None)."),
+    TPY_OP_ENTRY(reduce_prod, "reduce_prod(input_tensor, axis=None, keepdims=False, name=None)"),
     TPY_OP_ENTRY(argmax, "argmax(input, axis=None, output_type=tp.int64, name=None)."),
     TPY_OP_ENTRY(argmin, "argmin(input, axis=None, output_type=tp.int64, name=None)."),
     TPY_OP_ENTRY(cast, "cast(x, dtype, name=None): x's values as dtype."),

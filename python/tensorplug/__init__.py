@@ -45,9 +45,9 @@ gpu = config.gpu
 # ---- The ops under their TensorFlow names (tp.add, tp.matmul, tp.reduce_sum, ...) -------------
 from ._tensorplug import (  # noqa: E402
     abs, add, add_n, argmax, argmin, cast, concat, divide, equal, exp, expand_dims, fill, gather,
-    greater, greater_equal, identity, less, less_equal, matmul, multiply, negative, not_equal,
-    one_hot, ones, ones_like, pad, rank, reduce_max, reduce_mean, reduce_min, reduce_sum,
-    reshape, shape, sigmoid, sign, size, slice, sqrt, square, squeeze, stack, strided_slice,
+    greater, greater_equal, identity, less, less_equal, matmul, maximum, minimum, multiply,
+    negative, not_equal, one_hot, ones, ones_like, pad, rank, reduce_max, reduce_mean,
+    reduce_min, reduce_prod, reduce_sum, reshape, shape, sigmoid, sign, size, slice, sqrt, square, squeeze, stack, strided_slice,
     subtract, tanh, tile, transpose, truediv, where, zeros, zeros_like)
 from . import linalg, math, random  # noqa: E402
 

@@ -173,7 +173,7 @@ def test_matmul_errors():
 
 
 REDUCTIONS = [("reduce_sum", np.sum), ("reduce_mean", np.mean), ("reduce_max", np.max),
-              ("reduce_min", np.min)]
+              ("reduce_min", np.min), ("reduce_prod", np.prod)]
 
 
 @pytest.mark.parametrize("name,reference", REDUCTIONS)
@@ -188,6 +188,41 @@ def test_reductions_match_numpy(name, reference, axis, keepdims):
     np.testing.assert_allclose(result.numpy(), expected, rtol=1e-5, atol=1e-6)
     assert getattr(tp.math, name)(input_tensor=x, axis=axis, keepdims=keepdims).shape == \
         expected.shape
+
+
+@pytest.mark.parametrize("name,reference", [("maximum", np.maximum), ("minimum", np.minimum)])
+def test_maximum_and_minimum_broadcast_and_keep_nan(name, reference):
+    x = np.array([[1.0, np.nan, -np.inf], [4.0, 0.5, 2.0]], np.float32)
+    y = np.array([2.0, 3.0, np.nan], np.float32)
+    np.testing.assert_array_equal(getattr(tp, name)(x, y).numpy(), reference(x, y))
+    np.testing.assert_array_equal(getattr(tp.math, name)(x=y, y=x).numpy(), reference(y, x))
+    ints = np.array([[-3, 7], [5, -1]], np.int32)
+    assert getattr(tp, name)(ints, np.int32(0)).numpy().tolist() == \
+        reference(ints, 0).tolist()
+    with pytest.raises(tp.errors.InvalidArgumentError, match=name.capitalize()):
+        getattr(tp, name)(np.ones((2, 3), np.float32), np.ones((4,), np.float32))
+
+
+def test_maximum_and_minimum_gradients_give_ties_to_x():
+    x = tp.Variable([1.0, 2.0, 3.0])
+    y = tp.Variable([1.0, 5.0, 0.0])
+    with tp.GradientTape(persistent=True) as tape:
+        larger = tp.maximum(x, y)
+        smaller = tp.minimum(x, y)
+    assert [g.numpy().tolist() for g in tape.gradient(larger, [x, y])] == \
+        [[1.0, 0.0, 1.0], [0.0, 1.0, 0.0]]
+    assert [g.numpy().tolist() for g in tape.gradient(smaller, [x, y])] == \
+        [[1.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
+
+
+def test_reduce_prod_integers_and_gradient():
+    assert tp.reduce_prod([[2, 3], [4, 5]], axis=1).numpy().tolist() == [6, 20]
+    assert tp.reduce_prod(np.zeros((0, 2), np.float32), axis=0).numpy().tolist() == [1.0, 1.0]
+    x = tp.Variable([[2.0, 0.0, 3.0], [1.0, 2.0, 4.0], [0.0, 5.0, 0.0]])
+    with tp.GradientTape() as tape:
+        y = tp.reduce_prod(x, axis=1)
+    grad = tape.gradient(y, x).numpy().tolist()
+    assert grad == [[0.0, 6.0, 0.0], [8.0, 4.0, 2.0], [0.0, 0.0, 0.0]]
 
 
 def test_reduction_axis_forms():

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Gradients of element-wise arithmetic, broadcasting included, of the element-wise math
- * functions and of Cast. */
+/* Gradients of element-wise arithmetic (Maximum and Minimum too), broadcasting included, of
+ * the element-wise math functions and of Cast. */
 #include "autodiff/gradients.h"
 #include "base/status.h"
 
@@ -42,6 +42,37 @@ static TP_GRADIENT_FN(tp_gradient_mul) {
         }
     }
     return NULL;
+}
+
+/* Maximum and Minimum: dz goes to x where x is the one kept (x >= y for Maximum, x <= y for
+ * Minimum: a tie goes to x whole, as TensorFlow gives it) and to y elsewhere, NaN included;
+ * each summed back to its input's shape. */
+static tp_status_t *extreme_grads(const tp_gradient_op_t *op, tp_tensor_t *dz,
+                                  const bool *needed, bool larger, tp_tensor_t **grads) {
+    tp_context_t *c = op->context;
+    tp_tensor_t *x = op->inputs[0], *y = op->inputs[1];
+    tp_tensor_t *to_x = NULL, *zeros = NULL, *share[2] = {NULL, NULL};
+    tp_status_t *error = larger ? tp_greater_equal(c, x, y, &to_x) : tp_less_equal(c, x, y, &to_x);
+    if (error == NULL) error = tp_zeros_like(c, dz, &zeros);
+    if (error == NULL && needed[0]) error = tp_select(c, to_x, dz, zeros, &share[0]);
+    if (error == NULL && needed[0])
+        error = tp_gradient_unbroadcast(c, share[0], x, &grads[0]);
+    if (error == NULL && needed[1]) error = tp_select(c, to_x, zeros, dz, &share[1]);
+    if (error == NULL && needed[1]) {
+        error = tp_gradient_unbroadcast(c, share[1], y, &grads[1]);
+        if (error != NULL && needed[0]) tp_gradient_release(grads, 1);
+    }
+    tp_tensor_t *temporaries[] = {to_x, zeros, share[0], share[1]};
+    tp_gradient_release(temporaries, 4);
+    return error;
+}
+
+static TP_GRADIENT_FN(tp_gradient_maximum) {
+    return extreme_grads(op, output_grads[0], needed, true, input_grads);
+}
+
+static TP_GRADIENT_FN(tp_gradient_minimum) {
+    return extreme_grads(op, output_grads[0], needed, false, input_grads);
 }
 
 static TP_GRADIENT_FN(tp_gradient_neg) {
@@ -225,6 +256,8 @@ static const tp_gradient_entry_t entries[] = {
     {"Exp", tp_gradient_exp},
     {"Identity", tp_gradient_identity},
     {"Log", tp_gradient_log},
+    {"Maximum", tp_gradient_maximum},
+    {"Minimum", tp_gradient_minimum},
     {"Mul", tp_gradient_mul},
     {"Neg", tp_gradient_neg},
     {"Pow", tp_gradient_pow},

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Gradients of reductions and of ops that only move elements: Sum, Mean, Max, Min, Reshape,
- * Transpose, Fill. */
+/* Gradients of reductions and of ops that only move elements: Sum, Mean, Max, Min, Prod,
+ * Reshape, Transpose, Fill. */
 #include "autodiff/gradients.h"
 #include "base/status.h"
 
@@ -106,6 +106,47 @@ static TP_GRADIENT_FN(tp_gradient_extreme) {
     return error;
 }
 
+/* Prod: each element receives dy times the product of the others in its group, as
+ * TensorFlow's gradient gives it (through exclusive cumulative products): with no zero in the
+ * group that is the product over the element; with one zero, the zero receives the product of
+ * the rest and the others 0; with more, every element 0. The product of the group's nonzero
+ * elements is taken once, and no division by zero is made. */
+static TP_GRADIENT_FN(tp_gradient_prod) {
+    (void)needed;
+    tp_context_t *c = op->context;
+    tp_tensor_t *x = op->inputs[0];
+    const tp_attr_t *axis = tp_gradient_attr(op, "axis");
+    const int64_t *axes = axis->list;
+    size_t num_axes = (size_t)axis->count;
+    tp_shape_t kept;
+    bool all; /* tp_prod and tp_sum reduce every axis when none is named */
+    kept_shape(op, &kept, &all);
+    (void)all;
+    enum { ZERO, ONE, IS_ZERO, NONZERO, PRODUCT, ZERO_FLAGS, ZEROS_IN_GROUP, GROUP_ZERO,
+           GROUP_ONE, NONE, SINGLE, QUOTIENT, LONE, FOR_ZEROS, OTHERS, DY, COUNT };
+    tp_tensor_t *t[COUNT] = {NULL};
+    tp_status_t *error = tp_zeros_like(c, x, &t[ZERO]);
+    if (error == NULL) error = tp_ones_like(c, x, &t[ONE]);
+    if (error == NULL) error = tp_equal(c, x, t[ZERO], &t[IS_ZERO]);
+    if (error == NULL) error = tp_select(c, t[IS_ZERO], t[ONE], x, &t[NONZERO]);
+    if (error == NULL) error = tp_prod(c, t[NONZERO], axes, num_axes, true, &t[PRODUCT]);
+    if (error == NULL) error = tp_cast(c, t[IS_ZERO], tp_tensor_dtype(x), &t[ZERO_FLAGS]);
+    if (error == NULL)
+        error = tp_sum(c, t[ZERO_FLAGS], axes, num_axes, true, &t[ZEROS_IN_GROUP]);
+    if (error == NULL) error = tp_zeros_like(c, t[ZEROS_IN_GROUP], &t[GROUP_ZERO]);
+    if (error == NULL) error = tp_ones_like(c, t[ZEROS_IN_GROUP], &t[GROUP_ONE]);
+    if (error == NULL) error = tp_equal(c, t[ZEROS_IN_GROUP], t[GROUP_ZERO], &t[NONE]);
+    if (error == NULL) error = tp_equal(c, t[ZEROS_IN_GROUP], t[GROUP_ONE], &t[SINGLE]);
+    if (error == NULL) error = tp_div(c, t[PRODUCT], t[NONZERO], &t[QUOTIENT]);
+    if (error == NULL) error = tp_select(c, t[SINGLE], t[PRODUCT], t[GROUP_ZERO], &t[LONE]);
+    if (error == NULL) error = tp_select(c, t[IS_ZERO], t[LONE], t[ZERO], &t[FOR_ZEROS]);
+    if (error == NULL) error = tp_select(c, t[NONE], t[QUOTIENT], t[FOR_ZEROS], &t[OTHERS]);
+    if (error == NULL) error = tp_reshape(c, output_grads[0], kept, &t[DY]);
+    if (error == NULL) error = tp_mul(c, t[OTHERS], t[DY], &input_grads[0]);
+    tp_gradient_release(t, COUNT);
+    return error;
+}
+
 static TP_GRADIENT_FN(tp_gradient_reshape) {
     (void)needed;
     return tp_reshape(op->context, output_grads[0], tp_tensor_shape(op->inputs[0]),
@@ -139,6 +180,7 @@ static const tp_gradient_entry_t entries[] = {
     {"Max", tp_gradient_extreme},
     {"Mean", tp_gradient_mean},
     {"Min", tp_gradient_extreme},
+    {"Prod", tp_gradient_prod},
     {"Reshape", tp_gradient_reshape},
     {"Sum", tp_gradient_sum},
     {"Transpose", tp_gradient_transpose},

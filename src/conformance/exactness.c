@@ -34,6 +34,8 @@ static const op_class_t op_classes[] = {
     {"Sum", TP_ACCUMULATED},
     {"Min", TP_EXACT_VALUES},        {"Sign", TP_EXACT_VALUES},
     {"Rsqrt", TP_ELEMENTARY},        {"Pow", TP_ELEMENTARY},
+    {"Maximum", TP_EXACT_VALUES},    {"Minimum", TP_EXACT_VALUES},
+    {"Prod", TP_ACCUMULATED},
     /* Sums of a row, a window or a batch, in the device's order; a loss also takes exp and log
      * of them. MaxPool selects one tap; its gradient sums the taps' shares. */
     {"LogSoftmax", TP_ACCUMULATED},  {"SoftmaxCrossEntropyWithLogits", TP_ACCUMULATED},

@@ -24,6 +24,8 @@ BINARY(tp_sub, "Sub")
 BINARY(tp_mul, "Mul")
 BINARY(tp_div, "Div")
 BINARY(tp_pow, "Pow")
+BINARY(tp_maximum, "Maximum")
+BINARY(tp_minimum, "Minimum")
 BINARY(tp_bias_add, "BiasAdd")
 
 tp_status_t *tp_add_n(tp_context_t *c, tp_tensor_t *const *inputs, size_t count,
@@ -67,6 +69,11 @@ tp_status_t *tp_max(tp_context_t *c, tp_tensor_t *x, const int64_t *axes, size_t
 tp_status_t *tp_min(tp_context_t *c, tp_tensor_t *x, const int64_t *axes, size_t num_axes,
                     bool keep_dims, tp_tensor_t **out) {
     return reduce(c, "Min", x, axes, num_axes, keep_dims, out);
+}
+
+tp_status_t *tp_prod(tp_context_t *c, tp_tensor_t *x, const int64_t *axes, size_t num_axes,
+                     bool keep_dims, tp_tensor_t **out) {
+    return reduce(c, "Prod", x, axes, num_axes, keep_dims, out);
 }
 
 /* A shape as a TP_ATTR_SHAPE attribute; the shape must outlive the call. */

@@ -76,6 +76,9 @@ static const gradcheck_case_t cases[] = {
     BINARY_CASES("Sub", GRADCHECK_ANY),
     BINARY_CASES("Mul", GRADCHECK_ANY),
     BINARY_CASES("Div", GRADCHECK_AWAY_FROM_ZERO),
+    /* Values drawn independently are never tied (unit tests check where ties go). */
+    BINARY_CASES("Maximum", GRADCHECK_ANY),
+    BINARY_CASES("Minimum", GRADCHECK_ANY),
     /* Pow's base stays positive, where both slopes are defined; a negative base to whole
      * powers is the unit test's (its slope in the exponent is taken as 0 there). */
     {.op = "Pow", .what = "equal shapes", .num_inputs = 2,
@@ -156,6 +159,12 @@ static const gradcheck_case_t cases[] = {
     REDUCTION_CASES("Mean", GRADCHECK_ANY),
     REDUCTION_CASES("Max", GRADCHECK_DISTINCT),
     REDUCTION_CASES("Min", GRADCHECK_DISTINCT),
+    REDUCTION_CASES("Prod", GRADCHECK_ANY),
+    /* The values 0, 1 and 2: groups with no zero, one and several, whose elements receive the
+     * product of the others (a product is linear in each element: the differences are exact). */
+    {.op = "Prod", .what = "groups holding zeros", .num_inputs = 1,
+     .inputs = {{TP_FLOAT64, 3, {A, B, 3}, GRADCHECK_INDEX, 3}},
+     .attrs = {LIST_ATTR("axis", 1, -1), BOOL_ATTR("keep_dims", 0)}, .num_attrs = 2},
 
     {.op = "Reshape", .what = "dimensions reordered", .num_inputs = 1,
      .inputs = {ANY(3, A, B, C)}, .attrs = {SHAPE_ATTR(3, C, A, B)}, .num_attrs = 1,

@@ -289,6 +289,23 @@ static const double specials[] = {0.0, -0.0, INFINITY, -INFINITY, NAN, 1.0, -1.0
                                   1e-30, 4.0, 0.25};
 enum { NUM_SPECIALS = sizeof specials / sizeof specials[0] };
 
+/* The specials as `dtype` holds them, a [12], and b [3, 1, 12] holding them in another order,
+ * so that a broadcast against b meets every pair; integers take a non-finite special's index
+ * in its place. */
+static void special_operands(tp_context_t *context, tp_dtype_t dtype, tp_tensor_t **a,
+                             tp_tensor_t **b) {
+    bool is_float = dtype == TP_FLOAT32 || dtype == TP_FLOAT64;
+    double safe[NUM_SPECIALS], grid[3 * NUM_SPECIALS];
+    for (int i = 0; i < NUM_SPECIALS; i++)
+        safe[i] = is_float || isfinite(specials[i]) ? specials[i] : (double)i;
+    for (int i = 0; i < 3 * NUM_SPECIALS; i++) {
+        double v = specials[(i * 5 + 1) % NUM_SPECIALS];
+        grid[i] = is_float || isfinite(v) ? v : (double)i;
+    }
+    *a = make(context, dtype, TP_SHAPE(NUM_SPECIALS), safe);
+    *b = make(context, dtype, TP_SHAPE(3, 1, NUM_SPECIALS), grid);
+}
+
 static void rsqrt_sign_and_min_match_the_cpu(void **state) {
     (void)state;
     tp_context_t *context = make_context();
@@ -324,6 +341,38 @@ static void rsqrt_sign_and_min_match_the_cpu(void **state) {
     tp_context_destroy(context);
 }
 
+/* Maximum and Minimum of every pair of specials, broadcast [12] against [3, 1, 12]; Prod over
+ * each axis set of values from 1 to 3 in magnitude (integers wrap as on the CPU), with a 0 and
+ * a NaN among them. */
+static void maximum_minimum_and_prod_match_the_cpu(void **state) {
+    (void)state;
+    tp_context_t *context = make_context();
+    const tp_dtype_t dtypes[] = {TP_FLOAT32, TP_INT32, TP_INT64, TP_FLOAT64};
+    double *v = values(3 * 20 * 7, 13);
+    for (int i = 0; i < 3 * 20 * 7; i++) v[i] = v[i] * 3 + (v[i] < 0 ? -1 : 1) * 0.5;
+    v[10] = 0;
+    v[33] = NAN;
+    for (size_t k = 0; k < (has_fp64(context) ? 4u : 3u); k++) {
+        tp_tensor_t *a = NULL, *b = NULL;
+        special_operands(context, dtypes[k], &a, &b);
+        both(context, "Maximum", (tp_tensor_t *[]){a, b}, 2, NULL, 0, 1, 0);
+        both(context, "Minimum", (tp_tensor_t *[]){b, a}, 2, NULL, 0, 1, 0);
+        tp_tensor_release(a), tp_tensor_release(b);
+        tp_tensor_t *x = make(context, dtypes[k], TP_SHAPE(3, 20, 7), v);
+        int64_t axes[3][2] = {{1, 0}, {0, 2}, {-1, 0}};
+        int32_t counts[3] = {1, 2, 1};
+        for (int s = 0; s < 3; s++) {
+            tp_attr_t attr = TP_ATTR_LIST_VALUE("axis", axes[s], counts[s]);
+            both(context, "Prod", (tp_tensor_t *[]){x}, 1, &attr, 1, 1, 1e-5);
+        }
+        tp_attr_t all = TP_ATTR_LIST_VALUE("axis", axes[0], 0);
+        both(context, "Prod", (tp_tensor_t *[]){x}, 1, &all, 1, 1, 1e-5);
+        tp_tensor_release(x);
+    }
+    free(v);
+    tp_context_destroy(context);
+}
+
 static void comparisons_and_searches_match_the_cpu(void **state) {
     (void)state;
     tp_context_t *context = make_context();
@@ -331,18 +380,9 @@ static void comparisons_and_searches_match_the_cpu(void **state) {
                                               "Greater", "GreaterEqual"};
     const tp_dtype_t dtypes[] = {TP_FLOAT32, TP_INT32, TP_INT64, TP_FLOAT64};
     /* a [12] against b [3,1,12] broadcast, and against itself: every pair of specials. */
-    double *grid = malloc(3 * NUM_SPECIALS * sizeof *grid);
-    assert_non_null(grid);
-    for (int i = 0; i < 3 * NUM_SPECIALS; i++) grid[i] = specials[(i * 5 + 1) % NUM_SPECIALS];
     for (size_t k = 0; k < (has_fp64(context) ? 4u : 3u); k++) {
-        bool is_float = dtypes[k] == TP_FLOAT32 || dtypes[k] == TP_FLOAT64;
-        double safe[NUM_SPECIALS], safe_grid[3 * NUM_SPECIALS];
-        for (int i = 0; i < NUM_SPECIALS; i++)
-            safe[i] = is_float || isfinite(specials[i]) ? specials[i] : (double)i;
-        for (int i = 0; i < 3 * NUM_SPECIALS; i++)
-            safe_grid[i] = is_float || isfinite(grid[i]) ? grid[i] : (double)i;
-        tp_tensor_t *a = make(context, dtypes[k], TP_SHAPE(NUM_SPECIALS), safe);
-        tp_tensor_t *b = make(context, dtypes[k], TP_SHAPE(3, 1, NUM_SPECIALS), safe_grid);
+        tp_tensor_t *a = NULL, *b = NULL;
+        special_operands(context, dtypes[k], &a, &b);
         for (size_t c = 0; c < sizeof comparisons / sizeof comparisons[0]; c++) {
             both(context, comparisons[c], (tp_tensor_t *[]){a, b}, 2, NULL, 0, 1, 0);
             both(context, comparisons[c], (tp_tensor_t *[]){a, a}, 2, NULL, 0, 1, 0);
@@ -359,7 +399,6 @@ static void comparisons_and_searches_match_the_cpu(void **state) {
             }
         tp_tensor_release(a), tp_tensor_release(b);
     }
-    free(grid);
     tp_context_destroy(context);
 }
 
@@ -638,6 +677,7 @@ int main(void) {
         cmocka_unit_test(pooling_and_its_gradients_match_the_cpu),
         cmocka_unit_test(bad_window_attributes_fail_as_on_the_cpu),
         cmocka_unit_test(rsqrt_sign_and_min_match_the_cpu),
+        cmocka_unit_test(maximum_minimum_and_prod_match_the_cpu),
         cmocka_unit_test(comparisons_and_searches_match_the_cpu),
         cmocka_unit_test(log_softmax_and_the_losses_match_the_cpu),
         cmocka_unit_test(bad_labels_and_infinite_losses_fail_as_on_the_cpu),

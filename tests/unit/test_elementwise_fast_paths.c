@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The CPU's vectorised element-wise loops (cpu_elementwise.c, cpu_compare.c) against a scalar
  * reference written here: every dtype each op takes, odd sizes above and below the size at
- * which loops go parallel, size 0, each broadcasting form, and NaN, infinities and -0. */
+ * which loops go parallel, size 0, each broadcasting form (Maximum and Minimum too), and NaN,
+ * infinities and -0. */
 #include "cpu_fixture.h"
 
 #include <math.h>
@@ -176,13 +177,16 @@ static const shapes_t broadcasts[] = {
     {TP_SHAPE(0, COLUMNS), TP_SHAPE(COLUMNS), TP_SHAPE(0, COLUMNS)},
 };
 
-typedef enum { ADD, SUB, MUL, DIV, GREATER, LESS, EQUAL } binary_t;
+typedef enum { ADD, SUB, MUL, DIV, GREATER, LESS, EQUAL, MAXIMUM, MINIMUM } binary_t;
 
 static double binary_reference(binary_t op, tp_dtype_t dtype, double u, double v) {
     switch (op) {
     case GREATER: return u > v;
     case LESS: return u < v;
     case EQUAL: return u == v;
+    /* NaN wins; of equal values (0 and -0) y's is kept. */
+    case MAXIMUM: return isnan(u) || isnan(v) ? NAN : u > v ? u : v;
+    case MINIMUM: return isnan(u) || isnan(v) ? NAN : u < v ? u : v;
     default: break;
     }
     if (dtype == TP_FLOAT32) {
@@ -204,15 +208,18 @@ static tp_status_t *run_binary(tp_context_t *c, binary_t op, tp_tensor_t *x, tp_
     case GREATER: return tp_greater(c, x, y, z);
     case LESS: return tp_less(c, x, y, z);
     case EQUAL: return tp_equal(c, x, y, z);
+    case MAXIMUM: return tp_maximum(c, x, y, z);
+    case MINIMUM: return tp_minimum(c, x, y, z);
     }
     return NULL;
 }
 
 static void binary_ops_match_the_reference(void **state) {
     tp_context_t *c = *state;
-    static const char *const names[] = {"Add", "Sub", "Mul", "Div", "Greater", "Less", "Equal"};
+    static const char *const names[] = {"Add",  "Sub",   "Mul",     "Div",    "Greater",
+                                        "Less", "Equal", "Maximum", "Minimum"};
     static const tp_dtype_t dtypes[] = {TP_FLOAT32, TP_FLOAT64, TP_INT32, TP_INT8, TP_UINT8};
-    for (int op = ADD; op <= EQUAL; op++)
+    for (int op = ADD; op <= MINIMUM; op++)
         for (size_t d = 0; d < COUNT_OF(dtypes); d++)
             for (size_t b = 0; b < COUNT_OF(broadcasts); b++) {
                 tp_dtype_t dtype = dtypes[d];

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Float Sum, Mean, Max and Min on the CPU against a float64 element walk: every axis set of odd
+/* Float Sum, Mean, Max, Min and Prod on the CPU against a float64 element walk: every axis set of odd
  * shapes up to rank 4 (with and without keep_dims), shapes long enough for the lanes, the row
  * strips, the pairwise tree and the split across cores, size-0 dimensions, NaN and infinities,
  * and sums whose error must stay within pairwise summation's bound where a running total's
@@ -14,9 +14,9 @@
 
 typedef tp_status_t *(*reduce_fn)(tp_context_t *, tp_tensor_t *, const int64_t *, size_t, bool,
                                   tp_tensor_t **);
-enum { SUM, MEAN, MAX, MIN, NUM_OPS };
-static const char *const names[NUM_OPS] = {"Sum", "Mean", "Max", "Min"};
-static const reduce_fn fns[NUM_OPS] = {tp_sum, tp_mean, tp_max, tp_min};
+enum { SUM, MEAN, MAX, MIN, PROD, NUM_OPS };
+static const char *const names[NUM_OPS] = {"Sum", "Mean", "Max", "Min", "Prod"};
+static const reduce_fn fns[NUM_OPS] = {tp_sum, tp_mean, tp_max, tp_min, tp_prod};
 
 /* The reduction of `x` (row-major over `shape`) over the axes in `mask` (bit d for axis d), in
  * float64, one element at a time: the output element of each input element from its
@@ -27,7 +27,7 @@ static void reference(int op, const double *x, tp_shape_t shape, unsigned mask, 
     for (int32_t d = 0; d < shape.rank; d++)
         if (mask & (1u << d)) group *= shape.dims[d];
     for (int64_t o = 0; o < outputs; o++) {
-        out[o] = op == MAX ? -INFINITY : op == MIN ? INFINITY : 0;
+        out[o] = op == MAX ? -INFINITY : op == MIN ? INFINITY : op == PROD ? 1 : 0;
         magnitude[o] = 0;
     }
     for (int64_t i = 0; i < element_count(shape); i++) {
@@ -44,6 +44,8 @@ static void reference(int op, const double *x, tp_shape_t shape, unsigned mask, 
             out[o] = isnan(out[o]) || isnan(v) ? NAN : fmax(out[o], v);
         else if (op == MIN)
             out[o] = isnan(out[o]) || isnan(v) ? NAN : fmin(out[o], v);
+        else if (op == PROD)
+            out[o] *= v;
         else
             out[o] += v;
         magnitude[o] += fabs(v);
@@ -55,10 +57,26 @@ static void reference(int op, const double *x, tp_shape_t shape, unsigned mask, 
         }
 }
 
+/* A value for Prod in place of v in [-8, 8): magnitudes within 2^(1/8) of 1, so that a long
+ * product neither overflows nor underflows, with either sign; 0, infinities and NaN kept. */
+static double prod_value(double v) {
+    if (v == 0 || !isfinite(v)) return v;
+    return ((int64_t)floor(v * 4) & 1 ? -1 : 1) * exp2(v / 64);
+}
+
 /* Checks op over `mask` of a tensor of `values` against the reference: Max and Min exactly, a
- * sum within pairwise summation's bound, (log2(n) + 4) * eps * sum |x|. */
+ * sum within pairwise summation's bound, (log2(n) + 4) * eps * sum |x|, a product within
+ * (n + 4) * eps of its size. */
 static void check(tp_context_t *c, int op, tp_dtype_t dtype, tp_shape_t shape,
-                  const double *values, unsigned mask, bool keep_dims) {
+                  const double *given, unsigned mask, bool keep_dims) {
+    const double *values = given;
+    double *for_prod = NULL;
+    if (op == PROD && given != NULL) {
+        for_prod = malloc((size_t)(element_count(shape) + 1) * sizeof *for_prod);
+        assert_non_null(for_prod);
+        for (int64_t i = 0; i < element_count(shape); i++) for_prod[i] = prod_value(given[i]);
+        values = for_prod;
+    }
     int64_t count = element_count(shape), axes[TP_MAX_RANK];
     size_t num_axes = 0;
     tp_shape_t want_shape = {.rank = 0};
@@ -97,6 +115,10 @@ static void check(tp_context_t *c, int op, tp_dtype_t dtype, tp_shape_t shape,
     for (int64_t o = 0; o < outputs; o++) {
         /* 16-bit floats are reduced in float32 and rounded once at the end. */
         double bound = op == MAX || op == MIN ? 0
+                       : op == PROD
+                           ? ((double)group + 4) * (dtype == TP_FLOAT64 ? eps : 0x1p-24) *
+                                     fabs(want[o]) +
+                                 eps * fabs(want[o])
                        : dtype == TP_FLOAT16 || dtype == TP_BFLOAT16
                            ? eps * fabs(want[o]) + rounds * 0x1p-24 * want[outputs + o]
                            : rounds * eps * want[outputs + o];
@@ -112,6 +134,7 @@ static void check(tp_context_t *c, int op, tp_dtype_t dtype, tp_shape_t shape,
     free(got);
     free(stored);
     free(want);
+    free(for_prod);
 }
 
 /* Values in [-8, 8) with no pattern the reduction could line up with. */
@@ -183,6 +206,7 @@ static void nan_and_infinities(void **state) {
         int64_t count = element_count(shapes[s]);
         double *values = mixed_values(count);
         values[count / 3] = NAN;
+        values[count / 4] = 0; /* a product with it is 0, or NaN beside an infinity */
         values[count / 2] = INFINITY;
         values[count - 1] = -INFINITY;
         for (int op = 0; op < NUM_OPS; op++)
@@ -197,7 +221,8 @@ static void nan_and_infinities(void **state) {
     for (int op = 0; op < NUM_OPS; op++) check(c, op, TP_FLOAT32, TP_SHAPE(3), lows, 1, false);
 }
 
-/* Nothing reduced: Sum 0, Mean NaN (0 / 0), Max -inf, Min inf; an output of no elements. */
+/* Nothing reduced: Sum 0, Mean NaN (0 / 0), Max -inf, Min inf, Prod 1; an output of no
+ * elements. */
 static void size_zero_dimensions(void **state) {
     tp_context_t *c = *state;
     const tp_shape_t shapes[] = {TP_SHAPE(0), TP_SHAPE(0, 3), TP_SHAPE(2, 0, 3), TP_SHAPE(4, 0)};
@@ -209,7 +234,7 @@ static void size_zero_dimensions(void **state) {
             }
     tp_tensor_t *x = tensor_of_doubles(c, TP_FLOAT32, TP_SHAPE(0, 2), NULL), *y = NULL;
     const int64_t zero = 0;
-    const double want[NUM_OPS] = {0, NAN, -INFINITY, INFINITY};
+    const double want[NUM_OPS] = {0, NAN, -INFINITY, INFINITY, 1};
     for (int op = 0; op < NUM_OPS; op++) {
         assert_ok(fns[op](c, x, &zero, 1, false, &y));
         double *got = read_doubles(y, NULL);

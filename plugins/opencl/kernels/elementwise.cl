@@ -22,8 +22,9 @@
 #define BINARY_FUNCTION(op, T, suffix, expression)                                                 \
     static T op_##op##_##suffix(T a, T b) { return (expression); }
 
-/* Relu keeps NaN, as a comparison with NaN is false. The gradients take (gradients, features)
- * for ReluGrad and (y, dy) for SigmoidGrad and TanhGrad. */
+/* Relu keeps NaN, as a comparison with NaN is false; Maximum and Minimum give NaN where either
+ * operand is, as the CPU does, and b where the two are equal (0 and -0). The gradients take
+ * (gradients, features) for ReluGrad and (y, dy) for SigmoidGrad and TanhGrad. */
 #define FLOAT_FUNCTIONS(T, M, suffix)                                                              \
     UNARY_FUNCTION(relu, T, suffix, x < (T)0 ? (T)0 : x)                                           \
     UNARY_FUNCTION(neg, T, suffix, -x)                                                             \
@@ -40,6 +41,8 @@
     BINARY_FUNCTION(sub, T, suffix, a - b)                                                         \
     BINARY_FUNCTION(mul, T, suffix, a * b)                                                         \
     BINARY_FUNCTION(div, T, suffix, a / b)                                                         \
+    BINARY_FUNCTION(maximum, T, suffix, isnan(a) || a > b ? a : b)                                 \
+    BINARY_FUNCTION(minimum, T, suffix, isnan(a) || a < b ? a : b)                                 \
     BINARY_FUNCTION(relu_grad, T, suffix, b > (T)0 ? a : (T)0)                                     \
     BINARY_FUNCTION(sigmoid_grad, T, suffix, b * a * ((T)1 - a))                                   \
     BINARY_FUNCTION(tanh_grad, T, suffix, b * ((T)1 - a * a))
@@ -55,6 +58,8 @@
     BINARY_FUNCTION(add, T, suffix, (T)((U)a + (U)b))                                              \
     BINARY_FUNCTION(sub, T, suffix, (T)((U)a - (U)b))                                              \
     BINARY_FUNCTION(mul, T, suffix, (T)((U)a * (U)b))                                              \
+    BINARY_FUNCTION(maximum, T, suffix, a > b ? a : b)                                             \
+    BINARY_FUNCTION(minimum, T, suffix, a < b ? a : b)                                             \
     BINARY_FUNCTION(relu_grad, T, suffix, b > (T)0 ? a : (T)0)
 
 FLOAT_FUNCTIONS(float, MATH_TYPE_float, float32)
@@ -134,13 +139,17 @@ INTEGER_UNARY(long, int64)
 
 BINARY(add, float, float32) BINARY(sub, float, float32)
 BINARY(mul, float, float32) BINARY(div, float, float32)
+BINARY(maximum, float, float32) BINARY(minimum, float, float32)
 #ifdef TP_FP64
 BINARY(add, double, float64) BINARY(sub, double, float64)
 BINARY(mul, double, float64) BINARY(div, double, float64)
+BINARY(maximum, double, float64) BINARY(minimum, double, float64)
 #endif
 BINARY(add, int, int32) BINARY(sub, int, int32) BINARY(mul, int, int32)
+BINARY(maximum, int, int32) BINARY(minimum, int, int32)
 INTEGER_DIV(int, uint, int32)
 BINARY(add, long, int64) BINARY(sub, long, int64) BINARY(mul, long, int64)
+BINARY(maximum, long, int64) BINARY(minimum, long, int64)
 INTEGER_DIV(long, ulong, int64)
 
 /* ---- Activation gradients: two inputs of the output's shape ---------------------------------- */

@@ -28,6 +28,9 @@
 #define MAX_INTEGER(a, b) ((a) >= (b) ? (a) : (b))
 #define MIN_FLOAT(a, b) (isnan(a) || (a) <= (b) ? (a) : (b))
 #define MIN_INTEGER(a, b) ((a) <= (b) ? (a) : (b))
+#define PROD_FLOAT(a, b) ((a) * (b))
+#define PROD_INT32(a, b) ((int)((uint)(a) * (uint)(b)))
+#define PROD_INT64(a, b) ((long)((ulong)(a) * (ulong)(b)))
 
 /* Combines `value` of every lane of the work-group's columns; afterwards each work-item's
  * `value` holds its column's result. Uses lid, lanes, lane, column, tile_x and scratch. */
@@ -94,18 +97,20 @@
 #define MEAN_int(total) MEAN_INTEGER(int, total)
 #define MEAN_long(total) MEAN_INTEGER(long, total)
 
-/* Min starts from the largest value, as Max from the smallest. */
-#define SUM_AND_MAX(T, suffix, SUM, MAX, LOWEST, MIN, HIGHEST)                                     \
+/* Min starts from the largest value, as Max from the smallest; Prod from 1, wrapping as Mul
+ * does for integers. */
+#define SUM_AND_MAX(T, suffix, SUM, MAX, LOWEST, MIN, HIGHEST, PROD)                               \
     REDUCE(reduce_sum_##suffix, T, T, (T)0, READ_AS, SUM, MEAN_##T, , )                            \
     REDUCE(reduce_max_##suffix, T, T, LOWEST, READ_AS, MAX, WHOLE, , )                             \
-    REDUCE(reduce_min_##suffix, T, T, HIGHEST, READ_AS, MIN, WHOLE, , )
+    REDUCE(reduce_min_##suffix, T, T, HIGHEST, READ_AS, MIN, WHOLE, , )                            \
+    REDUCE(reduce_prod_##suffix, T, T, (T)1, READ_AS, PROD, WHOLE, , )
 
-SUM_AND_MAX(float, float32, SUM_FLOAT, MAX_FLOAT, -INFINITY, MIN_FLOAT, INFINITY)
-SUM_AND_MAX(int, int32, SUM_INT32, MAX_INTEGER, INT_MIN, MIN_INTEGER, INT_MAX)
-SUM_AND_MAX(long, int64, SUM_INT64, MAX_INTEGER, LONG_MIN, MIN_INTEGER, LONG_MAX)
+SUM_AND_MAX(float, float32, SUM_FLOAT, MAX_FLOAT, -INFINITY, MIN_FLOAT, INFINITY, PROD_FLOAT)
+SUM_AND_MAX(int, int32, SUM_INT32, MAX_INTEGER, INT_MIN, MIN_INTEGER, INT_MAX, PROD_INT32)
+SUM_AND_MAX(long, int64, SUM_INT64, MAX_INTEGER, LONG_MIN, MIN_INTEGER, LONG_MAX, PROD_INT64)
 #ifdef TP_FP64
 SUM_AND_MAX(double, float64, SUM_FLOAT, MAX_FLOAT, -(double)INFINITY, MIN_FLOAT,
-            (double)INFINITY)
+            (double)INFINITY, PROD_FLOAT)
 #endif
 
 /* ---- Softmax --------------------------------------------------------------------------------- */
