@@ -10,9 +10,10 @@
 #include <string.h>
 
 #include "bench_support.h"
+#include "op_chain.h"
 #include "tensorplug/tensorplug.h"
 
-enum { CHAIN = 1000, REPEATS = 200 };
+enum { CHAIN = OP_CHAIN_LENGTH, REPEATS = 200 };
 
 /* Seconds for one call, counting until every result is computed, not just queued. */
 static double call_seconds(tp_function_t *function, tp_tensor_t *const *inputs, size_t count,
@@ -30,42 +31,19 @@ static double min_of(double a, double b) { return a < b ? a : b; }
 
 /* ---- A chain of cheap ops ------------------------------------------------------------------- */
 
-static tp_status_t *chain(tp_context_t *context, tp_tensor_t *x, tp_tensor_t **out) {
-    tp_tensor_t *value = tp_tensor_retain(x);
-    for (int i = 0; i < CHAIN; i++) {
-        tp_tensor_t *next;
-        tp_status_t *error = i % 2 == 0 ? tp_neg(context, value, &next)
-                                        : tp_relu(context, value, &next);
-        tp_tensor_release(value);
-        if (error != NULL) return error;
-        value = next;
-    }
-    *out = value;
-    return NULL;
-}
-
-static tp_status_t *chain_body(tp_context_t *context, tp_tensor_t *const *inputs,
-                               size_t num_inputs, tp_tensor_t **outputs, size_t num_outputs,
-                               void *user_data) {
-    (void)num_inputs;
-    (void)num_outputs;
-    (void)user_data;
-    return chain(context, inputs[0], &outputs[0]);
-}
-
 static void bench_chain(tp_context_t *context) {
     const float one = 1.0f;
     tp_tensor_t *x;
     TP_CHECK(tp_tensor_create(context, TP_FLOAT32, TP_SCALAR_SHAPE, &one, sizeof one, &x));
     tp_function_t *function;
-    TP_CHECK(tp_function_create(context, "chain", chain_body, 1, NULL, &function));
+    TP_CHECK(tp_function_create(context, "chain", op_chain_body, 1, NULL, &function));
     (void)call_seconds(function, &x, 1, 1); /* traces, so that no timed call does */
 
     double eager = 1e30, graph = 1e30;
     for (int r = 0; r < REPEATS; r++) {
         tp_tensor_t *y;
         double start = now_seconds();
-        TP_CHECK(chain(context, x, &y));
+        TP_CHECK(op_chain(context, x, &y));
         TP_CHECK(tp_tensor_wait(y));
         eager = min_of(eager, now_seconds() - start);
         tp_tensor_release(y);

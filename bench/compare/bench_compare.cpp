@@ -33,6 +33,7 @@
 #include "tensorplug/training.h"
 
 #include "../mlp_direct.h"
+#include "../op_chain.h"
 
 namespace {
 
@@ -729,42 +730,23 @@ void plugin_rows(tp_context_t *apu) {
     tp_tensor_release(x);
 }
 
-// A chain of 1000 cheap ops (Neg, Relu alternating) on one float: per node as a traced
-// function, per op eagerly, and per op in libtorch (`_out` forms into one tensor).
-enum { CHAIN = 1000 };
-
-tp_status_t *chain(tp_context_t *context, tp_tensor_t *x, tp_tensor_t **out) {
-    tp_tensor_t *value = tp_tensor_retain(x);
-    for (int i = 0; i < CHAIN; i++) {
-        tp_tensor_t *next = nullptr;
-        tp_status_t *error = i % 2 == 0 ? tp_neg(context, value, &next)
-                                        : tp_relu(context, value, &next);
-        tp_tensor_release(value);
-        if (error != nullptr) return error;
-        value = next;
-    }
-    *out = value;
-    return nullptr;
-}
-
-tp_status_t *chain_body(tp_context_t *context, tp_tensor_t *const *inputs, size_t,
-                        tp_tensor_t **outputs, size_t, void *) {
-    return chain(context, inputs[0], &outputs[0]);
-}
+// The chain of op_chain.h (1000 cheap ops, Neg and Relu alternating) on one float: per node as
+// a traced function, per op eagerly, and per op in libtorch (`_out` forms into one tensor).
+enum { CHAIN = OP_CHAIN_LENGTH };
 
 void graph_rows() {
     float one = 1.0f;
     tp_tensor_t *x = nullptr;
     TP_CHECK(tp_tensor_create(tp_ctx, TP_FLOAT32, shape_of({}), &one, sizeof one, &x));
     tp_function_t *function = nullptr;
-    TP_CHECK(tp_function_create(tp_ctx, "chain", chain_body, 1, nullptr, &function));
+    TP_CHECK(tp_function_create(tp_ctx, "chain", op_chain_body, 1, nullptr, &function));
     at::Tensor tx = at::ones({}, at::kFloat), a = at::empty({}, at::kFloat),
                b = at::empty({}, at::kFloat);
     run_row({"Chain of 1000 Neg/Relu on 1 element, per node", Unit::NS, CHAIN,
              {{"tensorplug graph (traced function)", tp_side([function, x](tp_tensor_t **y) {
                    return tp_function_call(function, &x, 1, y, 1);
                })},
-              {"tensorplug eager", tp_side([x](tp_tensor_t **y) { return chain(tp_ctx, x, y); })},
+              {"tensorplug eager", tp_side([x](tp_tensor_t **y) { return op_chain(tp_ctx, x, y); })},
               {"libtorch neg_out/relu_out", [&] {
                    at::neg_out(a, tx);
                    for (int i = 1; i < CHAIN; i++)
