@@ -59,14 +59,20 @@ typedef struct {
 
 /* out = op(a, b) (b NULL: op(a)) on the variable's device, kept for release. NULL stays NULL
  * after an earlier failure, so that a rule reads as its formula. */
-static tp_tensor_t *op(update_t *u, tp_status_t **error, const char *name, tp_tensor_t *a,
-                       tp_tensor_t *b) {
-    if (*error != NULL) return NULL;
+/* Whether no earlier step failed and `made` has room for one more tensor. */
+static bool can_make(update_t *u, tp_status_t **error) {
+    if (*error != NULL) return false;
     if (u->num_made == sizeof u->made / sizeof u->made[0]) {
         *error = tp_status_make(TP_INTERNAL, "an update rule makes more than %zu tensors",
                                 sizeof u->made / sizeof u->made[0]);
-        return NULL;
+        return false;
     }
+    return true;
+}
+
+static tp_tensor_t *op(update_t *u, tp_status_t **error, const char *name, tp_tensor_t *a,
+                       tp_tensor_t *b) {
+    if (!can_make(u, error)) return NULL;
     tp_tensor_t *inputs[2] = {a, b}, *out = NULL;
     *error = tp_execute_on(u->context, u->device, name, inputs, b != NULL ? 2 : 1, NULL, 0, &out,
                            1);
@@ -78,12 +84,7 @@ static tp_tensor_t *op(update_t *u, tp_status_t **error, const char *name, tp_te
 /* variable - learning_rate * gradient, in one pass where the device has the fused kernel */
 static void sgd(update_t *u, tp_status_t **error, tp_tensor_t *w, tp_tensor_t *g,
                 const tp_optimizer_scalars_t *s, tp_tensor_t **out) {
-    if (*error != NULL) return;
-    if (u->num_made == sizeof u->made / sizeof u->made[0]) {
-        *error = tp_status_make(TP_INTERNAL, "an update rule makes more than %zu tensors",
-                                sizeof u->made / sizeof u->made[0]);
-        return;
-    }
+    if (!can_make(u, error)) return;
     *error = tp_execute_descent_on(u->context, u->device, w, s->learning_rate, g, &out[0]);
     if (*error == NULL) u->made[u->num_made++] = out[0];
 }
