@@ -44,9 +44,11 @@ tp_status_t *tp_execute_on(tp_context_t *context, tp_device_t *device, const cha
 tp_status_t *tp_execute_descent_on(tp_context_t *context, tp_device_t *device, tp_tensor_t *var,
                                    tp_tensor_t *alpha, tp_tensor_t *delta, tp_tensor_t **out) {
     tp_tensor_t *update[3] = {var, alpha, delta};
+    /* Known to run there: straight into the device's scope, not through tp_execute_on, which
+     * would ask the same question again. */
     if (tp_device_can_run(context, device, "GradientDescentUpdate", update, 3, NULL, 0))
-        return tp_execute_on(context, device, "GradientDescentUpdate", update, 3, NULL, 0, out,
-                             1);
+        return execute_in_scope(context, device->full_name, "GradientDescentUpdate", update, 3,
+                                NULL, 0, out, 1);
     tp_tensor_t *product[2] = {delta, alpha}, *step;
     TP_RETURN_IF_ERROR(tp_execute_on(context, device, "Mul", product, 2, NULL, 0, &step, 1));
     tp_tensor_t *difference[2] = {var, step};
