@@ -52,7 +52,7 @@ typedef struct opencl_device {
      * CL_DRIVER_VERSION as describe() reads it (128 bytes), so it always fits. */
     char driver[256 + 16 + 128];
     cl_uint compute_units;
-    uint64_t memory_bytes;   /* CL_DEVICE_GLOBAL_MEM_SIZE */
+    uint64_t memory_bytes;   /* CL_DEVICE_GLOBAL_MEM_SIZE, less the driver's share on a GPU */
     uint64_t largest_buffer; /* CL_DEVICE_MAX_MEM_ALLOC_SIZE */
     bool has_fp64;           /* cl_khr_fp64 */
     bool is_cpu;             /* CL_DEVICE_TYPE_CPU, such as PoCL's */

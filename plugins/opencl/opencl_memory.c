@@ -1,8 +1,23 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Device memory: one OpenCL buffer per allocation, its cl_mem the handle. The plug-in counts
- * what it holds against CL_DEVICE_GLOBAL_MEM_SIZE itself, because OpenCL implementations
- * commonly defer the real allocation to first use, where a failure would come too late. */
+/* Device memory: one OpenCL buffer per allocation, its cl_mem the handle. OpenCL
+ * implementations commonly defer the real allocation to first use, where a failure would come
+ * too late (an NVIDIA driver creates a buffer beyond what is free, then fails the first copy
+ * into it). So the plug-in counts what it holds against the device's memory itself, and on a
+ * GPU with memory of its own it touches each new buffer once, so that the driver commits it
+ * now and a refusal is this allocation's failure. */
 #include "opencl_device.h"
+
+/* Makes the driver commit `mem` by writing one byte into it; the OpenCL error, or CL_SUCCESS. */
+static cl_int commit(opencl_device_t *device, cl_mem mem) {
+    cl_int error;
+    cl_command_queue queue = clCreateCommandQueue(device->context, device->id, 0, &error);
+    if (queue == NULL || error != CL_SUCCESS) return error != CL_SUCCESS ? error : CL_INVALID_VALUE;
+    const cl_uchar zero = 0;
+    error = clEnqueueFillBuffer(queue, mem, &zero, 1, 0, 1, 0, NULL, NULL);
+    cl_int finished = clFinish(queue);
+    clReleaseCommandQueue(queue);
+    return error != CL_SUCCESS ? error : finished;
+}
 
 void opencl_allocate(void *handle, uint64_t size, void **out_mem, tp_plugin_status_t *status) {
     opencl_device_t *device = handle;
@@ -26,12 +41,18 @@ void opencl_allocate(void *handle, uint64_t size, void **out_mem, tp_plugin_stat
         return;
     }
     cl_int error;
+    const char *call = "clCreateBuffer";
     cl_mem mem = clCreateBuffer(device->context, CL_MEM_READ_WRITE, (size_t)size, NULL, &error);
+    if (mem != NULL && error == CL_SUCCESS && !device->host_memory) {
+        call = "committing the buffer (clEnqueueFillBuffer)";
+        error = commit(device, mem);
+    }
     if (mem == NULL || error != CL_SUCCESS) {
+        if (mem != NULL) clReleaseMemObject(mem);
         pthread_mutex_lock(&device->mutex);
         device->used_bytes -= size;
         pthread_mutex_unlock(&device->mutex);
-        opencl_fail(status, device, "allocate", "clCreateBuffer", error);
+        opencl_fail(status, device, "allocate", call, error);
         return;
     }
     *out_mem = mem;

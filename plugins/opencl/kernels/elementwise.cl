@@ -99,10 +99,12 @@ INTEGER_UNARY(long, int64)
 
 /* ---- Binary, with broadcasting --------------------------------------------------------------- */
 
-#define BINARY_HEAD(name, ...)                                                                     \
-    __kernel void name(__global const char *a_base, ulong a_offset, __global const char *b_base,   \
-                       ulong b_offset, __global char *z_base, ulong z_offset, ulong n, int rank,   \
-                       long8 dims, long8 a_strides, long8 b_strides __VA_ARGS__)
+/* The parameters every binary kernel starts with. (Not a variadic macro for the kernels that
+ * take more: OpenCL C before 3.0 has none, and NVIDIA's compiler refuses them.) */
+#define BINARY_PARAMS                                                                              \
+    __global const char *a_base, ulong a_offset, __global const char *b_base, ulong b_offset,      \
+        __global char *z_base, ulong z_offset, ulong n, int rank, long8 dims, long8 a_strides,     \
+        long8 b_strides
 
 #define BINARY_OPERANDS(T)                                                                         \
     size_t i = get_global_id(0);                                                                   \
@@ -116,7 +118,7 @@ INTEGER_UNARY(long, int64)
     T b = CONST_AT(T, b_base, b_offset)[ib];
 
 #define BINARY(op, T, suffix)                                                                      \
-    BINARY_HEAD(op##_##suffix, ) {                                                                 \
+    __kernel void op##_##suffix(BINARY_PARAMS) {                                                   \
         BINARY_OPERANDS(T)                                                                         \
         AT(T, z_base, z_offset)[i] = op_##op##_##suffix(a, b);                                     \
     }
@@ -125,7 +127,7 @@ INTEGER_UNARY(long, int64)
  * zero divisor gives 0 and sets *divided_by_zero, which the plug-in reports as the op's
  * failure. */
 #define INTEGER_DIV(T, U, suffix)                                                                  \
-    BINARY_HEAD(div_##suffix, , __global int *divided_by_zero) {                                   \
+    __kernel void div_##suffix(BINARY_PARAMS, __global int *divided_by_zero) {                     \
         BINARY_OPERANDS(T)                                                                         \
         T z = 0;                                                                                   \
         if (b == (T)0)                                                                             \
