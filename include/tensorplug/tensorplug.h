@@ -584,6 +584,10 @@ TP_API TP_MUST_USE tp_status_t *tp_minimum(tp_context_t *c, tp_tensor_t *x, tp_t
 /* The sum of `count` tensors of one shape and dtype. */
 TP_API TP_MUST_USE tp_status_t *tp_add_n(tp_context_t *c, tp_tensor_t *const *inputs,
                                         size_t count, tp_tensor_t **out);
+/* op(a) @ op(b), op a transpose where asked for. Two matrices run MatMul; where either has more
+ * than two dimensions, each is a batch of matrices in its last two, the batch dimensions
+ * broadcast as NumPy's, and the op is BatchMatMulV2 (its adj_x and adj_y the transposes):
+ * [2, 1, M, K] @ [3, K, N] is [2, 3, M, N]. */
 TP_API TP_MUST_USE tp_status_t *tp_matmul(tp_context_t *c, tp_tensor_t *a, tp_tensor_t *b,
                                          bool transpose_a, bool transpose_b, tp_tensor_t **out);
 /* x + bias along x's last dimension. */

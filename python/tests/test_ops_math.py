@@ -163,6 +163,29 @@ def test_matmul_of_the_documents():
     assert c.numpy().tolist() == [[22.0, 28.0], [49.0, 64.0]]
 
 
+@pytest.mark.parametrize("ta,tb", [(False, False), (True, False), (False, True), (True, True)])
+def test_matmul_of_batches_broadcasts_as_numpy(ta, tb):
+    # [2, 1, M, K] against [3, K, N]: BatchMatMulV2, its batch dimensions broadcast to [2, 3].
+    a = rng.standard_normal((2, 1, 4, 3) if ta else (2, 1, 3, 4)).astype(np.float32)
+    b = rng.standard_normal((3, 5, 4) if tb else (3, 4, 5)).astype(np.float32)
+    expected = (np.swapaxes(a, -1, -2) if ta else a) @ (np.swapaxes(b, -1, -2) if tb else b)
+    got = tp.matmul(a, b, transpose_a=ta, transpose_b=tb).numpy()
+    assert got.shape == (2, 3, 3, 5)
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_matmul_operator_and_gradient_of_a_batch():
+    x = tp.constant(rng.standard_normal((4, 2, 3)).astype(np.float64))
+    w = tp.Variable(rng.standard_normal((3, 5)))
+    with tp.GradientTape() as tape:
+        loss = tp.reduce_sum(x @ w)
+    # d(sum(x @ w))/dw sums x's rows over the batch: the batch that w was broadcast over.
+    expected = np.sum(x.numpy(), axis=(0, 1))[:, None] * np.ones((1, 5))
+    np.testing.assert_allclose(tape.gradient(loss, w).numpy(), expected, rtol=1e-12)
+    with pytest.raises(tp.errors.InvalidArgumentError, match="compatible batch dimensions"):
+        tp.matmul(np.ones((2, 3, 4), np.float32), np.ones((3, 4, 5), np.float32))
+
+
 def test_matmul_errors():
     with pytest.raises(tp.errors.InvalidArgumentError, match="MatMul"):
         tp.matmul(np.ones((2, 3), np.float32), np.ones((2, 3), np.float32))

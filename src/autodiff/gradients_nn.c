@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Gradients of the layers of a dense network: MatMul, BiasAdd and the activations, and of the
- * activations' gradients (second derivatives). */
+/* Gradients of the layers of a dense network: MatMul (batched too), BiasAdd and the
+ * activations, and of the activations' gradients (second derivatives). */
 #include <string.h>
 
 #include "autodiff/gradients.h"
@@ -10,11 +10,13 @@
  *   no transposes:  da = dz @ b^T     db = a^T @ dz
  *   a transposed:   da = b @ dz^T     db = a @ dz
  *   b transposed:   da = dz @ b       db = dz^T @ a
- *   both:           da = b^T @ dz^T   db = dz^T @ a^T                                        */
-static TP_GRADIENT_FN(tp_gradient_matmul) {
-    bool ta = tp_gradient_attr(op, "transpose_a")->i != 0;
-    bool tb = tp_gradient_attr(op, "transpose_b")->i != 0;
-    tp_tensor_t *a = op->inputs[0], *b = op->inputs[1], *dz = output_grads[0];
+ *   both:           da = b^T @ dz^T   db = dz^T @ a^T
+ * Batches of matrices too (tp_matmul batches them), each gradient then with the output's
+ * batch dimensions. */
+static tp_status_t *product_grads(const tp_gradient_op_t *op, bool ta, bool tb,
+                                  tp_tensor_t *dz, const bool *needed,
+                                  tp_tensor_t **input_grads) {
+    tp_tensor_t *a = op->inputs[0], *b = op->inputs[1];
     tp_context_t *c = op->context;
     if (needed[0]) {
         tp_status_t *error = !ta ? tp_matmul(c, dz, b, false, !tb, &input_grads[0])
@@ -32,6 +34,27 @@ static TP_GRADIENT_FN(tp_gradient_matmul) {
         }
     }
     return NULL;
+}
+
+static TP_GRADIENT_FN(tp_gradient_matmul) {
+    return product_grads(op, tp_gradient_attr(op, "transpose_a")->i != 0,
+                         tp_gradient_attr(op, "transpose_b")->i != 0, output_grads[0], needed,
+                         input_grads);
+}
+
+/* As MatMul's, each gradient then summed over the batch dimensions its input broadcast. */
+static TP_GRADIENT_FN(tp_gradient_batch_matmul) {
+    tp_tensor_t *full[2] = {NULL, NULL};
+    TP_RETURN_IF_ERROR(product_grads(op, tp_gradient_attr(op, "adj_x")->i != 0,
+                                     tp_gradient_attr(op, "adj_y")->i != 0, output_grads[0],
+                                     needed, full));
+    tp_status_t *error = NULL;
+    for (int i = 0; i < 2 && error == NULL; i++)
+        if (needed[i])
+            error = tp_gradient_unbroadcast(op->context, full[i], op->inputs[i], &input_grads[i]);
+    tp_gradient_release(full, 2);
+    if (error != NULL) tp_gradient_release(input_grads, 2);
+    return error;
 }
 
 /* The value receives dz; the bias, dz summed over every dimension but the last. */
@@ -127,6 +150,7 @@ static TP_GRADIENT_FN(tp_gradient_tanh_grad) {
 }
 
 static const tp_gradient_entry_t entries[] = {
+    {"BatchMatMulV2", tp_gradient_batch_matmul},
     {"BiasAdd", tp_gradient_bias_add},
     {"MatMul", tp_gradient_matmul},
     {"Relu", tp_gradient_relu},

@@ -33,12 +33,17 @@ tp_status_t *tp_add_n(tp_context_t *c, tp_tensor_t *const *inputs, size_t count,
     return tp_execute(c, "AddN", inputs, count, NULL, 0, out, 1);
 }
 
+/* Two matrices: MatMul. A stack of them on either side: BatchMatMulV2, as tf.linalg.matmul
+ * chooses, one op for the whole batch rather than one per product. */
 tp_status_t *tp_matmul(tp_context_t *c, tp_tensor_t *a, tp_tensor_t *b, bool transpose_a,
                        bool transpose_b, tp_tensor_t **out) {
     tp_tensor_t *inputs[2] = {a, b};
-    tp_attr_t attrs[2] = {TP_ATTR_BOOL_VALUE("transpose_a", transpose_a),
-                          TP_ATTR_BOOL_VALUE("transpose_b", transpose_b)};
-    return tp_execute(c, "MatMul", inputs, 2, attrs, 2, out, 1);
+    bool batched = a != NULL && b != NULL &&
+                   (tp_tensor_shape(a).rank > 2 || tp_tensor_shape(b).rank > 2);
+    tp_attr_t attrs[2] = {
+        TP_ATTR_BOOL_VALUE(batched ? "adj_x" : "transpose_a", transpose_a),
+        TP_ATTR_BOOL_VALUE(batched ? "adj_y" : "transpose_b", transpose_b)};
+    return tp_execute(c, batched ? "BatchMatMulV2" : "MatMul", inputs, 2, attrs, 2, out, 1);
 }
 
 static tp_status_t *reduce(tp_context_t *c, const char *op, tp_tensor_t *x, const int64_t *axes,

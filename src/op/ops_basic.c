@@ -21,6 +21,7 @@ static const tp_op_arg_def_t args_gradients_features[] = {ARG("gradients"), ARG(
 static const tp_op_arg_def_t args_y_dy[] = {ARG("y"), ARG("dy")};
 static const tp_op_arg_def_t arg_backprops[] = {ARG("backprops")};
 static const tp_op_arg_def_t arg_z[] = {ARG("z")};
+static const tp_op_arg_def_t arg_output[] = {ARG("output")};
 static const tp_op_arg_def_t arg_n_inputs[] = {
     {sizeof(tp_op_arg_def_t), "inputs", TP_DTYPE_INVALID, "T", "N"}};
 static const tp_op_arg_def_t arg_cast_x[] = {
@@ -41,6 +42,12 @@ static const tp_op_attr_def_t matmul_attrs[] = {
     {.struct_size = sizeof(tp_op_attr_def_t), .name = "transpose_a", .type = TP_ATTR_BOOL,
      .has_default = 1},
     {.struct_size = sizeof(tp_op_attr_def_t), .name = "transpose_b", .type = TP_ATTR_BOOL,
+     .has_default = 1}};
+static const tp_op_attr_def_t batch_matmul_attrs[] = {
+    TYPE_ATTR(floats, COUNT(floats)),
+    {.struct_size = sizeof(tp_op_attr_def_t), .name = "adj_x", .type = TP_ATTR_BOOL,
+     .has_default = 1},
+    {.struct_size = sizeof(tp_op_attr_def_t), .name = "adj_y", .type = TP_ATTR_BOOL,
      .has_default = 1}};
 static const tp_op_attr_def_t reduce_attrs[] = {
     TYPE_ATTR(numbers, COUNT(numbers)),
@@ -79,6 +86,8 @@ static const tp_builtin_op_entry_t entries[] = {
     TP_OP_ENTRY("Abs", arg_x, arg_y, number_type, tp_shape_same_as_input),
     TP_OP_ENTRY("Add", args_x_y, arg_y, number_type, tp_shape_broadcast),
     TP_OP_ENTRY("AddN", arg_n_inputs, arg_y, add_n_attrs, tp_shape_all_inputs_equal),
+    TP_OP_ENTRY("BatchMatMulV2", args_x_y, arg_output, batch_matmul_attrs,
+                tp_shape_batch_matmul),
     TP_OP_ENTRY("BiasAdd", args_value_bias, arg_y, number_type, tp_shape_bias_add),
     TP_OP_ENTRY("Cast", arg_cast_x, arg_cast_y, cast_attrs, tp_shape_same_as_input),
     {{.struct_size = sizeof(tp_op_def_t), .name = "Const", .outputs = arg_random_output,

@@ -2,6 +2,7 @@
 #include "op/shape_functions.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "base/dtype.h"
 #include "base/shape.h"
@@ -96,6 +97,44 @@ tp_status_t *tp_shape_matmul(tp_kernel_context_t *call) {
                               tp_shape_text(a, ta, sizeof ta), tp_shape_text(b, tb, sizeof tb),
                               transpose_a || transpose_b ? " (with transposes)" : "");
     tp_shape_t out = {.rank = 2, .dims = {m, n}};
+    set_output(call, 0, &out);
+    return NULL;
+}
+
+/* BatchMatMulV2: x [..., M, K] times y [..., K, N] (adj_x, adj_y: each matrix conjugate-
+ * transposed, a transpose for real numbers), the dimensions before the last two broadcast as
+ * NumPy's: [..., M, N]. */
+tp_status_t *tp_shape_batch_matmul(tp_kernel_context_t *call) {
+    const tp_shape_t *x = input_shape(call, 0), *y = input_shape(call, 1);
+    char tx[256], ty[256];
+    if (x->rank < 2 || y->rank < 2)
+        return tp_status_make(TP_INVALID_ARGUMENT,
+                              "BatchMatMulV2: In[0] and In[1] need at least 2 dimensions each, "
+                              "but are %s and %s",
+                              tp_shape_text(x, tx, sizeof tx), tp_shape_text(y, ty, sizeof ty));
+    bool adj_x = tp_kernel_context_attr(call, "adj_x")->i != 0;
+    bool adj_y = tp_kernel_context_attr(call, "adj_y")->i != 0;
+    const int64_t *xm = x->dims + x->rank - 2, *ym = y->dims + y->rank - 2;
+    int64_t m = xm[adj_x ? 1 : 0], k = xm[adj_x ? 0 : 1];
+    int64_t k2 = ym[adj_y ? 1 : 0], n = ym[adj_y ? 0 : 1];
+    if (k != k2)
+        return tp_status_make(TP_INVALID_ARGUMENT,
+                              "BatchMatMulV2: Matrix size-incompatible: In[0]: %s, In[1]: %s%s",
+                              tp_shape_text(x, tx, sizeof tx), tp_shape_text(y, ty, sizeof ty),
+                              adj_x || adj_y ? " (with adjoints)" : "");
+    tp_shape_t x_batch = {.rank = x->rank - 2}, y_batch = {.rank = y->rank - 2}, out;
+    memcpy(x_batch.dims, x->dims, (size_t)x_batch.rank * sizeof *x->dims);
+    memcpy(y_batch.dims, y->dims, (size_t)y_batch.rank * sizeof *y->dims);
+    tp_status_t *batch_error = tp_broadcast_shapes(&x_batch, &y_batch, &out);
+    if (batch_error != NULL) {
+        tp_status_free(batch_error);
+        return tp_status_make(TP_INVALID_ARGUMENT,
+                              "BatchMatMulV2: In[0] and In[1] must have compatible batch "
+                              "dimensions: %s vs. %s",
+                              tp_shape_text(x, tx, sizeof tx), tp_shape_text(y, ty, sizeof ty));
+    }
+    out.dims[out.rank++] = m;
+    out.dims[out.rank++] = n;
     set_output(call, 0, &out);
     return NULL;
 }

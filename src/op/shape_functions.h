@@ -9,6 +9,7 @@ tp_status_t *tp_shape_same_as_input(tp_kernel_context_t *call);
 tp_status_t *tp_shape_broadcast(tp_kernel_context_t *call);
 tp_status_t *tp_shape_all_inputs_equal(tp_kernel_context_t *call);
 tp_status_t *tp_shape_matmul(tp_kernel_context_t *call);
+tp_status_t *tp_shape_batch_matmul(tp_kernel_context_t *call);
 tp_status_t *tp_shape_bias_add(tp_kernel_context_t *call);
 tp_status_t *tp_shape_reduce(tp_kernel_context_t *call);
 tp_status_t *tp_shape_reshape(tp_kernel_context_t *call);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Gradient check cases for the ops of ops_basic.c: element-wise arithmetic with broadcasting,
- * the math functions, the activations and their gradients, AddN, BiasAdd, MatMul, Cast, the
- * reductions and the layout ops. */
+ * the math functions, the activations and their gradients, AddN, BiasAdd, MatMul (batched
+ * too), Cast, the reductions and the layout ops. */
 #include "gradcheck.h"
 
 #define A GRADCHECK_SIZE_A
@@ -52,6 +52,12 @@
     {.op = "MatMul", .what = what_text ", square operands", .num_inputs = 2,                   \
      .inputs = {ANY(2, A, A), ANY(2, A, A)},                                                   \
      .attrs = {BOOL_ATTR("transpose_a", ta), BOOL_ATTR("transpose_b", tb)}, .num_attrs = 2}
+
+/* BatchMatMulV2 with the given adjoints, its batch dimensions broadcast where they differ. */
+#define BATCH_MATMUL_CASE(what_text, ax, ay, x_rank_dims, y_rank_dims)                         \
+    {.op = "BatchMatMulV2", .what = what_text, .num_inputs = 2,                                \
+     .inputs = {ANY x_rank_dims, ANY y_rank_dims},                                             \
+     .attrs = {BOOL_ATTR("adj_x", ax), BOOL_ATTR("adj_y", ay)}, .num_attrs = 2}
 
 /* A reduction of an (A, B, C) input over the given axis attribute. */
 #define REDUCTION_CASE(op_name, values, what_text, axis_attr, keep)                            \
@@ -149,6 +155,14 @@ static const gradcheck_case_t cases[] = {
     MATMUL_CASES("a transposed", 1, 0, (2, B, A), (2, B, C)),
     MATMUL_CASES("b transposed", 0, 1, (2, A, B), (2, C, B)),
     MATMUL_CASES("both transposed", 1, 1, (2, B, A), (2, C, B)),
+    BATCH_MATMUL_CASE("a batch, no adjoints", 0, 0, (3, D, A, B), (3, D, B, C)),
+    BATCH_MATMUL_CASE("a batch, x adjoint", 1, 0, (3, D, B, A), (3, D, B, C)),
+    BATCH_MATMUL_CASE("a batch, y adjoint", 0, 1, (3, D, A, B), (3, D, C, B)),
+    BATCH_MATMUL_CASE("a batch, both adjoint", 1, 1, (3, D, B, A), (3, D, C, B)),
+    BATCH_MATMUL_CASE("a batch of one broadcast", 0, 0, (3, 1, A, B), (3, D, B, C)),
+    BATCH_MATMUL_CASE("a matrix against a batch", 0, 0, (2, A, B), (3, D, B, C)),
+    BATCH_MATMUL_CASE("batch dimensions broadcast both ways", 0, 1, (4, D, 1, A, B),
+                      (3, C, C, B)),
 
     {.op = "Fill", .what = "a matrix of the drawn sizes", .num_inputs = 1, .inputs = {SCALAR},
      .attrs = {SHAPE_ATTR(2, A, B)}, .num_attrs = 1, .sized_attrs = true},
