@@ -232,11 +232,16 @@ def _empty_like(element):
     return _tensorplug.constant(array[:0])
 
 
+def _as_tensor(value):
+    return value if isinstance(value, _tensorplug.Tensor) else _tensorplug.constant(value)
+
+
 def _per_replica_of(elements):
     first = elements[0]
     if isinstance(first, (tuple, list)):
-        return tuple(PerReplica([e[i] for e in elements]) for i in range(len(first)))
-    return PerReplica(elements)
+        return tuple(PerReplica([_as_tensor(e[i]) for e in elements])
+                     for i in range(len(first)))
+    return PerReplica([_as_tensor(e) for e in elements])
 
 
 class Strategy:
