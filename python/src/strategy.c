@@ -112,11 +112,21 @@ static void strategy_dealloc(PyObject *self) {
     Py_TYPE(self)->tp_free(self);
 }
 
-static PyObject *strategy_get_num_replicas(PyObject *self, void *closure) {
-    (void)closure;
+/* A count the C API gives of a strategy: the closure of strategy_get_count. */
+typedef struct count_reader {
+    size_t (*count)(const tp_mirrored_strategy_t *strategy);
+} count_reader_t;
+
+static count_reader_t read_num_replicas = {tp_mirrored_strategy_num_replicas};
+static count_reader_t read_num_workers = {tp_mirrored_strategy_num_workers};
+static count_reader_t read_worker_index = {tp_mirrored_strategy_worker_index};
+static count_reader_t read_num_global_replicas = {tp_mirrored_strategy_num_global_replicas};
+
+static PyObject *strategy_get_count(PyObject *self, void *closure) {
+    const count_reader_t *reader = closure;
     tpy_strategy_object *object = strategy_checked(self);
     if (object == NULL) return NULL;
-    return PyLong_FromSize_t(tp_mirrored_strategy_num_replicas(object->strategy));
+    return PyLong_FromSize_t(reader->count(object->strategy));
 }
 
 static PyObject *strategy_get_devices(PyObject *self, void *closure) {
@@ -132,27 +142,6 @@ static PyObject *strategy_get_devices(PyObject *self, void *closure) {
         else PyTuple_SET_ITEM(tuple, (Py_ssize_t)i, name);
     }
     return tuple;
-}
-
-static PyObject *strategy_get_num_workers(PyObject *self, void *closure) {
-    (void)closure;
-    tpy_strategy_object *object = strategy_checked(self);
-    if (object == NULL) return NULL;
-    return PyLong_FromSize_t(tp_mirrored_strategy_num_workers(object->strategy));
-}
-
-static PyObject *strategy_get_worker_index(PyObject *self, void *closure) {
-    (void)closure;
-    tpy_strategy_object *object = strategy_checked(self);
-    if (object == NULL) return NULL;
-    return PyLong_FromSize_t(tp_mirrored_strategy_worker_index(object->strategy));
-}
-
-static PyObject *strategy_get_num_global_replicas(PyObject *self, void *closure) {
-    (void)closure;
-    tpy_strategy_object *object = strategy_checked(self);
-    if (object == NULL) return NULL;
-    return PyLong_FromSize_t(tp_mirrored_strategy_num_global_replicas(object->strategy));
 }
 
 /* broadcast_variables(variables): every worker's variables (a list of tp.Variable, the same
@@ -363,13 +352,15 @@ static PyObject *strategy_all_reduce(PyObject *self, PyObject *args) {
 }
 
 static PyGetSetDef strategy_getset[] = {
-    {"num_replicas_in_sync", strategy_get_num_replicas, NULL, "how many replicas", NULL},
+    {"num_replicas_in_sync", strategy_get_count, NULL, "how many replicas (this process's)",
+     &read_num_replicas},
     {"devices", strategy_get_devices, NULL, "the replicas' devices, canonical names", NULL},
-    {"num_workers", strategy_get_num_workers, NULL, "the job's workers (1: this process)",
-     NULL},
-    {"worker_index", strategy_get_worker_index, NULL, "this process's index among them", NULL},
-    {"num_global_replicas", strategy_get_num_global_replicas, NULL,
-     "the replicas of every worker", NULL},
+    {"num_workers", strategy_get_count, NULL, "the job's workers (1: this process)",
+     &read_num_workers},
+    {"worker_index", strategy_get_count, NULL, "this process's index among them",
+     &read_worker_index},
+    {"num_global_replicas", strategy_get_count, NULL, "the replicas of every worker",
+     &read_num_global_replicas},
     {NULL, NULL, NULL, NULL, NULL},
 };
 

@@ -25,13 +25,8 @@ for k in $(seq 0 $((np - 1))); do
     grep -q "worker $k of $np: fit losses" "$dir/job.out" || fail "worker $k did not finish"
 done
 
-others=()
-for k in $(seq 1 $((np - 1))); do others+=("$dir/job-worker$k.npz"); done
-"$python" "$here/compare_weights.py" identical "$dir/job-worker0.npz" "${others[@]}" \
-    || fail "the workers' weights differ"
-# Float32 sums in another order over 27 steps of Adam: differences stay near 1e-7.
-"$python" "$here/compare_weights.py" close 1e-5 "$dir/one-worker0.npz" "$dir/job-worker0.npz" \
-    || fail "the job's weights are not the single process's"
+# 27 steps of Adam, 27 of gradient descent: differences stay near 1e-7.
+check_job_weights "$python" "$here/compare_weights.py" "$dir/job" "$np" "$dir/one"
 if [ "$failures" -ne 0 ]; then
     cat "$dir/one.out" "$dir/job.out"
     exit 1
