@@ -112,7 +112,9 @@ def get_replica_context():
     replica = _tensorplug._replica_id()
     current = _running[0]
     if replica is not None and current is not None:
-        return ReplicaContext(current, replica)
+        # Numbered among every worker's replicas, worker by worker, as TensorFlow does.
+        local = current._c.num_replicas_in_sync
+        return ReplicaContext(current, current._c.worker_index * local + replica)
     if has_strategy():
         return None
     return ReplicaContext(None, 0)

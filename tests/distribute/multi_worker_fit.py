@@ -64,10 +64,16 @@ def custom_loop(strategy, x, y):
     loss = None
 
     def step(xs, ys, rows):
+        context = tp.distribute.get_replica_context()
+        # One CPU replica per worker here: worker K's replica is number K of the job's.
+        check(context.replica_id_in_sync_group == strategy.cluster_resolver.task_id and
+              context.num_replicas_in_sync == strategy.num_replicas_in_sync,
+              "replica %d of %d in sync" % (context.replica_id_in_sync_group,
+                                           context.num_replicas_in_sync))
         with tp.GradientTape() as tape:
             error = tp.subtract(tp.matmul(xs, w), ys)
             mine = tp.divide(tp.reduce_sum(tp.multiply(error, error)), float(rows))
-        summed = tp.distribute.get_replica_context().all_reduce("SUM", tape.gradient(mine, w))
+        summed = context.all_reduce("SUM", tape.gradient(mine, w))
         return summed, mine
 
     for _ in range(3):
