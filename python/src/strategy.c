@@ -160,7 +160,8 @@ static PyObject *strategy_broadcast_variables(PyObject *self, PyObject *args) {
             return NULL;
         }
     }
-    /* The list itself keeps the variables alive while the GIL is released: a copy. */
+    /* A copy of the list keeps the variables alive while the GIL is released, however the
+     * caller's list changes meanwhile. */
     PyObject *held = PyList_GetSlice(list, 0, (Py_ssize_t)count);
     tp_status_t *status = NULL;
     if (held != NULL) {

@@ -168,14 +168,11 @@ class _DistributedDataset:
     def __iter__(self):
         for element in self._dataset:
             parts = element if isinstance(element, (tuple, list)) else (element,)
-            rows = None
-            for part in parts:
-                shape = np.shape(part.numpy() if hasattr(part, "numpy") else part)
-                rows = shape[0] if shape else None
-                break
-            if rows is None:
+            shape = np.shape(parts[0].numpy() if hasattr(parts[0], "numpy") else parts[0]) \
+                if parts else ()
+            if not shape:
                 raise ValueError("a batch to distribute needs a first (batch) dimension")
-            ranges = self._strategy._replica_rows(rows)
+            ranges = self._strategy._replica_rows(shape[0])
             split = tuple(PerReplica(_split_rows(part, ranges)) for part in parts)
             yield split if isinstance(element, (tuple, list)) else split[0]
 
