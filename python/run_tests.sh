@@ -1,16 +1,14 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
 # The Python front's tests as a user meets the package: a fresh virtual environment, the two
-# wheels installed offline, then pytest on python/tests/. The environment sees Debian's
-# packages (numpy, pytest, and torch where python3-torch is installed) but not the source tree.
+# wheels installed offline (make_venv.sh), then pytest on python/tests/. The environment sees
+# Debian's packages (numpy, pytest, and torch where python3-torch is installed) but not the
+# source tree.
 #   run_tests.sh PYTHON DIST_DIR VENV_DIR TESTS_DIR [pytest arguments]
 set -eu
 python=$1 dist=$2 venv=$3 tests=$4
 shift 4
-rm -rf "$venv"
-"$python" -m venv --system-site-packages "$venv"
-"$venv/bin/python" -m pip install --quiet --no-index --no-deps --disable-pip-version-check \
-    "$dist"/tensorplug-*.whl "$dist"/tensorplug_apu-*.whl
+sh "$(dirname "$0")/make_venv.sh" "$python" "$dist" "$venv"
 # Run from the venv, never from the source folder, so that `import tensorplug` is the wheel's.
 cd "$venv"
 unset TP_PLUGIN_PATH

@@ -30,6 +30,8 @@ extension = Extension(
 
 setup(
     packages=find_packages(include=["tensorplug", "tensorplug.*"]),
-    package_data={"tensorplug": ["libtensorplug.so.*"]},
+    # libtensorplug_mpi.so, where the build made it: what a multi-worker strategy loads from
+    # the runtime's folder.
+    package_data={"tensorplug": ["libtensorplug.so.*", "libtensorplug_mpi.so"]},
     ext_modules=[extension],
 )

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """What digits_mlp.py and digits_cnn.py share, as examples/digits_common.c does for the C
-examples: the command line, the data, the optional MirroredStrategy over logical CPUs, and the
+examples: the command line, the data, the optional MirroredStrategy over logical CPUs (or
+MultiWorkerMirroredStrategy over the workers of an mpirun job), and the
 training in the C examples' batch order, ending with "Test accuracy (SPLIT): NN.NN%"."""
 import argparse
 import contextlib
@@ -18,6 +19,8 @@ def run(description, build_model, epochs, learning_rate):
     parser.add_argument("--split-seed", type=int, default=0)
     parser.add_argument("--replicas", type=int, default=0,
                         help="train on this many logical CPUs (0: no strategy)")
+    parser.add_argument("--multi-worker", action="store_true",
+                        help="train data-parallel over the workers of an mpirun job")
     parser.add_argument("--verbose", type=int, default=1)
     args = parser.parse_args()
 
@@ -29,7 +32,12 @@ def run(description, build_model, epochs, learning_rate):
         split=args.split, split_seed=args.split_seed)
 
     strategy = None
-    if args.replicas > 0:
+    if args.multi_worker:
+        strategy = tp.distribute.MultiWorkerMirroredStrategy()
+        resolver = strategy.cluster_resolver
+        print("Worker %d of %d: %d replicas in sync" % (
+            resolver.task_id, resolver.num_workers, strategy.num_replicas_in_sync))
+    elif args.replicas > 0:
         strategy = tp.distribute.MirroredStrategy(
             ["/cpu:%d" % i for i in range(args.replicas)])
         print("Number of devices: %d" % strategy.num_replicas_in_sync)

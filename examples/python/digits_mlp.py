@@ -5,11 +5,12 @@ loader, tp.datasets.load_digits) through 128 ReLU units to 10 logits, trained wi
 softmax cross-entropy, 20 epochs of batches of 32.
 
     python3 digits_mlp.py [--epochs N] [--seed S] [--split fixed|shuffled] [--split-seed N]
-                          [--replicas N]
+                          [--replicas N] [--multi-worker]
 
 --split shuffled is the C examples' shuffled split (the same images train and test), on which
 both reach about 98% test accuracy; --replicas N trains data-parallel on N logical CPUs through
-tp.distribute.MirroredStrategy. The last line is "Test accuracy (SPLIT): 98.06%"."""
+tp.distribute.MirroredStrategy, and --multi-worker over the workers of `mpirun -np N` through
+tp.distribute.MultiWorkerMirroredStrategy. The last line is "Test accuracy (SPLIT): 98.06%"."""
 import digits_common
 import tensorplug as tp
 

@@ -43,6 +43,9 @@ typedef struct program_object {
     PyObject *all_vars;    /* a list: every replica's variables, replica after replica */
     PyObject *strategy_object;
     tp_mirrored_strategy_t *strategy; /* NULL: one replica, on the calling thread */
+    /* The strategy's workers (0 or 1: this process alone), this one's index among them and
+     * the replicas of them all, among which a batch is split when there are several. */
+    size_t num_workers, worker_index, num_global;
     PyObject *optimizer_object;  /* the tp.keras.optimizers object, which owns: */
     tp_optimizer_t *optimizer;
     loss_t loss;
@@ -169,6 +172,9 @@ static int program_init(PyObject *self, PyObject *args, PyObject *kwargs) {
         program->strategy = tpy_strategy_handle(strategy);
         if (program->strategy == NULL) return -1;
         replicas = tp_mirrored_strategy_num_replicas(program->strategy);
+        program->num_workers = tp_mirrored_strategy_num_workers(program->strategy);
+        program->worker_index = tp_mirrored_strategy_worker_index(program->strategy);
+        program->num_global = tp_mirrored_strategy_num_global_replicas(program->strategy);
         program->strategy_object = Py_NewRef(strategy);
     }
     if (PyList_GET_SIZE(variables) != (Py_ssize_t)replicas) {
@@ -378,6 +384,9 @@ typedef struct step {
     double *losses;        /* per replica: its mean loss */
     int64_t *rows_of;      /* per replica: its share of the batch */
     int64_t *correct;      /* per replica */
+    /* Under several workers, the step's mean loss and rows called right over every worker's
+     * rows, which replica 0 sums across workers. */
+    double global_loss, global_correct;
 } step_t;
 
 /* Rows [first, first + count) of x, on the device in scope. */
@@ -404,28 +413,63 @@ done:
     return error;
 }
 
+/* Replica r's rows [*begin, *end) of a batch of `rows`: under several workers, its share among
+ * the replicas of every worker (tp_shard_range, as tp_replica_batch_shard gives it), so that
+ * each worker takes its own slice; else the first rows % replicas shares are a row longer. */
+static void replica_rows(const program_object *program, int64_t rows, size_t r, int64_t *begin,
+                         int64_t *end) {
+    if (program->num_workers > 1) {
+        tp_shard_range(rows, program->num_global,
+                       program->worker_index * program->num_replicas + r, begin, end);
+        return;
+    }
+    int64_t replicas = (int64_t)program->num_replicas, index = (int64_t)r;
+    int64_t base = rows / replicas, extra = rows % replicas;
+    *begin = index * base + (index < extra ? index : extra);
+    *end = *begin + base + (index < extra ? 1 : 0);
+}
+
 /* Cuts the batch into the replicas' shares on the calling thread, before the replicas start:
  * the rows stay where the batch is (the host), and each replica's first op copies its share to
- * its device, as TensorFlow's distributed input does. The first rows % replicas shares are a row
- * longer. */
-static tp_status_t *split_batch(tp_context_t *c, step_t *step, size_t replicas) {
+ * its device, as TensorFlow's distributed input does. */
+static tp_status_t *split_batch(tp_context_t *c, step_t *step) {
     tp_status_t *error = NULL;
-    int64_t first = 0;
-    for (size_t r = 0; r < replicas; r++) {
-        int64_t share = step->rows / (int64_t)replicas +
-                        ((int64_t)r < step->rows % (int64_t)replicas ? 1 : 0);
-        step->rows_of[r] = share;
-        if (share == 0) continue;
-        if (replicas == 1) {
-            step->parts[0] = tp_tensor_retain(step->x);
-            step->parts[1] = tp_tensor_retain(step->y);
+    const program_object *program = step->program;
+    for (size_t r = 0; r < program->num_replicas; r++) {
+        int64_t begin, end;
+        replica_rows(program, step->rows, r, &begin, &end);
+        step->rows_of[r] = end - begin;
+        if (end == begin) continue;
+        if (end - begin == step->rows) {
+            step->parts[2 * r] = tp_tensor_retain(step->x);
+            step->parts[2 * r + 1] = tp_tensor_retain(step->y);
         } else {
-            TRY(rows_of(c, step->x, first, share, &step->parts[2 * r]));
-            TRY(rows_of(c, step->y, first, share, &step->parts[2 * r + 1]));
+            TRY(rows_of(c, step->x, begin, end - begin, &step->parts[2 * r]));
+            TRY(rows_of(c, step->y, begin, end - begin, &step->parts[2 * r + 1]));
         }
-        first += share;
     }
 done:
+    return error;
+}
+
+/* Under several workers: replica r's summed loss and rows called right, added up over every
+ * replica of every worker (float64: the counts stay exact), for replica 0 to keep. */
+static tp_status_t *sum_metrics(step_t *step, size_t r, tp_context_t *c,
+                                tp_replica_context_t *replica) {
+    tp_status_t *error = NULL;
+    tp_tensor_t *mine = NULL, *total = NULL;
+    double values[2] = {step->rows_of[r] > 0 ? step->losses[r] * (double)step->rows_of[r] : 0.0,
+                        (double)step->correct[r]};
+    TRY(tp_constant(c, TP_FLOAT64, TP_SHAPE(2), values, sizeof values, &mine));
+    TRY(tp_replica_all_reduce(replica, TP_REDUCE_SUM, &mine, 1, &total));
+    TRY(tp_tensor_read(total, values, sizeof values));
+    if (r == 0) {
+        step->global_loss = values[0] / (double)step->rows;
+        step->global_correct = values[1];
+    }
+done:
+    tp_tensor_release(mine);
+    tp_tensor_release(total);
     return error;
 }
 
@@ -434,8 +478,10 @@ done:
 static tp_status_t *replica_step(step_t *step, size_t r, tp_context_t *c,
                                  tp_replica_context_t *replica) {
     const program_object *program = step->program;
-    const size_t replicas = program->num_replicas, nv = program->num_vars;
-    const size_t nt = program->num_train;
+    const size_t nv = program->num_vars, nt = program->num_train;
+    /* The replicas whose gradients the all-reduce averages: those of every worker. */
+    const size_t replicas =
+        program->num_workers > 1 ? program->num_global : program->num_replicas;
     const int64_t share = step->rows_of[r];
     tp_variable_t *const *vars = program->vars + r * nv;
     tp_variable_t *const *trained = step->train ? program->train_vars + r * nt : NULL;
@@ -482,7 +528,10 @@ static tp_status_t *replica_step(step_t *step, size_t r, tp_context_t *c,
             grads[i] = reduced[i];
         }
         free(reduced);
+        if (error != NULL) goto done;
     }
+    if (step->train && replica != NULL && program->num_workers > 1)
+        TRY(sum_metrics(step, r, c, replica));
 done:
     tp_tape_destroy(tape);
     for (size_t i = 0; weights != NULL && i < nv; i++) tp_tensor_release(weights[i]);
@@ -540,7 +589,7 @@ static PyObject *run_step(PyObject *self, PyObject *args, bool train) {
         PyErr_NoMemory();
     } else if (train) {
         Py_BEGIN_ALLOW_THREADS
-        status = split_batch(context, &step, replicas);
+        status = split_batch(context, &step);
         if (status == NULL)
             status = program->strategy != NULL
                          ? tp_mirrored_strategy_run(program->strategy, run_replica, &step)
@@ -560,7 +609,7 @@ static PyObject *run_step(PyObject *self, PyObject *args, bool train) {
         const char *device =
             program->strategy ? tp_mirrored_strategy_device(program->strategy, 0) : NULL;
         Py_BEGIN_ALLOW_THREADS
-        status = split_batch(context, &step, 1);
+        status = split_batch(context, &step);
         if (status == NULL) status = device != NULL ? tp_device_push(context, device) : NULL;
         if (status == NULL) {
             status = replica_step(&step, 0, context, NULL);
@@ -579,6 +628,10 @@ static PyObject *run_step(PyObject *self, PyObject *args, bool train) {
         for (size_t r = 0; r < replicas; r++) {
             loss += step.losses[r] * (double)step.rows_of[r] / (double)step.rows;
             correct += step.correct[r];
+        }
+        if (train && program->num_workers > 1) {
+            loss = step.global_loss;
+            correct = (int64_t)step.global_correct;
         }
         if (program->accuracy) result = Py_BuildValue("(dL)", loss, (long long)correct);
         else result = Py_BuildValue("(dO)", loss, Py_None);

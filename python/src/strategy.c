@@ -33,18 +33,31 @@ tp_mirrored_strategy_t *tpy_strategy_handle(PyObject *object) {
     return checked == NULL ? NULL : checked->strategy;
 }
 
-/* MirroredStrategy(devices): the logical devices, each named once, in any accepted form. */
+/* MirroredStrategy(devices, multi_worker=False, collective_timeout=300.0, chunk_bytes=0): the
+ * logical devices, each named once, in any accepted form; with multi_worker, this process's
+ * devices joined to the other workers of its MPI job (which loads MPI: a collective, every
+ * worker makes it). */
 static int strategy_init(PyObject *self, PyObject *args, PyObject *kwargs) {
     tpy_strategy_object *object = (tpy_strategy_object *)self;
-    static char *keywords[] = {"devices", NULL};
+    static char *keywords[] = {"devices", "multi_worker", "collective_timeout", "chunk_bytes",
+                               NULL};
     PyObject *devices_object;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O:MirroredStrategy", keywords,
-                                     &devices_object))
+    int multi_worker = 0;
+    tp_multi_worker_options_t options = TP_MULTI_WORKER_OPTIONS_INIT;
+    Py_ssize_t chunk_bytes = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$pdn:MirroredStrategy", keywords,
+                                     &devices_object, &multi_worker,
+                                     &options.collective_timeout_seconds, &chunk_bytes))
         return -1;
     if (object->strategy != NULL) {
         PyErr_SetString(PyExc_TypeError, "a MirroredStrategy is initialized once");
         return -1;
     }
+    if (chunk_bytes < 0) {
+        PyErr_Format(PyExc_ValueError, "chunk_bytes must not be negative, not %zd", chunk_bytes);
+        return -1;
+    }
+    options.chunk_bytes = (size_t)chunk_bytes;
     tp_context_t *context = tpy_context();
     if (context == NULL) return -1;
     if (PyUnicode_Check(devices_object)) {
@@ -76,9 +89,18 @@ static int strategy_init(PyObject *self, PyObject *args, PyObject *kwargs) {
             result = -1;
         }
     }
-    if (result == 0)
+    if (result == 0 && multi_worker) {
+        tp_status_t *status;
+        /* Joining waits for every worker of the job. */
+        Py_BEGIN_ALLOW_THREADS
+        status = tp_multi_worker_mirrored_strategy_create(context, names, (size_t)count,
+                                                          &options, &object->strategy);
+        Py_END_ALLOW_THREADS
+        result = tpy_check(status);
+    } else if (result == 0) {
         result = tpy_check(
             tp_mirrored_strategy_create(context, names, (size_t)count, &object->strategy));
+    }
     PyMem_Free(names);
     Py_DECREF(sequence);
     return result;
@@ -90,11 +112,21 @@ static void strategy_dealloc(PyObject *self) {
     Py_TYPE(self)->tp_free(self);
 }
 
-static PyObject *strategy_get_num_replicas(PyObject *self, void *closure) {
-    (void)closure;
+/* A count the C API gives of a strategy: the closure of strategy_get_count. */
+typedef struct count_reader {
+    size_t (*count)(const tp_mirrored_strategy_t *strategy);
+} count_reader_t;
+
+static count_reader_t read_num_replicas = {tp_mirrored_strategy_num_replicas};
+static count_reader_t read_num_workers = {tp_mirrored_strategy_num_workers};
+static count_reader_t read_worker_index = {tp_mirrored_strategy_worker_index};
+static count_reader_t read_num_global_replicas = {tp_mirrored_strategy_num_global_replicas};
+
+static PyObject *strategy_get_count(PyObject *self, void *closure) {
+    const count_reader_t *reader = closure;
     tpy_strategy_object *object = strategy_checked(self);
     if (object == NULL) return NULL;
-    return PyLong_FromSize_t(tp_mirrored_strategy_num_replicas(object->strategy));
+    return PyLong_FromSize_t(reader->count(object->strategy));
 }
 
 static PyObject *strategy_get_devices(PyObject *self, void *closure) {
@@ -110,6 +142,38 @@ static PyObject *strategy_get_devices(PyObject *self, void *closure) {
         else PyTuple_SET_ITEM(tuple, (Py_ssize_t)i, name);
     }
     return tuple;
+}
+
+/* broadcast_variables(variables): every worker's variables (a list of tp.Variable, the same
+ * dtypes and shapes in the same order on every worker) take worker 0's values. */
+static PyObject *strategy_broadcast_variables(PyObject *self, PyObject *args) {
+    PyObject *list;
+    if (!PyArg_ParseTuple(args, "O!:broadcast_variables", &PyList_Type, &list)) return NULL;
+    tpy_strategy_object *object = strategy_checked(self);
+    if (object == NULL) return NULL;
+    size_t count = (size_t)PyList_GET_SIZE(list);
+    tp_variable_t **variables = PyMem_Calloc(count + 1, sizeof *variables);
+    if (variables == NULL) return PyErr_NoMemory();
+    for (size_t i = 0; i < count; i++) {
+        if ((variables[i] = tpy_variable_handle(PyList_GET_ITEM(list, (Py_ssize_t)i))) == NULL) {
+            PyMem_Free(variables);
+            return NULL;
+        }
+    }
+    /* A copy of the list keeps the variables alive while the GIL is released, however the
+     * caller's list changes meanwhile. */
+    PyObject *held = PyList_GetSlice(list, 0, (Py_ssize_t)count);
+    tp_status_t *status = NULL;
+    if (held != NULL) {
+        Py_BEGIN_ALLOW_THREADS
+        status = tp_mirrored_strategy_broadcast_variables(object->strategy, variables, count);
+        Py_END_ALLOW_THREADS
+    }
+    Py_XDECREF(held);
+    PyMem_Free(variables);
+    if (held == NULL) return NULL;
+    if (status != NULL) return tpy_raise(status);
+    Py_RETURN_NONE;
 }
 
 /* What one run shares with its replicas' callbacks. */
@@ -289,8 +353,15 @@ static PyObject *strategy_all_reduce(PyObject *self, PyObject *args) {
 }
 
 static PyGetSetDef strategy_getset[] = {
-    {"num_replicas_in_sync", strategy_get_num_replicas, NULL, "how many replicas", NULL},
+    {"num_replicas_in_sync", strategy_get_count, NULL, "how many replicas (this process's)",
+     &read_num_replicas},
     {"devices", strategy_get_devices, NULL, "the replicas' devices, canonical names", NULL},
+    {"num_workers", strategy_get_count, NULL, "the job's workers (1: this process)",
+     &read_num_workers},
+    {"worker_index", strategy_get_count, NULL, "this process's index among them",
+     &read_worker_index},
+    {"num_global_replicas", strategy_get_count, NULL, "the replicas of every worker",
+     &read_num_global_replicas},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -299,6 +370,8 @@ static PyMethodDef strategy_methods[] = {
      "run(fn, per_replica_args): fn(*args) on every replica's thread; a list of results."},
     {"all_reduce", strategy_all_reduce, METH_VARARGS,
      "all_reduce(op, values): 'SUM' or 'MEAN' of one value per replica, on each device."},
+    {"broadcast_variables", strategy_broadcast_variables, METH_VARARGS,
+     "broadcast_variables(variables): worker 0's values in every worker's variables."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -306,7 +379,8 @@ PyTypeObject tpy_strategy_type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "tensorplug._tensorplug.MirroredStrategy",
     .tp_basicsize = sizeof(tpy_strategy_object),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
-    .tp_doc = "MirroredStrategy(devices): tp_mirrored_strategy_t (tp.distribute wraps it)",
+    .tp_doc = "MirroredStrategy(devices, multi_worker=False, collective_timeout=300.0, "
+              "chunk_bytes=0): tp_mirrored_strategy_t (tp.distribute wraps it)",
     .tp_dealloc = strategy_dealloc,
     .tp_init = strategy_init,
     .tp_new = PyType_GenericNew,
@@ -354,7 +428,23 @@ static PyObject *replica_id(PyObject *self, PyObject *unused) {
     return PyLong_FromSize_t(tp_replica_index(current_replica));
 }
 
+/* _shard_range(count, num_shards, shard): (begin, end) of the items shard `shard` takes. */
+static PyObject *shard_range(PyObject *self, PyObject *args) {
+    (void)self;
+    long long count;
+    Py_ssize_t num_shards, shard;
+    if (!PyArg_ParseTuple(args, "Lnn:_shard_range", &count, &num_shards, &shard)) return NULL;
+    if (num_shards < 0 || shard < 0) {
+        PyErr_SetString(PyExc_ValueError, "_shard_range: shards are counted from 0");
+        return NULL;
+    }
+    int64_t begin, end;
+    tp_shard_range(count, (size_t)num_shards, (size_t)shard, &begin, &end);
+    return Py_BuildValue("(LL)", (long long)begin, (long long)end);
+}
+
 static PyMethodDef module_functions[] = {
+    {"_shard_range", shard_range, METH_VARARGS, NULL},
     {"_replica_all_reduce", replica_all_reduce, METH_VARARGS, NULL},
     {"_replica_id", replica_id, METH_NOARGS, NULL},
     {NULL, NULL, 0, NULL},

@@ -10,9 +10,10 @@ import textwrap
 import pytest
 
 
-def run_snippet(code, env=None, check=True):
-    """Runs `code` in a fresh interpreter; returns (stdout, stderr)."""
-    environment = dict(os.environ)
+def run_snippet(code, env=None, check=True, unset=()):
+    """Runs `code` in a fresh interpreter, with `env` added to the environment and the
+    variables named in `unset` taken out; returns (stdout, stderr)."""
+    environment = {k: v for k, v in os.environ.items() if k not in unset}
     environment.update(env or {})
     result = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=environment,
                             capture_output=True, text=True, timeout=600)

@@ -17,3 +17,16 @@ mpirun() {
 }
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+# A job's weights against one process's: every worker's JOB-workerK.npz must hold worker 0's
+# bits, and worker 0's must equal ONE-worker0.npz to float rounding (compare_weights.py close
+# 1e-5: float32 sums taken in another order).
+#   check_job_weights PYTHON COMPARE_WEIGHTS_PY JOB NP ONE
+check_job_weights() {
+    local python=$1 compare=$2 job=$3 np=$4 one=$5 others=() k
+    for k in $(seq 1 $((np - 1))); do others+=("$job-worker$k.npz"); done
+    "$python" "$compare" identical "$job-worker0.npz" "${others[@]}" \
+        || fail "the workers' weights differ"
+    "$python" "$compare" close 1e-5 "$one-worker0.npz" "$job-worker0.npz" \
+        || fail "the job's weights are not the single process's"
+}
+

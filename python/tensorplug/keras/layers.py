@@ -98,6 +98,7 @@ class Layer:
         else:
             variables = [_tensorplug.Variable(copy, name=full_name)
                          for copy in _tensorplug._mirror(strategy._c, value)]
+            strategy._initial_values(variables)  # worker 0's, under several workers
         if len(self._replica_weights) != len(variables):
             self._replica_weights = [[] for _ in variables]
         for replica, variable in zip(self._replica_weights, variables):

@@ -7,7 +7,11 @@ weights (each replica's copies, when the layers were built in a strategy's scope
 KerasProgram, which runs every training step: the batch split among the replicas, forward
 pass, loss and gradients on each replica's thread, the gradients all-reduced (MEAN, weighted by
 each replica's share of the batch) and the optimizer applied to every copy at once, so the
-copies stay equal and the step is the one a single device would take."""
+copies stay equal and the step is the one a single device would take.
+
+Under tp.distribute.MultiWorkerMirroredStrategy every worker calls fit with the same data and
+batch_size (the global batch): each takes its own rows of every batch, the shuffled order is
+worker 0's, and the loss and accuracy shown are those of the whole global batch."""
 import math
 
 import numpy as np
@@ -135,7 +139,8 @@ class Model:
     def _build_program(self):
         descriptions, replicas = [], None
         strategy = self._strategy()
-        count = 1 if strategy is None else strategy.num_replicas_in_sync
+        # The copies this process holds: one per local replica (not every worker's).
+        count = 1 if strategy is None else len(strategy.extended.worker_devices)
         replicas = [[] for _ in range(count)]
         for layer in self._layers:
             if layer.weights and len(layer._replica_weights) != count:
@@ -255,10 +260,14 @@ class Model:
         rows = len(x)
         steps = math.ceil(rows / batch_size)
         metric = self._metric_name
+        strategy = self._strategy()
         for epoch in range(initial_epoch, epochs):
             if verbose:
                 print("Epoch %d/%d" % (epoch + 1, epochs), flush=True)
             order = utils.rng().permutation(rows) if shuffle else None
+            if order is not None and strategy is not None:
+                # Every worker steps through the same global batches: worker 0's order.
+                order = strategy._from_worker_0(order)
             bar = _progress.Progbar(steps, verbose)
             loss_sum, correct, seen = 0.0, 0, 0
             for step in range(steps):
