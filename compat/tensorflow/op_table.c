@@ -20,6 +20,7 @@ static const struct {
     {"AddN", "AddN"},
     {"AddV2", "Add"},
     {"AvgPool", "AvgPool"},
+    {"BatchMatMulV2", "BatchMatMulV2"},
     {"BiasAdd", "BiasAdd"},
     {"Cast", "Cast"},
     {"Conv2D", "Conv2D"},

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The OpenCL plug-in's kernels for image models (convolution, pooling, losses, comparisons and
- * the element-wise ops training needs), each run on PoCL's GPU:0 and on the CPU device with the
- * same inputs and attributes: the GPU's results must equal the CPU's (exactly for integers and
- * booleans, to a stated tolerance for floats, whose sums run in another order there), and bad
- * input must fail with the CPU's message. */
+/* The OpenCL plug-in's kernels for image models (convolution, pooling, losses, comparisons,
+ * batched matrix products and the element-wise ops training needs), each run on PoCL's GPU:0
+ * and on the CPU device with the same inputs and attributes: the GPU's results must equal the
+ * CPU's (exactly for integers and booleans, to a stated tolerance for floats, whose sums run in
+ * another order there), and bad input must fail with the CPU's message. */
 #include "../unit/test_support.h"
 
 #include <float.h>
@@ -156,6 +156,38 @@ static int num_float_dtypes(tp_context_t *context) { return has_fp64(context) ? 
 static const tp_dtype_t float_dtypes[] = {TP_FLOAT32, TP_FLOAT64};
 /* float32 sums run in double on the GPU where it can, in float on the CPU (oneDNN). */
 static double float_tolerance(tp_dtype_t dtype) { return dtype == TP_FLOAT32 ? 2e-5 : 1e-12; }
+
+/* ---- Batched matrix products ---------------------------------------------------------------- */
+
+/* BatchMatMulV2 through CLBlast's batched GEMM against the CPU's GEMM per product: each
+ * adjoint, batch dimensions broadcast both ways, a matrix against a batch, empty sums. */
+static void batch_matmul_matches_the_cpu(void **state) {
+    (void)state;
+    tp_context_t *context = make_context();
+    const struct {
+        tp_shape_t x, y;
+        bool adj_x, adj_y;
+    } cases[] = {
+        {TP_SHAPE(3, 5, 4), TP_SHAPE(3, 4, 6), false, false},
+        {TP_SHAPE(2, 1, 4, 5), TP_SHAPE(3, 4, 6), true, false},
+        {TP_SHAPE(2, 5, 4), TP_SHAPE(6, 4), false, true},
+        {TP_SHAPE(7, 5), TP_SHAPE(2, 3, 6, 7), true, true},
+        {TP_SHAPE(2, 3, 0), TP_SHAPE(2, 0, 4), false, false},
+    };
+    double *xv = values(2 * 3 * 4 * 6 * 7, 71), *yv = values(2 * 3 * 4 * 6 * 7, 72);
+    for (int d = 0; d < num_float_dtypes(context); d++)
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            tp_tensor_t *inputs[2] = {make(context, float_dtypes[d], cases[i].x, xv),
+                                      make(context, float_dtypes[d], cases[i].y, yv)};
+            tp_attr_t attrs[2] = {TP_ATTR_BOOL_VALUE("adj_x", cases[i].adj_x),
+                                  TP_ATTR_BOOL_VALUE("adj_y", cases[i].adj_y)};
+            both(context, "BatchMatMulV2", inputs, 2, attrs, 2, 1,
+                 float_tolerance(float_dtypes[d]));
+            tp_tensor_release(inputs[0]), tp_tensor_release(inputs[1]);
+        }
+    free(xv), free(yv);
+    tp_context_destroy(context);
+}
 
 /* ---- Convolution and pooling ----------------------------------------------------------------- */
 
@@ -687,6 +719,7 @@ int main(void) {
         cmocka_unit_test(dropout_draws_the_cpus_mask),
         cmocka_unit_test(unsorted_segment_sum_matches_the_cpu),
         cmocka_unit_test(fused_batch_norm_matches_the_cpu),
+        cmocka_unit_test(batch_matmul_matches_the_cpu),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
