@@ -76,6 +76,9 @@ static void check_op_promise(const tp_kernel_context_t *call) {
             fail_op(call, "reduction grew");
     } else if (strcmp(name, "MatMul") == 0) {
         if (out->rank != 2) fail_op(call, "product is not a matrix");
+    } else if (infer == tp_shape_batch_matmul) {
+        int32_t x = input_shape(call, 0)->rank, y = input_shape(call, 1)->rank;
+        if (out->rank != (x > y ? x : y)) fail_op(call, "batched product's rank");
     }
 }
 
