@@ -14,9 +14,9 @@
 
 typedef struct tp_worker_comm tp_worker_comm_t;
 
-/* The process's communicator: loads libtensorplug_mpi.so (TP_MPI_LIBRARY, else beside
- * libtensorplug, else by the loader's search) and joins the job the first time; the job is left
- * at exit. Fails naming the library and the reason when it cannot be loaded or MPI cannot
+/* The process's communicator: loads libtensorplug_mpi.so (TP_MPI_LIBRARY, else from
+ * tensorplug's private folders, base/private_library.h) and joins the job the first time; the
+ * job is left at exit. Fails naming the library and the reason when it cannot be loaded or MPI cannot
  * start. Thread-safe. */
 tp_status_t *tp_worker_comm_get(tp_worker_comm_t **out);
 

@@ -55,8 +55,10 @@ check "after unpacking the OpenCL package, PoCL's device appears as GPU:0 (got: 
 
 mpi="$work/packages/tensorplug-mpi_${version}_amd64.deb"
 files=$(dpkg-deb -c "$mpi" | awk '$1 !~ /^d/ {print $6}' | LC_ALL=C sort | tr '\n' ' ')
-[ "$files" = "./usr/$libdir/tensorplug/libtensorplug_mpi.so ./usr/share/doc/tensorplug-mpi/changelog.gz ./usr/share/doc/tensorplug-mpi/copyright " ]
-check "the MPI package holds the communication library, in the runtime's private folder, and its documentation alone (got: $files)" $?
+doc=./usr/share/doc/tensorplug-mpi
+[ "$files" = "./usr/$libdir/tensorplug/libtensorplug_mpi.so $doc/changelog.gz $doc/copyright " ]
+check "the MPI package holds the communication library, in the runtime's private folder, \
+and its documentation alone (got: $files)" $?
 depends=$(dpkg-deb -f "$mpi" Depends)
 grep -q 'libopenmpi3' <<<"$depends" && grep -qF "libtensorplug1 (= $version)" <<<"$depends"
 check "the MPI package depends on Open MPI and on this very runtime (got: $depends)" $?
