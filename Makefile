@@ -103,9 +103,9 @@ bench-compare: deps
 	cmake --build $(RELEASE_BUILD) -j $(JOBS) --target bench_compare
 	$(RELEASE_BUILD)/bin/bench_compare
 
-# The Debian packages libtensorplug1, libtensorplug-dev, tensorplug-tools, tensorplug-apu and
-# tensorplug-opencl, with their -dbgsym packages, in build-package/: a build of their own, for
-# /usr, so that the library and plug-ins go to Debian's multiarch folder
+# The Debian packages libtensorplug1, libtensorplug-dev, tensorplug-tools, tensorplug-apu,
+# tensorplug-opencl and tensorplug-mpi, with their -dbgsym packages, in build-package/: a build
+# of their own, for /usr, so that the library and plug-ins go to Debian's multiarch folder
 # (/usr/lib/x86_64-linux-gnu), as GNUInstallDirs chooses for that prefix.
 # Compiled with Debian's hardening flags, as dpkg-buildflags gives them to every package.
 DEB_BUILDFLAGS = DEB_BUILD_MAINT_OPTIONS=hardening=+all dpkg-buildflags --get

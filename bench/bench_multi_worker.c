@@ -8,8 +8,9 @@
  * The bandwidth table puts three all-reduces of the same float32 buffers side by side in one
  * run: MPI_Allreduce called directly (in place), the workers' collective tensorplug uses
  * (tp_worker_all_reduce: notes, then a ring per chunk, in place), and
- * tp_mirrored_strategy_all_reduce on a tensor (that collective plus reading the tensor and
- * making the result's). Bandwidth is the buffer's bytes over the median time of a call.
+ * tp_mirrored_strategy_all_reduce on a tensor (that collective, reading the tensor where it
+ * lies and summing into the result's memory, plus the strategy's hand-over between replica
+ * threads). Bandwidth is the buffer's bytes over the median time of a call.
  * Worker 0 prints. */
 #include <mpi.h>
 #include <stdio.h>

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TP_COMM_ABI_VERSION 1u
+#define TP_COMM_ABI_VERSION 2u
 #define TP_COMM_ENTRY_SYMBOL "tp_comm_entry"
 
 typedef enum tp_comm_dtype { TP_COMM_FLOAT32 = 1, TP_COMM_FLOAT64 = 2 } tp_comm_dtype_t;
@@ -43,11 +43,14 @@ typedef struct tp_comm_ops {
      * returns how many there are. Only for a request of exchange_notes, tested at least once. */
     size_t (*missing_notes)(tp_comm_request_t *request, int *ranks, size_t capacity_ranks);
 
-    /* Element-wise sum over workers of buffer[count], in place, by a ring: the buffer is cut in
-     * one block per worker, each block summed once, along the ring in a fixed order, by point-
-     * to-point messages (tag-separated, so several may be in flight), then passed round whole.
-     * Every worker gets the same bits, which MPI_Allreduce does not promise. Advanced by test. */
-    int (*ring_all_reduce_start)(tp_comm_t *comm, void *buffer, size_t count,
+    /* Element-wise sum over workers of this worker's `count` elements into buffer[count], by a
+     * ring: the elements are cut in one block per worker, each block summed once, along the
+     * ring in a fixed order, by point-to-point messages (tag-separated, so several may be in
+     * flight), then passed round whole. Every worker gets the same bits, which MPI_Allreduce
+     * does not promise. This worker's elements are read from `source` when it is not NULL (it
+     * must not overlap `buffer`, whose values are then never read: no copy of the input and no
+     * scratch block), else from `buffer` (in place). Advanced by test. */
+    int (*ring_all_reduce_start)(tp_comm_t *comm, const void *source, void *buffer, size_t count,
                                  tp_comm_dtype_t dtype, tp_comm_request_t **out_request,
                                  char *message, size_t capacity);
     /* `bytes` from worker `root` to every worker (MPI_Bcast). */

@@ -11,6 +11,7 @@
 #include "autodiff/variable.h"
 #include "base/dtype.h"
 #include "base/status.h"
+#include "context/context.h"
 #include "distribute/strategy.h"
 #include "tensor/tensor.h"
 
@@ -107,28 +108,52 @@ void tp_replica_batch_shard(const tp_replica_context_t *replica, int64_t batch,
 
 /* ---- The all-reduce ---------------------------------------------------------------------- */
 
-/* What the leader sums, for one dtype: every local replica's tensors of it, flattened in
- * tensor order, on the host. */
+/* A tensor of at least this many bytes is summed straight from the replicas' memory into its
+ * result's, in a collective of its own; smaller ones travel together through one buffer, where
+ * copying them in and out costs less than a collective each. */
+#define DIRECT_BYTES ((size_t)256 << 10)
+
+/* What one collective sums: `n` tensors of one dtype laid end to end, tensor i at elements
+ * [starts[i], starts[i + 1]), and each local replica's values of them where the host reads
+ * them, values[r * n + i]. */
 typedef struct local_sum {
-    size_t replicas, element_size;
+    size_t replicas, n, element_size;
     tp_dtype_t dtype;
-    void **flat; /* by replica */
+    const size_t *starts;
+    const void **values;
 } local_sum_t;
 
-/* Adds replicas 1.. to replica 0's values, which are already in place, in replica order. */
+/* Elements [offset, offset + count) of tensor i summed over the replicas, in replica order,
+ * into `out`. */
+static void sum_replicas(const local_sum_t *sum, size_t i, size_t offset, size_t count,
+                         void *out) {
+    const size_t size = sum->element_size;
+    if (count == 0) return;
+    memcpy(out, (const char *)sum->values[i] + offset * size, count * size);
+    for (size_t r = 1; r < sum->replicas; r++) {
+        const void *in = (const char *)sum->values[r * sum->n + i] + offset * size;
+        if (sum->dtype == TP_FLOAT64) {
+            double *o = out;
+            const double *v = in;
+            for (size_t k = 0; k < count; k++) o[k] += v[k];
+        } else {
+            float *o = out;
+            const float *v = in;
+            for (size_t k = 0; k < count; k++) o[k] += v[k];
+        }
+    }
+}
+
+/* The collective's fill: elements [begin, end) of the laid-out tensors, summed locally. */
 static void fill_chunk(size_t begin, size_t end, void *into, void *arg) {
     const local_sum_t *sum = arg;
-    size_t n = end - begin;
-    for (size_t r = 1; r < sum->replicas; r++) {
-        if (sum->dtype == TP_FLOAT64) {
-            double *out = into;
-            const double *in = (const double *)sum->flat[r] + begin;
-            for (size_t i = 0; i < n; i++) out[i] += in[i];
-        } else {
-            float *out = into;
-            const float *in = (const float *)sum->flat[r] + begin;
-            for (size_t i = 0; i < n; i++) out[i] += in[i];
-        }
+    size_t i = 0;
+    while (sum->starts[i + 1] <= begin) i++;
+    for (size_t at = begin; at < end; i++) {
+        size_t stop = sum->starts[i + 1] < end ? sum->starts[i + 1] : end;
+        sum_replicas(sum, i, at - sum->starts[i], stop - at,
+                     (char *)into + (at - begin) * sum->element_size);
+        at = stop;
     }
 }
 
@@ -142,65 +167,115 @@ static void divide(void *values, size_t count, tp_dtype_t dtype, double divisor)
     }
 }
 
-/* The leader's work for the tensors of `dtype` among the `count` offered: their sums over all
- * replicas of all workers, as host tensors in results[t]. */
-static tp_status_t *reduce_dtype(tp_mirrored_strategy_t *strategy, tp_dtype_t dtype,
-                                 tp_reduce_op_t op, size_t count, tp_tensor_t **results) {
-    const tp_replica_group_t *group = &strategy->group;
+/* Replica r's value of offered tensor t where the host reads it: the tensor itself (*out_held
+ * a new reference) when its device's memory is host memory, else a copy on the host. */
+static tp_status_t *host_values(tp_mirrored_strategy_t *strategy, size_t r, size_t t,
+                                tp_tensor_t **out_held, const void **out_values) {
+    tp_tensor_t *value = strategy->group.offers[r].values[t];
+    if (tp_device_host_addressed(value->device))
+        *out_held = tp_tensor_retain(value);
+    else
+        TP_RETURN_IF_ERROR(tp_tensor_copy_to_device(
+            value, strategy->context->registry.host_device, out_held));
+    return tp_tensor_host_data(*out_held, out_values);
+}
+
+/* A host tensor of `shape` whose values the host writes: `*out_data` is where. */
+static tp_status_t *host_result(tp_mirrored_strategy_t *strategy, tp_dtype_t dtype,
+                                const tp_shape_t *shape, tp_tensor_t **out, void **out_data) {
+    TP_RETURN_IF_ERROR(tp_tensor_allocate(strategy->context,
+                                          strategy->context->registry.host_device, dtype, shape,
+                                          out));
+    *out_data = (*out)->mem == NULL ? NULL : (char *)(*out)->mem + (*out)->offset;
+    return NULL;
+}
+
+/* One collective: the offered tensors `indices[0..n)` (one dtype) summed over all replicas of
+ * all workers, as host tensors in results[indices[i]]. A lone tensor is summed into its
+ * result's memory, and, on a worker of one replica, read where it lies: no copy at all. */
+static tp_status_t *reduce_group(tp_mirrored_strategy_t *strategy, tp_dtype_t dtype,
+                                 tp_reduce_op_t op, const size_t *indices, size_t n,
+                                 tp_tensor_t **results) {
     const size_t replicas = strategy->num_replicas, size = tp_dtype_size(dtype);
-    size_t total = 0;
-    for (size_t t = 0; t < count; t++)
-        if (group->offers[0].values[t]->dtype == dtype)
-            total += (size_t)group->offers[0].values[t]->num_elements;
-    if (total == 0) return NULL;
-    size_t chunk = strategy->options.chunk_bytes != 0 ? strategy->options.chunk_bytes
-                                                      : (size_t)4 << 20;
-    chunk = chunk / size;
-    local_sum_t sum = {replicas, size, dtype, calloc(replicas, sizeof(void *))};
-    void *buffer = malloc(total * size);
+    tp_tensor_t *const *first = strategy->group.offers[0].values;
+    size_t *starts = malloc((n + 1) * sizeof *starts);
+    tp_tensor_t **held = calloc(replicas * n, sizeof *held);
+    const void **values = calloc(replicas * n, sizeof *values);
     tp_status_t *error = NULL;
-    if (sum.flat == NULL || buffer == NULL)
-        error = tp_status_make(TP_RESOURCE_EXHAUSTED, "out of host memory for %zu elements",
-                               total);
-    for (size_t r = 0; r < replicas && error == NULL; r++) {
-        /* Replica 0's values are read straight into the buffer the workers reduce. */
-        sum.flat[r] = r == 0 ? buffer : malloc(total * size);
-        if (sum.flat[r] == NULL) {
-            error = tp_status_make(TP_RESOURCE_EXHAUSTED, "out of host memory");
-            break;
-        }
-        size_t at = 0;
-        for (size_t t = 0; t < count && error == NULL; t++) {
-            tp_tensor_t *value = group->offers[r].values[t];
-            if (value->dtype != dtype) continue;
-            error = tp_tensor_read(value, (char *)sum.flat[r] + at * size, value->byte_size);
-            at += (size_t)value->num_elements;
-        }
-    }
+    if (starts == NULL || held == NULL || values == NULL)
+        error = tp_status_make(TP_RESOURCE_EXHAUSTED, "out of host memory");
+    if (error == NULL) starts[0] = 0;
+    for (size_t i = 0; i < n && error == NULL; i++)
+        starts[i + 1] = starts[i] + (size_t)first[indices[i]]->num_elements;
+    for (size_t r = 0; r < replicas && error == NULL; r++)
+        for (size_t i = 0; i < n && error == NULL; i++)
+            error = host_values(strategy, r, indices[i], &held[r * n + i], &values[r * n + i]);
+    const size_t total = error == NULL ? starts[n] : 0;
+    tp_tensor_t *out = NULL;
+    void *buffer = NULL;
+    if (error == NULL)
+        error = host_result(strategy, dtype,
+                            n == 1 ? &first[indices[0]]->shape : &TP_SHAPE((int64_t)total),
+                            &out, &buffer);
+    local_sum_t sum = {replicas, n, size, dtype, starts, values};
     bool abandoned = false;
-    if (error == NULL) {
+    if (error == NULL && total > 0) {
+        /* Nothing to add locally: the ring reads the one replica's values where they lie. */
+        const bool direct = n == 1 && replicas == 1;
         tp_worker_all_reduce_args_t args = {
             .count = total, .dtype = dtype == TP_FLOAT64 ? TP_COMM_FLOAT64 : TP_COMM_FLOAT32,
-            .chunk_elements = chunk, .timeout_s = strategy->options.collective_timeout_seconds,
-            .fill = fill_chunk, .fill_arg = &sum, .buffer = buffer};
+            .chunk_elements = (strategy->options.chunk_bytes != 0 ? strategy->options.chunk_bytes
+                                                                  : (size_t)4 << 20) / size,
+            .timeout_s = strategy->options.collective_timeout_seconds,
+            .fill = direct ? NULL : fill_chunk, .fill_arg = &sum,
+            .source = direct ? values[0] : NULL, .buffer = buffer};
         error = tp_worker_all_reduce(strategy->workers, &args, &abandoned);
     }
     if (error == NULL && op == TP_REDUCE_MEAN)
         divide(buffer, total, dtype, (double)tp_mirrored_strategy_num_global_replicas(strategy));
-    size_t at = 0;
-    for (size_t t = 0; t < count && error == NULL; t++) {
-        tp_tensor_t *value = group->offers[0].values[t];
-        if (value->dtype != dtype) continue;
-        error = tp_tensor_create(strategy->context, dtype, value->shape,
-                                 (char *)buffer + at * size, value->byte_size, &results[t]);
-        at += (size_t)value->num_elements;
+    if (error == NULL && n == 1) {
+        results[indices[0]] = out;
+        out = NULL;
     }
-    for (size_t r = 1; sum.flat != NULL && r < replicas; r++) free(sum.flat[r]);
-    free(sum.flat);
+    for (size_t i = 0; i < n && error == NULL && out != NULL; i++) {
+        void *data;
+        error = host_result(strategy, dtype, &first[indices[i]]->shape, &results[indices[i]],
+                            &data);
+        if (error == NULL && starts[i + 1] > starts[i])
+            memcpy(data, (char *)buffer + starts[i] * size, (starts[i + 1] - starts[i]) * size);
+    }
+    /* Given up in flight, MPI may still read the replicas' memory and write the result's. */
+    for (size_t h = 0; held != NULL && h < replicas * n; h++)
+        if (abandoned)
+            tp_worker_comm_park(strategy->workers, held[h]);
+        else
+            tp_tensor_release(held[h]);
     if (abandoned)
-        tp_worker_comm_park(strategy->workers, buffer);
+        tp_worker_comm_park(strategy->workers, out);
     else
-        free(buffer);
+        tp_tensor_release(out);
+    free(starts);
+    free(held);
+    free(values);
+    return error;
+}
+
+/* The leader's work for the tensors of `dtype` among the `count` offered: the small ones in one
+ * collective, then each large one in its own, in tensor order on every worker. */
+static tp_status_t *reduce_dtype(tp_mirrored_strategy_t *strategy, tp_dtype_t dtype,
+                                 tp_reduce_op_t op, size_t count, tp_tensor_t **results) {
+    tp_tensor_t *const *offered = strategy->group.offers[0].values;
+    size_t *small = malloc(count * sizeof *small), num_small = 0;
+    if (small == NULL) return tp_status_make(TP_RESOURCE_EXHAUSTED, "out of host memory");
+    for (size_t t = 0; t < count; t++)
+        if (offered[t]->dtype == dtype && offered[t]->byte_size < DIRECT_BYTES)
+            small[num_small++] = t;
+    tp_status_t *error =
+        num_small > 0 ? reduce_group(strategy, dtype, op, small, num_small, results) : NULL;
+    for (size_t t = 0; t < count && error == NULL; t++)
+        if (offered[t]->dtype == dtype && offered[t]->byte_size >= DIRECT_BYTES)
+            error = reduce_group(strategy, dtype, op, &t, 1, results);
+    free(small);
     return error;
 }
 

@@ -197,8 +197,8 @@ static int finish_oldest(tp_worker_comm_t *comm, tp_comm_request_t **flight, siz
 }
 
 /* The data phase of an all-reduce (comm->mutex held): a ring per chunk, started in chunk order
- * on every worker, up to PIPELINE_DEPTH in flight, chunk k+1 filled (the local reduction)
- * while earlier ones travel. */
+ * on every worker, up to PIPELINE_DEPTH in flight, chunk k+1 filled (the local reduction), or
+ * read where it lies, while earlier ones travel. */
 static tp_status_t *pipeline(tp_worker_comm_t *comm, const tp_worker_all_reduce_args_t *args,
                              const char *what, double deadline, bool *out_abandoned) {
     const size_t chunk = args->chunk_elements != 0 ? args->chunk_elements : (size_t)1 << 20;
@@ -217,9 +217,14 @@ static tp_status_t *pipeline(tp_worker_comm_t *comm, const tp_worker_all_reduce_
         }
         size_t end = args->count - begin > chunk ? begin + chunk : args->count;
         char *at = (char *)args->buffer + begin * size;
-        args->fill(begin, end, at, args->fill_arg);
-        failed = comm->ops->ring_all_reduce_start(comm->comm, at, end - begin, args->dtype,
-                                                  &flight[in_flight], message, sizeof message);
+        const char *source = NULL;
+        if (args->source != NULL)
+            source = (const char *)args->source + begin * size;
+        else
+            args->fill(begin, end, at, args->fill_arg);
+        failed = comm->ops->ring_all_reduce_start(comm->comm, source, at, end - begin,
+                                                  args->dtype, &flight[in_flight], message,
+                                                  sizeof message);
         if (failed == 0) in_flight++;
     }
     while (in_flight > 0 && failed == 0) {
@@ -244,7 +249,8 @@ tp_status_t *tp_worker_all_reduce(tp_worker_comm_t *comm, const tp_worker_all_re
                                   bool *out_abandoned) {
     const char *what = "multi-worker all-reduce";
     *out_abandoned = false;
-    if (args->timeout_s <= 0 || args->fill == NULL || args->buffer == NULL ||
+    if (args->timeout_s <= 0 || (args->fill == NULL) == (args->source == NULL) ||
+        args->buffer == NULL ||
         (args->dtype != TP_COMM_FLOAT32 && args->dtype != TP_COMM_FLOAT64))
         return tp_status_make(TP_INVALID_ARGUMENT, "%s: invalid arguments", what);
     double deadline = now_s() + args->timeout_s;

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Loading the communication library on demand and joining the job once per process. */
-#define _GNU_SOURCE /* dladdr */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/env.h"
+#include "base/private_library.h"
 #include "base/status.h"
 #include "distribute/worker_comm_internal.h"
 
@@ -16,48 +16,38 @@ static tp_worker_comm_t worker;
 static pthread_mutex_t open_mutex = PTHREAD_MUTEX_INITIALIZER;
 static bool opened;
 
-/* The library's path beside the one holding this code (libtensorplug.so), or its bare name
- * for the loader's search when this code is in a program. */
-static void library_path(char *path, size_t capacity) {
+/* Opens the library: TP_MPI_LIBRARY alone when it is set, else the first of tensorplug's
+ * private folders (base/private_library.h) that has it. */
+static void *open_library(const char **out_path, char *error, size_t capacity) {
+    static char paths[TP_PRIVATE_LIBRARY_CANDIDATES][TP_PRIVATE_LIBRARY_PATH_CAPACITY];
     const char *chosen = tp_env_get("TP_MPI_LIBRARY");
-    if (chosen != NULL) {
-        snprintf(path, capacity, "%s", chosen);
-        return;
-    }
-    Dl_info info;
-    const char *slash = NULL;
-    if (dladdr((void *)library_path, &info) != 0 && info.dli_fname != NULL &&
-        strstr(info.dli_fname, "libtensorplug") != NULL)
-        slash = strrchr(info.dli_fname, '/');
-    if (slash != NULL)
-        snprintf(path, capacity, "%.*s/%s", (int)(slash - info.dli_fname), info.dli_fname,
-                 TP_MPI_LIBRARY_FILE);
+    int count = 1;
+    if (chosen != NULL)
+        snprintf(paths[0], sizeof paths[0], "%s", chosen);
     else
-        snprintf(path, capacity, "%s", TP_MPI_LIBRARY_FILE);
+        count = tp_private_library_candidates(TP_MPI_LIBRARY_FILE, paths);
+    return tp_private_library_open(paths, count, out_path, error, capacity);
 }
 
 static void leave_job(void) {
     pthread_mutex_lock(&worker.mutex);
+    /* What is parked stays: an abandoned collective's MPI requests are never completed, so
+     * MPI may use that memory until the very end. */
     worker.ops->close(worker.comm);
-    for (size_t i = 0; i < worker.num_parked; i++) free(worker.parked[i]);
-    free(worker.parked);
-    worker.parked = NULL;
-    worker.num_parked = 0;
     snprintf(worker.broken, sizeof worker.broken, "the process is leaving the job");
     pthread_mutex_unlock(&worker.mutex);
 }
 
 static tp_status_t *join_job(void) {
-    char path[4096];
-    library_path(path, sizeof path);
-    /* Global, so that MPI's own components, which it dlopens, resolve against libmpi. */
-    void *library = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+    const char *path = NULL;
+    char error[512];
+    void *library = open_library(&path, error, sizeof error);
     if (library == NULL)
         return tp_status_make(TP_UNAVAILABLE,
                               "cannot load the MPI communication library '%s' (%s); a "
-                              "multi-worker strategy needs it, and it needs Open MPI "
-                              "(libopenmpi3)",
-                              path, dlerror());
+                              "multi-worker strategy needs it: install the tensorplug-mpi "
+                              "package, and Open MPI (libopenmpi3) with it",
+                              path, error);
     tp_comm_entry_fn entry = NULL;
     *(void **)&entry = dlsym(library, TP_COMM_ENTRY_SYMBOL);
     const tp_comm_ops_t *ops = entry != NULL ? entry() : NULL;
@@ -102,20 +92,20 @@ const tp_comm_ops_t *tp_worker_comm_ops(const tp_worker_comm_t *comm, tp_comm_t 
     return comm->ops;
 }
 
-void tp_worker_comm_park_locked(tp_worker_comm_t *comm, void *buffer) {
-    if (buffer == NULL) return;
+void tp_worker_comm_park_locked(tp_worker_comm_t *comm, void *object) {
+    if (object == NULL) return;
     if (comm->num_parked == comm->parked_capacity) {
         size_t capacity = comm->parked_capacity * 2 + 4;
         void **grown = realloc(comm->parked, capacity * sizeof *grown);
-        if (grown == NULL) return; /* leaked rather than freed: MPI may still write it */
+        if (grown == NULL) return; /* lost track of rather than freed: MPI may still use it */
         comm->parked = grown;
         comm->parked_capacity = capacity;
     }
-    comm->parked[comm->num_parked++] = buffer;
+    comm->parked[comm->num_parked++] = object;
 }
 
-void tp_worker_comm_park(tp_worker_comm_t *comm, void *buffer) {
+void tp_worker_comm_park(tp_worker_comm_t *comm, void *object) {
     pthread_mutex_lock(&comm->mutex);
-    tp_worker_comm_park_locked(comm, buffer);
+    tp_worker_comm_park_locked(comm, object);
     pthread_mutex_unlock(&comm->mutex);
 }

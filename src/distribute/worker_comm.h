@@ -14,9 +14,9 @@
 
 typedef struct tp_worker_comm tp_worker_comm_t;
 
-/* The process's communicator: loads libtensorplug_mpi.so (TP_MPI_LIBRARY, else beside
- * libtensorplug, else by the loader's search) and joins the job the first time; the job is left
- * at exit. Fails naming the library and the reason when it cannot be loaded or MPI cannot
+/* The process's communicator: loads libtensorplug_mpi.so (TP_MPI_LIBRARY, else from
+ * tensorplug's private folders, base/private_library.h) and joins the job the first time; the
+ * job is left at exit. Fails naming the library and the reason when it cannot be loaded or MPI cannot
  * start. Thread-safe. */
 tp_status_t *tp_worker_comm_get(tp_worker_comm_t **out);
 
@@ -36,11 +36,15 @@ typedef struct tp_worker_all_reduce_args {
     tp_comm_dtype_t dtype; /* float32 or float64 */
     size_t chunk_elements; /* per chunk; 0: 1 Mi elements */
     double timeout_s;      /* > 0 */
+    /* The local contribution: written into `buffer` chunk by chunk by `fill`, or read in place
+     * from `source` (`count` elements not overlapping `buffer`), which then costs no copy.
+     * Exactly one of the two. */
     tp_worker_fill_fn fill;
     void *fill_arg;
-    /* `count` elements, filled chunk by chunk by `fill`; on success the sum over workers, the
-     * same bits on every worker (each element is summed once, by one worker). On a deadline
-     * MPI may still write it: the caller hands it to tp_worker_comm_park, not to free. */
+    const void *source;
+    /* `count` elements; on success the sum over workers, the same bits on every worker (each
+     * element is summed once, by one worker). On a deadline MPI may still read `source` and
+     * write `buffer`: the caller hands what holds them to tp_worker_comm_park. */
     void *buffer;
 } tp_worker_all_reduce_args_t;
 
@@ -61,7 +65,8 @@ tp_status_t *tp_worker_broadcast(tp_worker_comm_t *comm, const char *what, void 
 tp_status_t *tp_worker_agree(tp_worker_comm_t *comm, const char *what, uint64_t value,
                              double timeout_s);
 
-/* Keeps `buffer` (malloc'ed) until exit: an abandoned collective may still write it. */
-void tp_worker_comm_park(tp_worker_comm_t *comm, void *buffer);
+/* Keeps `object` (a malloc'ed buffer, a tensor) reachable and never frees or releases it: an
+ * abandoned collective may still use its memory until the process ends. */
+void tp_worker_comm_park(tp_worker_comm_t *comm, void *object);
 
 #endif

@@ -18,11 +18,11 @@ struct tp_worker_comm {
     pthread_mutex_t mutex; /* one collective at a time; guards what follows */
     uint64_t sequence;     /* collectives entered */
     char broken[320];      /* why no collective can run any more; "" while they can */
-    void **parked;         /* buffers an abandoned collective may still write */
+    void **parked;         /* what an abandoned collective may still use; never freed */
     size_t num_parked, parked_capacity;
 };
 
 /* tp_worker_comm_park with comm->mutex held. */
-void tp_worker_comm_park_locked(tp_worker_comm_t *comm, void *buffer);
+void tp_worker_comm_park_locked(tp_worker_comm_t *comm, void *object);
 
 #endif

@@ -188,6 +188,68 @@ static void check_all_reduce(tp_context_t *context, tp_mirrored_strategy_t *stra
     }
 }
 
+enum { MIXED_TENSORS = 3 };
+
+typedef struct mixed {
+    tp_tensor_t *in[2][MIXED_TENSORS], *out[2][MIXED_TENSORS];
+} mixed_t;
+
+static tp_status_t *all_reduce_mixed(tp_replica_context_t *replica, void *arg) {
+    mixed_t *mixed = arg;
+    size_t r = tp_replica_index(replica);
+    return tp_replica_all_reduce(replica, TP_REDUCE_SUM, mixed->in[r], MIXED_TENSORS,
+                                 mixed->out[r]);
+}
+
+/* Three float32 tensors in one all-reduce: two small ones, which travel together, and one of
+ * 70001 elements (over 256 KiB), which is summed in a collective of its own straight into its
+ * result, in several 64 KiB chunks; with one local device its values are read where they lie.
+ * Element i of tensor t of replica r offers offered(w, r, i + t). */
+static void check_mixed_sizes(tp_context_t *context, const char *const *devices, size_t replicas,
+                              const char *name) {
+    enum { TENSORS = MIXED_TENSORS, LARGE = 70001 };
+    const int64_t lengths[TENSORS] = {15, LARGE, 14};
+    tp_multi_worker_options_t options = TP_MULTI_WORKER_OPTIONS_INIT;
+    options.chunk_bytes = 64 << 10;
+    options.collective_timeout_seconds = 60;
+    tp_mirrored_strategy_t *strategy = NULL;
+    tp_status_t *status = tp_multi_worker_mirrored_strategy_create(context, devices, replicas,
+                                                                   &options, &strategy);
+    const size_t workers = tp_mirrored_strategy_num_workers(strategy);
+    static float values[LARGE];
+    mixed_t mixed = {{{NULL}}, {{NULL}}};
+    for (size_t r = 0; r < replicas && status == NULL; r++)
+        for (size_t t = 0; t < TENSORS && status == NULL; t++) {
+            for (int64_t i = 0; i < lengths[t]; i++)
+                values[i] = (float)offered(worker, r, (size_t)i + t);
+            status = tp_tensor_create(context, TP_FLOAT32, TP_SHAPE(lengths[t]), values,
+                                      (size_t)lengths[t] * sizeof(float), &mixed.in[r][t]);
+        }
+    if (status == NULL) status = tp_mirrored_strategy_run(strategy, all_reduce_mixed, &mixed);
+    char why[256] = "";
+    for (size_t r = 0; r < replicas && status == NULL && why[0] == '\0'; r++)
+        for (size_t t = 0; t < TENSORS && status == NULL && why[0] == '\0'; t++) {
+            status = tp_tensor_read(mixed.out[r][t], values, (size_t)lengths[t] * sizeof(float));
+            for (int64_t i = 0; i < lengths[t] && status == NULL && why[0] == '\0'; i++) {
+                double want = 0.0; /* exact: sums of multiples of 1/4 below 2^22 */
+                for (size_t w = 0; w < workers; w++)
+                    for (size_t k = 0; k < replicas; k++) want += offered(w, k, (size_t)i + t);
+                if ((double)values[i] != want)
+                    snprintf(why, sizeof why, "replica %zu tensor %zu element %lld is %.9g, not "
+                             "%.9g", r, t, (long long)i, (double)values[i], want);
+            }
+        }
+    if (status != NULL) snprintf(why, sizeof why, "%s", tp_status_message(status));
+    report(name, status == NULL && why[0] == '\0', why);
+    tp_status_free(status);
+    for (size_t r = 0; r < 2; r++)
+        for (size_t t = 0; t < TENSORS; t++) {
+            tp_tensor_release(mixed.in[r][t]);
+            tp_tensor_release(mixed.out[r][t]);
+        }
+    tp_mirrored_strategy_destroy(strategy);
+}
+
 static void check_broadcast(tp_context_t *context, tp_mirrored_strategy_t *strategy) {
     double mine[3] = {(double)worker, 10.0 + (double)worker, -1.0};
     tp_tensor_t *initial = NULL, *read = NULL;
@@ -252,6 +314,8 @@ static int check_collectives(size_t chunk_bytes) {
     check_all_reduce(context, strategy, TP_FLOAT32, TP_REDUCE_SUM, "all-reduce float32 sum");
     check_all_reduce(context, strategy, TP_FLOAT64, TP_REDUCE_SUM, "all-reduce float64 sum");
     check_all_reduce(context, strategy, TP_FLOAT32, TP_REDUCE_MEAN, "all-reduce float32 mean");
+    check_mixed_sizes(context, devices, 2, "all-reduce of small and large tensors, two devices");
+    check_mixed_sizes(context, devices, 1, "all-reduce of small and large tensors, one device");
     check_broadcast(context, strategy);
 
     /* Integers do not cross workers; every worker refuses alike, so none waits. */

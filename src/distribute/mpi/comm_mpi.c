@@ -13,6 +13,9 @@
 
 #define TP_COMM_EXPORT __attribute__((visibility("default")))
 
+/* Scratch blocks kept: as many rings as the core keeps in flight, and some. */
+enum { SPARE_SCRATCH = 8 };
+
 struct tp_comm {
     MPI_Comm world; /* our own copy */
     int rank, size;
@@ -20,17 +23,25 @@ struct tp_comm {
     tp_comm_request_t *parked; /* requests given up in flight, freed (not waited for) at close */
     unsigned long rings;       /* started: every worker starts them in the same order */
     bool owns_mpi;             /* we called MPI_Init_thread, so we call MPI_Finalize */
+    /* Scratch blocks of finished in-place rings, kept for the next ones: a block is megabytes,
+     * and memory fresh from the system costs a page fault per 4 KiB on first touch, several
+     * times what summing it costs. */
+    void *spare[SPARE_SCRATCH];
+    size_t spare_bytes[SPARE_SCRATCH];
+    int spares;
 };
 
 /* A ring of `size` workers over `count` elements: steps 0 .. size-2 reduce-scatter (worker r
  * sends block r - s to its right and adds block r - s - 1 from its left to its own), steps
  * size-1 .. 2 size-3 all-gather (it passes on the finished blocks). */
 typedef struct ring {
+    const char *source; /* this worker's elements when not in place, else NULL */
     char *buffer;
     size_t count, element;
     tp_comm_dtype_t dtype;
     int tag, step;
-    void *scratch; /* the largest block */
+    void *scratch; /* in place: the largest block, scratch_bytes; else NULL */
+    size_t scratch_bytes;
     bool started;  /* this step's messages are posted */
 } ring_t;
 
@@ -107,6 +118,41 @@ static int comm_open(tp_comm_t **out_comm, int *out_rank, int *out_size, char *d
 
 static void request_free(tp_comm_request_t *request);
 
+/* A scratch block of at least `bytes`: a spare one if one is large enough. */
+static void *scratch_take(tp_comm_t *comm, size_t bytes, size_t *out_bytes) {
+    for (int i = 0; i < comm->spares; i++)
+        if (comm->spare_bytes[i] >= bytes) {
+            void *block = comm->spare[i];
+            *out_bytes = comm->spare_bytes[i];
+            comm->spares--;
+            comm->spare[i] = comm->spare[comm->spares];
+            comm->spare_bytes[i] = comm->spare_bytes[comm->spares];
+            return block;
+        }
+    *out_bytes = bytes;
+    return malloc(bytes);
+}
+
+/* Keeps a finished ring's scratch block for the next, in place of the smallest spare one. */
+static void scratch_give(tp_comm_t *comm, void *block, size_t bytes) {
+    if (block == NULL) return;
+    int slot = comm->spares;
+    if (slot == SPARE_SCRATCH) {
+        slot = 0;
+        for (int i = 1; i < SPARE_SCRATCH; i++)
+            if (comm->spare_bytes[i] < comm->spare_bytes[slot]) slot = i;
+        if (comm->spare_bytes[slot] >= bytes) {
+            free(block);
+            return;
+        }
+        free(comm->spare[slot]);
+    } else {
+        comm->spares++;
+    }
+    comm->spare[slot] = block;
+    comm->spare_bytes[slot] = bytes;
+}
+
 static void comm_close(tp_comm_t *comm) {
     if (comm == NULL) return;
     while (comm->parked != NULL) {
@@ -114,6 +160,7 @@ static void comm_close(tp_comm_t *comm) {
         request_free(comm->parked);
         comm->parked = next;
     }
+    for (int i = 0; i < comm->spares; i++) free(comm->spare[i]);
     if (!comm->abandoned) {
         MPI_Comm_free(&comm->world);
         int finalized = 0;
@@ -143,7 +190,8 @@ static tp_comm_request_t *request_new(tp_comm_t *comm, int count, bool with_peer
 }
 
 static void request_free(tp_comm_request_t *request) {
-    if (request->ring != NULL) free(request->ring->scratch);
+    if (request->ring != NULL)
+        scratch_give(request->comm, request->ring->scratch, request->ring->scratch_bytes);
     free(request->ring);
     free(request->pending);
     free(request->done);
@@ -233,15 +281,18 @@ static void block_range(const ring_t *ring, int size, int block, size_t *begin, 
     *end = ring->count * (size_t)(b + 1) / (size_t)size;
 }
 
-static void add_into(void *into, const void *from, size_t n, tp_comm_dtype_t dtype) {
+/* into[i] = received[i] + local[i]; `into` is one of the two (the same address, never a
+ * partial overlap). */
+static void add_blocks(void *into, const void *received, const void *local, size_t n,
+                       tp_comm_dtype_t dtype) {
     if (dtype == TP_COMM_FLOAT64) {
-        double *a = into;
-        const double *b = from;
-        for (size_t i = 0; i < n; i++) a[i] = b[i] + a[i];
+        double *out = into;
+        const double *a = received, *b = local;
+        for (size_t i = 0; i < n; i++) out[i] = a[i] + b[i];
     } else {
-        float *a = into;
-        const float *b = from;
-        for (size_t i = 0; i < n; i++) a[i] = b[i] + a[i];
+        float *out = into;
+        const float *a = received, *b = local;
+        for (size_t i = 0; i < n; i++) out[i] = a[i] + b[i];
     }
 }
 
@@ -256,11 +307,15 @@ static int ring_post(tp_comm_request_t *request, ring_t *ring, char *message, si
     size_t sb, se, rb, re;
     block_range(ring, size, sent, &sb, &se);
     block_range(ring, size, received, &rb, &re);
-    void *into = scatter ? ring->scratch : ring->buffer + rb * ring->element;
+    /* Out of place, a block comes in where its sum goes, and the first one sent is our own
+     * elements; in place, a block comes in beside ours. */
+    void *into = scatter && ring->scratch != NULL ? ring->scratch
+                                                 : ring->buffer + rb * ring->element;
+    const char *from = s == 0 && ring->source != NULL ? ring->source : ring->buffer;
     int code = MPI_Irecv(into, (int)((re - rb) * ring->element), MPI_BYTE, left, ring->tag,
                          comm->world, &request->pending[0]);
     if (code == MPI_SUCCESS)
-        code = MPI_Isend(ring->buffer + sb * ring->element, (int)((se - sb) * ring->element),
+        code = MPI_Isend(from + sb * ring->element, (int)((se - sb) * ring->element),
                          MPI_BYTE, right, ring->tag, comm->world, &request->pending[1]);
     if (code != MPI_SUCCESS) return fail_mpi(message, capacity, "a ring step", code);
     request->done[0] = request->done[1] = false;
@@ -287,7 +342,11 @@ static int ring_advance(tp_comm_request_t *request, bool *out_done, char *messag
             /* The block from the left, plus ours: summed once, here, in ring order. */
             size_t rb, re;
             block_range(ring, size, request->comm->rank - ring->step - 1, &rb, &re);
-            add_into(ring->buffer + rb * ring->element, ring->scratch, re - rb, ring->dtype);
+            char *sum = ring->buffer + rb * ring->element;
+            if (ring->scratch != NULL)
+                add_blocks(sum, ring->scratch, sum, re - rb, ring->dtype);
+            else
+                add_blocks(sum, sum, ring->source + rb * ring->element, re - rb, ring->dtype);
         }
         ring->step++;
         ring->started = false;
@@ -296,28 +355,36 @@ static int ring_advance(tp_comm_request_t *request, bool *out_done, char *messag
     return 0;
 }
 
-static int comm_ring_all_reduce_start(tp_comm_t *comm, void *buffer, size_t count,
-                                      tp_comm_dtype_t dtype, tp_comm_request_t **out_request,
-                                      char *message, size_t capacity) {
+static int comm_ring_all_reduce_start(tp_comm_t *comm, const void *source, void *buffer,
+                                      size_t count, tp_comm_dtype_t dtype,
+                                      tp_comm_request_t **out_request, char *message,
+                                      size_t capacity) {
     size_t element = dtype == TP_COMM_FLOAT64 ? 8 : 4;
     /* A block's bytes travel as one message counted in an int. */
     if (count / (size_t)comm->size + 1 > (size_t)0x7fffffff / element)
         return fail(message, capacity, "%zu elements in one ring; blocks must stay below 2 GiB",
                     count);
+    if (source == buffer) source = NULL;
     tp_comm_request_t *request = request_new(comm, 2, false);
     ring_t *ring = calloc(1, sizeof *ring);
-    void *scratch = malloc((count / (size_t)comm->size + 1) * element);
-    if (request == NULL || ring == NULL || scratch == NULL) {
+    size_t scratch_bytes = 0;
+    void *scratch = source == NULL && comm->size > 1
+                        ? scratch_take(comm, (count / (size_t)comm->size + 1) * element,
+                                       &scratch_bytes)
+                        : NULL;
+    if (request == NULL || ring == NULL || (scratch == NULL && scratch_bytes > 0)) {
         if (request != NULL) request_free(request);
         free(ring);
         free(scratch);
         return fail(message, capacity, "out of host memory");
     }
-    *ring = (ring_t){.buffer = buffer, .count = count, .element = element, .dtype = dtype,
-                     .tag = RING_TAG_BASE + (int)(comm->rings++ % RING_TAGS),
-                     .scratch = scratch};
+    *ring = (ring_t){.source = source, .buffer = buffer, .count = count, .element = element,
+                     .dtype = dtype, .tag = RING_TAG_BASE + (int)(comm->rings++ % RING_TAGS),
+                     .scratch = scratch, .scratch_bytes = scratch_bytes};
     request->ring = ring;
     request->done[0] = request->done[1] = true; /* nothing posted yet */
+    /* A ring of one worker has no steps: its sum is its own elements. */
+    if (comm->size == 1 && source != NULL) memcpy(buffer, source, count * element);
     *out_request = request;
     bool done = false;
     return ring_advance(request, &done, message, capacity);
