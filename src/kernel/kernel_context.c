@@ -216,6 +216,7 @@ tp_status_t *tp_kernel_context_resolve(tp_kernel_context_t *call, const tp_op_t 
     call->device = NULL;
     call->stream = NULL;
     call->inferring = false;
+    call->making_instance = false;
     call->refused_views = NULL;
     for (int32_t o = 0; o < TP_MAX_OP_OUTPUTS; o++) {
         call->output_shape_set[o] = false;
@@ -335,7 +336,7 @@ static bool check_view(const tp_kernel_context_t *call, tp_tensor_view_t *out, i
 static void kernel_input(const tp_kernel_context_t *call, int32_t index, tp_tensor_view_t *out,
                          tp_plugin_status_t *status) {
     if (!check_view(call, out, index, call->num_inputs, "input", status)) return;
-    fill_view(out, call->inputs[index], !call->inferring);
+    fill_view(out, call->inputs[index], !call->inferring && !call->making_instance);
 }
 
 static void kernel_output(const tp_kernel_context_t *call, int32_t index, tp_tensor_view_t *out,
@@ -347,7 +348,7 @@ static void kernel_output(const tp_kernel_context_t *call, int32_t index, tp_ten
                              call->op->def->name);
         return;
     }
-    fill_view(out, call->outputs[index], true);
+    fill_view(out, call->outputs[index], !call->making_instance);
 }
 
 static void kernel_set_output_shape(tp_kernel_context_t *call, int32_t index, int32_t rank,

@@ -64,7 +64,9 @@ static void a_kernel_without_create_is_handed_null(void **state) {
 }
 
 /* create, compute and destroy run once per launch: every compute is handed the instance its
- * launch's create made, which destroy then gets back. */
+ * launch's create made, which destroy then gets back. Neg's kernel is registered as a plug-in
+ * built against 1.7 registers it, ending before tp_kernel_def_t.flags: the
+ * TP_KERNEL_REUSE_INSTANCE lying past its struct_size changes nothing. */
 static void an_instance_lives_for_one_launch(void **state) {
     float got[4];
     for (int launch = 0; launch < 3; launch++) assert_ok(run_unary(*state, tp_neg, got));
@@ -137,6 +139,126 @@ static void compute_runs_concurrently_on_a_synchronous_device(void **state) {
     }
 }
 
+/* How many lines of the log hold `text`. */
+static int lines_with(const char *text) {
+    int count = 0;
+    for (const char *line = log_lines; *line != '\0'; line = strchr(line, '\n') + 1) {
+        const char *found = strstr(line, text);
+        if (found != NULL && found < strchr(line, '\n')) count++;
+    }
+    return count;
+}
+
+/* Runs the contracts plug-in's op Scale (y = factor * x) on CTR:0 and checks its values. */
+static tp_status_t *run_scale(tp_context_t *context, double factor) {
+    tp_tensor_t *x = floats(context, TP_SHAPE(4), sample), *y = NULL;
+    tp_attr_t attr = TP_ATTR_FLOAT_VALUE("factor", factor);
+    tp_status_t *status = tp_execute(context, "Scale", &x, 1, &attr, 1, &y, 1);
+    float got[4];
+    if (status == NULL) status = tp_tensor_read(y, got, sizeof got);
+    for (int i = 0; status == NULL && i < 4; i++)
+        assert_true(got[i] == (float)factor * sample[i]);
+    tp_tensor_release(x);
+    tp_tensor_release(y);
+    return status;
+}
+
+/* Destroys the test's context now (teardown then has none), so that its devices close. */
+static void close_context(void **state) {
+    tp_context_destroy(*state);
+    *state = NULL;
+}
+
+/* TP_KERNEL_REUSE_INSTANCE: one create per attribute values on a device, each instance handed
+ * to every launch of its values, and every one destroyed once when the context goes. */
+static void a_kept_instance_is_made_once_per_attributes(void **state) {
+    for (int launch = 0; launch < 5; launch++) {
+        assert_ok(run_scale(*state, 2.0));
+        assert_ok(run_scale(*state, 3.0));
+    }
+    assert_string_equal(log_lines, "[contracts] Scale create(factor=2)\n"
+                                   "[contracts] Scale create(factor=3)\n");
+    close_context(state);
+    assert_int_equal(lines_with("Scale create"), 2);
+    assert_int_equal(lines_with("Scale destroy(factor=2)"), 1);
+    assert_int_equal(lines_with("Scale destroy(factor=3)"), 1);
+}
+
+/* A create that fails is the launch's failure and is not kept: the next launch of the same
+ * attributes calls create again, and nothing is destroyed for it. */
+static void a_failed_create_is_not_kept(void **state) {
+    for (int launch = 0; launch < 2; launch++)
+        assert_error(run_scale(*state, -1.0), TP_INVALID_ARGUMENT,
+                     "Scale on " CTR0 ": Scale's create refuses factor -1");
+    assert_ok(run_scale(*state, 1.0));
+    close_context(state);
+    assert_int_equal(lines_with("Scale create(factor=-1)"), 2);
+    assert_int_equal(lines_with("Scale destroy(factor=-1)"), 0);
+    assert_int_equal(lines_with("Scale destroy(factor=1)"), 1);
+}
+
+typedef struct {
+    tp_context_t *context;
+    pthread_barrier_t *start;
+    tp_status_t *status;
+} scale_thread_t;
+
+static void *run_scales(void *arg) {
+    scale_thread_t *thread = arg;
+    pthread_barrier_wait(thread->start);
+    for (int launch = 0; launch < 20 && thread->status == NULL; launch++)
+        thread->status = run_scale(thread->context, 2.0);
+    return NULL;
+}
+
+/* Launches on several threads at once share one kept instance, made once though they all
+ * start without one; without TP_KERNEL_CONCURRENT_COMPUTE, the host runs their computes on it
+ * one at a time even on a synchronous device (Scale's compute fails if it meets another). */
+static void launches_share_one_kept_instance_one_at_a_time(void **state) {
+    pthread_barrier_t start;
+    assert_int_equal(pthread_barrier_init(&start, NULL, 3), 0);
+    scale_thread_t threads[3];
+    pthread_t ids[3];
+    for (int t = 0; t < 3; t++) {
+        threads[t] = (scale_thread_t){.context = *state, .start = &start};
+        assert_int_equal(pthread_create(&ids[t], NULL, run_scales, &threads[t]), 0);
+    }
+    for (int t = 0; t < 3; t++) pthread_join(ids[t], NULL);
+    pthread_barrier_destroy(&start);
+    for (int t = 0; t < 3; t++) assert_ok(threads[t].status);
+    assert_string_equal(log_lines, "[contracts] Scale create(factor=2)\n");
+}
+
+static void *run_sigmoid(void *arg) {
+    exp_thread_t *thread = arg;
+    pthread_barrier_wait(thread->start);
+    thread->status = run_unary(thread->context, tp_sigmoid, thread->got);
+    return NULL;
+}
+
+/* With TP_KERNEL_CONCURRENT_COMPUTE, computes run at once on the one kept instance: each
+ * Sigmoid waits for a second to be inside and writes how many were (1 after 5 s, if the host
+ * serialized them). */
+static void kept_instances_compute_concurrently_when_allowed(void **state) {
+    pthread_barrier_t start;
+    assert_int_equal(pthread_barrier_init(&start, NULL, 2), 0);
+    exp_thread_t threads[2];
+    pthread_t ids[2];
+    for (int t = 0; t < 2; t++) {
+        threads[t] = (exp_thread_t){.context = *state, .start = &start};
+        assert_int_equal(pthread_create(&ids[t], NULL, run_sigmoid, &threads[t]), 0);
+    }
+    for (int t = 0; t < 2; t++) pthread_join(ids[t], NULL);
+    pthread_barrier_destroy(&start);
+    for (int t = 0; t < 2; t++) {
+        assert_ok(threads[t].status);
+        for (int i = 0; i < 4; i++) assert_true(threads[t].got[i] == 2.0f);
+    }
+    close_context(state);
+    assert_string_equal(log_lines, "[contracts] Sigmoid create\n"
+                                   "[contracts] Sigmoid destroy\n");
+}
+
 /* Of kernels for one op, device type and dtype the highest priority wins, and of equal
  * priorities the one registered first. */
 static void the_first_registered_of_equal_priorities_wins(void **state) {
@@ -156,6 +278,13 @@ int main(void) {
         cmocka_unit_test_setup_teardown(compute_runs_concurrently_on_a_synchronous_device, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(the_first_registered_of_equal_priorities_wins, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(a_kept_instance_is_made_once_per_attributes, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(a_failed_create_is_not_kept, setup, teardown),
+        cmocka_unit_test_setup_teardown(launches_share_one_kept_instance_one_at_a_time, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(kept_instances_compute_concurrently_when_allowed, setup,
                                         teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
