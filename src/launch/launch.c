@@ -61,7 +61,8 @@ static void compute_on_kept(tp_kept_instance_t *kept, tp_kernel_context_t *call,
 
 /* create, compute, destroy, or compute on a kept instance; the queue is held by the caller. */
 static tp_status_t *run_kernel(tp_kernel_context_t *call, const tp_kernel_def_t *kernel) {
-    tp_plugin_status_t status = TP_PLUGIN_STATUS_INIT;
+    tp_plugin_status_t status;
+    tp_plugin_status_clear(&status);
     if (tp_kernel_keeps_instances(call, kernel)) {
         tp_kept_instance_t *kept = NULL;
         TP_RETURN_IF_ERROR(tp_kernel_instance_for(call, kernel, &kept));
