@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "base/status.h"
-#include "plugin/plugin_status.h"
 #include "tensor/tensor.h"
 
 /* A key's bytes: on the stack for the attributes of nearly every op, on the heap for a long
@@ -86,8 +85,7 @@ static tp_status_t *make_instance(void *arg, void **out_instance) {
     call->making_instance = true;
     *out_instance = making->kernel->create(making->kernel->kernel_state, call, &status);
     call->making_instance = false;
-    return tp_plugin_status_check(&status, "%s on %s", call->op->def->name,
-                                  call->device->full_name);
+    return tp_launch_failure(&status, call);
 }
 
 tp_status_t *tp_kernel_instance_for(tp_kernel_context_t *call, const tp_kernel_def_t *kernel,

@@ -7,6 +7,14 @@
 
 #include "device/kernel_instances.h"
 #include "kernel/kernel_context.h"
+#include "plugin/plugin_status.h"
+
+/* The plug-in's failure in a launch, named by op and device; NULL when it reported none. */
+static inline tp_status_t *tp_launch_failure(const tp_plugin_status_t *status,
+                                             const tp_kernel_context_t *call) {
+    return tp_plugin_status_check(status, "%s on %s", call->op->def->name,
+                                  call->device->full_name);
+}
 
 /* Whether launches of `kernel` for `call` compute on a kept instance: the kernel asked for it
  * and has a create, and the op is not stateful (a random op's seed changes with every run of

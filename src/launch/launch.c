@@ -68,21 +68,18 @@ static tp_status_t *run_kernel(tp_kernel_context_t *call, const tp_kernel_def_t 
         TP_RETURN_IF_ERROR(tp_kernel_instance_for(call, kernel, &kept));
         if (kept != NULL) {
             compute_on_kept(kept, call, &status);
-            return tp_plugin_status_check(&status, "%s on %s", call->op->def->name,
-                                          call->device->full_name);
+            return tp_launch_failure(&status, call);
         }
         /* The device keeps as many as it may: this launch has an instance of its own. */
     }
     void *instance = NULL;
     if (kernel->create != NULL) {
         instance = kernel->create(kernel->kernel_state, call, &status);
-        TP_RETURN_IF_ERROR(tp_plugin_status_check(&status, "%s on %s", call->op->def->name,
-                                                  call->device->full_name));
+        TP_RETURN_IF_ERROR(tp_launch_failure(&status, call));
     }
     kernel->compute(instance, call, &status);
     if (kernel->destroy != NULL) kernel->destroy(instance);
-    return tp_plugin_status_check(&status, "%s on %s", call->op->def->name,
-                                  call->device->full_name);
+    return tp_launch_failure(&status, call);
 }
 
 tp_status_t *tp_kernel_launch(tp_kernel_context_t *call, const tp_kernel_def_t *kernel) {
