@@ -105,38 +105,54 @@ static void a_kernel_is_handed_its_inputs_unbroadcast(void **state) {
     tp_tensor_release(wrong);
 }
 
-typedef struct {
+typedef struct racer {
     tp_context_t *context;
     pthread_barrier_t *start;
+    void (*body)(struct racer *racer);
     float got[4];
     tp_status_t *status;
-} exp_thread_t;
+} racer_t;
 
-static void *run_exp(void *arg) {
-    exp_thread_t *thread = arg;
-    pthread_barrier_wait(thread->start);
-    thread->status = run_unary(thread->context, tp_exp, thread->got);
+static void *race(void *arg) {
+    racer_t *racer = arg;
+    pthread_barrier_wait(racer->start);
+    racer->body(racer);
     return NULL;
+}
+
+/* Runs `body` on `count` threads (at most 3) that start together, and waits for them all. */
+static void run_at_once(tp_context_t *context, int count, void (*body)(racer_t *racer),
+                        racer_t *racers) {
+    pthread_barrier_t start;
+    assert_int_equal(pthread_barrier_init(&start, NULL, (unsigned)count), 0);
+    pthread_t ids[3];
+    for (int t = 0; t < count; t++) {
+        racers[t] = (racer_t){.context = context, .start = &start, .body = body};
+        assert_int_equal(pthread_create(&ids[t], NULL, race, &racers[t]), 0);
+    }
+    for (int t = 0; t < count; t++) pthread_join(ids[t], NULL);
+    pthread_barrier_destroy(&start);
+}
+
+static void run_exp(racer_t *racer) {
+    racer->status = run_unary(racer->context, tp_exp, racer->got);
+}
+
+/* Both racers' ops succeeded, and each saw two computes inside at once. */
+static void assert_both_met(racer_t *racers) {
+    for (int t = 0; t < 2; t++) {
+        assert_ok(racers[t].status);
+        for (int i = 0; i < 4; i++) assert_true(racers[t].got[i] == 2.0f);
+    }
 }
 
 /* compute may run on several threads at once for one kernel, on one device and stream: on a
  * TP_DEVICE_SYNCHRONOUS device the runtime serializes nothing. Each Exp waits for a second to
  * be inside compute and writes how many were; serialized, it would wait 5 s and write 1. */
 static void compute_runs_concurrently_on_a_synchronous_device(void **state) {
-    pthread_barrier_t start;
-    assert_int_equal(pthread_barrier_init(&start, NULL, 2), 0);
-    exp_thread_t threads[2];
-    pthread_t ids[2];
-    for (int t = 0; t < 2; t++) {
-        threads[t] = (exp_thread_t){.context = *state, .start = &start};
-        assert_int_equal(pthread_create(&ids[t], NULL, run_exp, &threads[t]), 0);
-    }
-    for (int t = 0; t < 2; t++) pthread_join(ids[t], NULL);
-    pthread_barrier_destroy(&start);
-    for (int t = 0; t < 2; t++) {
-        assert_ok(threads[t].status);
-        for (int i = 0; i < 4; i++) assert_true(threads[t].got[i] == 2.0f);
-    }
+    racer_t racers[2];
+    run_at_once(*state, 2, run_exp, racers);
+    assert_both_met(racers);
 }
 
 /* How many lines of the log hold `text`. */
@@ -197,63 +213,32 @@ static void a_failed_create_is_not_kept(void **state) {
     assert_int_equal(lines_with("Scale destroy(factor=1)"), 1);
 }
 
-typedef struct {
-    tp_context_t *context;
-    pthread_barrier_t *start;
-    tp_status_t *status;
-} scale_thread_t;
-
-static void *run_scales(void *arg) {
-    scale_thread_t *thread = arg;
-    pthread_barrier_wait(thread->start);
-    for (int launch = 0; launch < 20 && thread->status == NULL; launch++)
-        thread->status = run_scale(thread->context, 2.0);
-    return NULL;
+static void run_scales(racer_t *racer) {
+    for (int launch = 0; launch < 20 && racer->status == NULL; launch++)
+        racer->status = run_scale(racer->context, 2.0);
 }
 
 /* Launches on several threads at once share one kept instance, made once though they all
  * start without one; without TP_KERNEL_CONCURRENT_COMPUTE, the host runs their computes on it
  * one at a time even on a synchronous device (Scale's compute fails if it meets another). */
 static void launches_share_one_kept_instance_one_at_a_time(void **state) {
-    pthread_barrier_t start;
-    assert_int_equal(pthread_barrier_init(&start, NULL, 3), 0);
-    scale_thread_t threads[3];
-    pthread_t ids[3];
-    for (int t = 0; t < 3; t++) {
-        threads[t] = (scale_thread_t){.context = *state, .start = &start};
-        assert_int_equal(pthread_create(&ids[t], NULL, run_scales, &threads[t]), 0);
-    }
-    for (int t = 0; t < 3; t++) pthread_join(ids[t], NULL);
-    pthread_barrier_destroy(&start);
-    for (int t = 0; t < 3; t++) assert_ok(threads[t].status);
+    racer_t racers[3];
+    run_at_once(*state, 3, run_scales, racers);
+    for (int t = 0; t < 3; t++) assert_ok(racers[t].status);
     assert_string_equal(log_lines, "[contracts] Scale create(factor=2)\n");
 }
 
-static void *run_sigmoid(void *arg) {
-    exp_thread_t *thread = arg;
-    pthread_barrier_wait(thread->start);
-    thread->status = run_unary(thread->context, tp_sigmoid, thread->got);
-    return NULL;
+static void run_sigmoid(racer_t *racer) {
+    racer->status = run_unary(racer->context, tp_sigmoid, racer->got);
 }
 
 /* With TP_KERNEL_CONCURRENT_COMPUTE, computes run at once on the one kept instance: each
  * Sigmoid waits for a second to be inside and writes how many were (1 after 5 s, if the host
  * serialized them). */
 static void kept_instances_compute_concurrently_when_allowed(void **state) {
-    pthread_barrier_t start;
-    assert_int_equal(pthread_barrier_init(&start, NULL, 2), 0);
-    exp_thread_t threads[2];
-    pthread_t ids[2];
-    for (int t = 0; t < 2; t++) {
-        threads[t] = (exp_thread_t){.context = *state, .start = &start};
-        assert_int_equal(pthread_create(&ids[t], NULL, run_sigmoid, &threads[t]), 0);
-    }
-    for (int t = 0; t < 2; t++) pthread_join(ids[t], NULL);
-    pthread_barrier_destroy(&start);
-    for (int t = 0; t < 2; t++) {
-        assert_ok(threads[t].status);
-        for (int i = 0; i < 4; i++) assert_true(threads[t].got[i] == 2.0f);
-    }
+    racer_t racers[2];
+    run_at_once(*state, 2, run_sigmoid, racers);
+    assert_both_met(racers);
     close_context(state);
     assert_string_equal(log_lines, "[contracts] Sigmoid create\n"
                                    "[contracts] Sigmoid destroy\n");
