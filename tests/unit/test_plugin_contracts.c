@@ -200,6 +200,22 @@ static void a_kept_instance_is_made_once_per_attributes(void **state) {
     assert_int_equal(lines_with("Scale destroy(factor=3)"), 1);
 }
 
+/* A tensor keeps its context's devices, and so their kept instances, until it goes. */
+static void kept_instances_last_as_long_as_the_devices(void **state) {
+    tp_context_t *context = *state;
+    tp_tensor_t *x = floats(context, TP_SHAPE(4), sample), *y = NULL;
+    tp_attr_t attr = TP_ATTR_FLOAT_VALUE("factor", 4.0);
+    assert_ok(tp_execute(context, "Scale", &x, 1, &attr, 1, &y, 1));
+    tp_tensor_release(x);
+    close_context(state);
+    assert_int_equal(lines_with("Scale destroy"), 0);
+    float got[4];
+    assert_ok(tp_tensor_read(y, got, sizeof got));
+    assert_true(got[3] == 12.0f);
+    tp_tensor_release(y);
+    assert_int_equal(lines_with("Scale destroy(factor=4)"), 1);
+}
+
 /* A create that fails is the launch's failure and is not kept: the next launch of the same
  * attributes calls create again, and nothing is destroyed for it. */
 static void a_failed_create_is_not_kept(void **state) {
@@ -265,6 +281,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(the_first_registered_of_equal_priorities_wins, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(a_kept_instance_is_made_once_per_attributes, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(kept_instances_last_as_long_as_the_devices, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(a_failed_create_is_not_kept, setup, teardown),
         cmocka_unit_test_setup_teardown(launches_share_one_kept_instance_one_at_a_time, setup,
