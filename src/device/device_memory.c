@@ -112,7 +112,7 @@ static void take_back_done(tp_device_t *device) {
         device->deferred_first = (device->deferred_first + 1) % device->deferred_capacity;
         device->deferred_count--;
         atomic_store_explicit(&device->deferred_waiting, device->deferred_count,
-                              memory_order_relaxed);
+                              memory_order_release);
         device->deferred_done++;
         if (oldest.fn != NULL) oldest.fn(oldest.arg);
         freed = freed || oldest.fn != NULL;
