@@ -205,7 +205,10 @@ static void register_builder(tfc_plugin_t *plugin, const char *kernel_name,
                            .kernel_state = kernel,
                            .create = tfc_kernel_create,
                            .compute = tfc_kernel_compute,
-                           .destroy = tfc_kernel_destroy};
+                           .destroy = tfc_kernel_destroy,
+                           /* TensorFlow makes an OpKernel once and keeps it, and requires its
+                            * Compute to be safe on several threads at once: so do we. */
+                           .flags = TP_KERNEL_REUSE_INSTANCE | TP_KERNEL_CONCURRENT_COMPUTE};
     plugin->host->register_kernel(plugin->registrar, &def, plugin->host_status);
     if (plugin->host->status_code(plugin->host_status) != TP_OK) {
         /* The host said why; the plug-in's init reports it, as for a native plug-in. */

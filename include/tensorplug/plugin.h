@@ -32,8 +32,8 @@ extern "C" {
 #endif
 
 #define TP_ABI_MAJOR 1
-/* 1.7 added the dtypes TP_FLOAT16 to TP_UINT64 (7..13). */
-#define TP_ABI_MINOR 7
+/* 1.7 added the dtypes TP_FLOAT16 to TP_UINT64 (7..13); 1.8 tp_kernel_def_t.flags. */
+#define TP_ABI_MINOR 8
 
 #if defined(__GNUC__)
 #define TP_PRINTF_LIKE(fmt_index, first_arg) __attribute__((format(printf, fmt_index, first_arg)))
@@ -367,15 +367,18 @@ typedef struct tp_type_constraint {
  * host thread and enqueues its device work on the stream of the kernel context, returning
  * before that work is done if the device is asynchronous.
  *
- * Each launch calls create, compute and destroy in turn, on the launching thread: an instance
- * lives for one launch, and what lasts longer belongs in kernel_state. create is optional:
- * without it compute is handed NULL. destroy is optional: it gets what create returned (NULL
- * without create) once compute has returned, failed or not. A create that fails fails the
- * launch, and neither compute nor destroy is called, so it frees what it made itself.
+ * By default each launch calls create, compute and destroy in turn, on the launching thread:
+ * an instance lives for one launch, and what lasts longer belongs in kernel_state. create is
+ * optional: without it compute is handed NULL. destroy is optional: it gets what create
+ * returned (NULL without create) once compute has returned, failed or not. A create that fails
+ * fails the launch, and neither compute nor destroy is called, so it frees what it made itself.
  *
  * compute, create and destroy may run on several threads at once for one kernel, sharing
  * kernel_state: for different devices, and on a TP_DEVICE_SYNCHRONOUS device for the same
- * device and stream. */
+ * device and stream.
+ *
+ * A kernel whose create is costly (it compiles a program, builds a library's primitive) sets
+ * TP_KERNEL_REUSE_INSTANCE (1.8) instead, as TensorFlow keeps its OpKernels: see the flags. */
 typedef struct tp_kernel_def {
     size_t struct_size;
     const char *op;
@@ -391,7 +394,35 @@ typedef struct tp_kernel_def {
     void *(*create)(void *kernel_state, tp_kernel_context_t *context, tp_plugin_status_t *status);
     void (*compute)(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t *status);
     void (*destroy)(void *kernel);
+    uint32_t flags; /* added in 1.8: TP_KERNEL_* bits; other bits are refused */
 } tp_kernel_def_t;
+
+/* How the host may use a kernel's instances: bits of tp_kernel_def_t.flags (1.8). A plug-in
+ * built against an older minor has neither, and keeps the one-launch instances above. */
+enum {
+    /* One instance per (kernel, attribute values, input dtypes, logical device), made by the
+     * first launch that needs it and handed to every later one; destroy runs once, when the
+     * context's devices close (the context destroyed and its last tensor released), after
+     * the device's work is done and before its stream is destroyed, on whichever thread
+     * closes them. Without a create the flag changes nothing.
+     *
+     * create may rely on what the key holds and on nothing else: the op name, the attributes,
+     * the number of inputs and outputs, their dtypes (kernel_input and kernel_output give
+     * views without memory, mem NULL, while such a create runs), and kernel_device and
+     * kernel_stream, which are the same for every launch on the device. Shapes differ from
+     * launch to launch: what depends on them belongs in compute. create runs once per key: the
+     * host makes the instances of one device one at a time (a second launch of the same key
+     * waits for the first's create), so an instance is never made twice and thrown away. A
+     * create that fails fails its launch and is not remembered: the next launch calls create
+     * again. A context keeps at most 4096 instances per device; a launch beyond that makes a
+     * one-launch instance, as without the flag. */
+    TP_KERNEL_REUSE_INSTANCE = 1u << 0,
+    /* With TP_KERNEL_REUSE_INSTANCE: compute may run on several threads at once on one
+     * instance (it only reads it, or locks what it changes), as TensorFlow requires of
+     * OpKernel::Compute. Without it the host runs one compute at a time per instance, even on
+     * a TP_DEVICE_SYNCHRONOUS device, so compute may keep scratch state in the instance. */
+    TP_KERNEL_CONCURRENT_COMPUTE = 1u << 1
+};
 
 /* ---- Graph optimization ---------------------------------------------------------------------- */
 

@@ -8,22 +8,25 @@
 #include "base/profile_hooks.h"
 #include "base/status.h"
 #include "device/completion.h"
+#include "device/kernel_instances.h"
 #include "device/task_identity.h"
 #include "plugin/plugin_status.h"
+
+/* All of the device's mutexes, or none. */
+static bool init_mutexes(tp_device_t *device) {
+    pthread_mutex_t *mutexes[] = {&device->mutex, &device->queue_mutex, &device->deferred_mutex,
+                                  &device->instances_mutex};
+    size_t made = 0, count = sizeof mutexes / sizeof *mutexes;
+    while (made < count && pthread_mutex_init(mutexes[made], NULL) == 0) made++;
+    if (made == count) return true;
+    while (made > 0) pthread_mutex_destroy(mutexes[--made]);
+    return false;
+}
 
 tp_status_t *tp_device_create(tp_physical_device_t *physical, int32_t ordinal,
                               const tp_bfc_options_t *allocator_options, tp_device_t **out) {
     tp_device_t *device = calloc(1, sizeof *device);
-    if (device == NULL || pthread_mutex_init(&device->mutex, NULL) != 0) {
-        free(device);
-        device = NULL;
-    } else if (pthread_mutex_init(&device->queue_mutex, NULL) != 0) {
-        pthread_mutex_destroy(&device->mutex);
-        free(device);
-        device = NULL;
-    } else if (pthread_mutex_init(&device->deferred_mutex, NULL) != 0) {
-        pthread_mutex_destroy(&device->queue_mutex);
-        pthread_mutex_destroy(&device->mutex);
+    if (device != NULL && !init_mutexes(device)) {
         free(device);
         device = NULL;
     }
@@ -52,8 +55,10 @@ void tp_device_destroy(tp_device_t *device) {
                            tp_status_message(status));
             tp_status_free(status);
         }
-        device->def->stream_destroy(device->handle, device->stream);
     }
+    /* After the work that used them, before the stream they may refer to. */
+    tp_device_drop_instances(device);
+    if (device->stream != NULL) device->def->stream_destroy(device->handle, device->stream);
     tp_device_finish_deferred(device);
     free(device->deferred);
     tp_completion_release(device->last_work); /* settled by the above: it holds no event */
@@ -61,6 +66,7 @@ void tp_device_destroy(tp_device_t *device) {
         device->def->event_destroy(device->handle, device->spare_events[i]);
     free(device->spare_events);
     tp_bfc_destroy(device->allocator); /* its regions go back before the device does */
+    pthread_mutex_destroy(&device->instances_mutex);
     pthread_mutex_destroy(&device->deferred_mutex);
     pthread_mutex_destroy(&device->queue_mutex);
     pthread_mutex_destroy(&device->mutex);

@@ -39,8 +39,15 @@ typedef struct tp_device {
     pthread_mutex_t deferred_mutex;
     struct tp_deferred *deferred; /* a ring of deferred_capacity from deferred_first */
     size_t deferred_first, deferred_count, deferred_capacity;
+    /* deferred_count, also written under the lock but read without it, so that a device with
+     * nothing deferred (the synchronous CPU, nearly always) takes no lock per tensor. */
+    atomic_size_t deferred_waiting;
     uint64_t deferred_done;       /* how many were ever carried out, for synchronize */
     struct tp_completion *last_work;
+    /* Kernel instances kept for the device (kernel_instances.h): read without a lock, added
+     * under instances_mutex, which also makes them one at a time. */
+    pthread_mutex_t instances_mutex;
+    _Atomic(struct tp_kernel_instances *) instances;
 } tp_device_t;
 
 /* A logical device of `physical` whose tensors are served under `allocator_options`. */

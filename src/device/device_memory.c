@@ -85,6 +85,8 @@ static bool push(tp_device_t *device, tp_completion_t *after, void (*fn)(void *a
     size_t end = (device->deferred_first + device->deferred_count) % device->deferred_capacity;
     device->deferred[end] = (struct tp_deferred){tp_completion_retain(after), fn, arg};
     device->deferred_count++;
+    atomic_store_explicit(&device->deferred_waiting, device->deferred_count,
+                          memory_order_release);
     return true;
 }
 
@@ -100,6 +102,8 @@ static bool is_done(tp_completion_t *after) {
 /* Carries out the oldest entries whose work is done, up to the first that is not. Nothing
  * waits: polling an event, then the allocator's own lock, is all it costs. */
 static void take_back_done(tp_device_t *device) {
+    /* One deferred a moment from now is taken back at the next allocation. */
+    if (atomic_load_explicit(&device->deferred_waiting, memory_order_acquire) == 0) return;
     bool freed = false;
     pthread_mutex_lock(&device->deferred_mutex);
     while (device->deferred_count > 0) {
@@ -107,6 +111,8 @@ static void take_back_done(tp_device_t *device) {
         if (!is_done(oldest.after)) break;
         device->deferred_first = (device->deferred_first + 1) % device->deferred_capacity;
         device->deferred_count--;
+        atomic_store_explicit(&device->deferred_waiting, device->deferred_count,
+                              memory_order_release);
         device->deferred_done++;
         if (oldest.fn != NULL) oldest.fn(oldest.arg);
         freed = freed || oldest.fn != NULL;
@@ -151,6 +157,13 @@ void tp_device_finish_deferred(tp_device_t *device) {
     tp_completion_release(last_work);
 }
 
+/* Frees now what `fn` frees, and tells a recording profile. */
+static void carry_out(tp_device_t *device, void (*fn)(void *arg), void *arg) {
+    fn(arg);
+    const tp_profile_hooks_t *profile = tp_profile_hooks();
+    if (profile != NULL) report_memory(profile, device);
+}
+
 /* Called with the list's mutex held, which it lets go of: carries the entry out at once when
  * nothing is deferred before it and its work is done, else keeps it. */
 static void defer_and_unlock(tp_device_t *device, tp_completion_t *after,
@@ -165,11 +178,7 @@ static void defer_and_unlock(tp_device_t *device, tp_completion_t *after,
         tp_status_free(tp_completion_wait(after));
         tp_completion_release(after);
     }
-    if (!kept && fn != NULL) {
-        fn(arg);
-        const tp_profile_hooks_t *profile = tp_profile_hooks();
-        if (profile != NULL) report_memory(profile, device);
-    }
+    if (!kept && fn != NULL) carry_out(device, fn, arg);
 }
 
 void tp_device_defer(tp_device_t *device, tp_completion_t *after, void (*fn)(void *arg),
@@ -192,6 +201,14 @@ void tp_device_note_work(tp_device_t *device, tp_completion_t *done) {
 static void free_chunk(void *chunk) { tp_bfc_free(chunk); }
 
 void tp_device_free_in_order(tp_device_t *device, tp_bfc_chunk_t *chunk) {
+    /* A synchronous device records no work (its last_work stays NULL): with nothing deferred
+     * before it, the chunk's work is done and it goes back now. An entry deferred meanwhile by
+     * another thread comes after this free, as it would after the lock. */
+    if (device->synchronous &&
+        atomic_load_explicit(&device->deferred_waiting, memory_order_acquire) == 0) {
+        carry_out(device, free_chunk, chunk);
+        return;
+    }
     pthread_mutex_lock(&device->deferred_mutex);
     /* The stream's last recorded work ends after all work queued before the free, which is
      * all of the stream's that can still touch the chunk: its tensor's last reference is

@@ -35,10 +35,13 @@ tp_status_t *tp_execute(tp_context_t *context, const char *op_name, tp_tensor_t 
     tp_kernel_context_t call;
     TP_RETURN_IF_ERROR(
         tp_kernel_context_resolve(&call, &op, inputs, num_inputs, attrs, num_attrs, num_outputs));
-    for (size_t i = 0; i < num_inputs; i++)
+    bool symbolic = false;
+    for (size_t i = 0; i < num_inputs; i++) {
         if (inputs[i]->context != context)
             return tp_status_make(TP_INVALID_ARGUMENT, "%s: input %zu belongs to another context",
                                   op_name, i);
+        symbolic |= inputs[i]->trace != NULL;
+    }
     const tp_execution_interceptor_t *interceptor = tp_execution_interceptor_for(context);
     if (interceptor != NULL) {
         TP_RETURN_IF_ERROR(tp_kernel_context_infer_shapes(&call));
@@ -47,7 +50,7 @@ tp_status_t *tp_execute(tp_context_t *context, const char *op_name, tp_tensor_t 
     }
     /* Symbolic inputs are rare outside a trace: test inline, and format only a failure (the
      * annotate call cost every op about 40 instructions per input). */
-    for (size_t i = 0; i < num_inputs; i++)
+    for (size_t i = 0; symbolic && i < num_inputs; i++)
         if (inputs[i]->trace != NULL)
             return tp_status_annotate(tp_tensor_require_values(inputs[i], op_name), "input %zu",
                                       i);

@@ -361,6 +361,7 @@ static tp_status_t *run_op(tp_executor_t *executor, run_state_t *state, step_t *
     call.device = plan->device;
     call.stream = plan->stream;
     call.inferring = false;
+    call.making_instance = false;
     call.refused_views = NULL;
     if (step->seed_attribute >= 0) {
         tp_attr_t *seed = &call.attrs[step->seed_attribute];

@@ -120,6 +120,20 @@ static tp_status_t *bind_type(tp_kernel_context_t *call, bool *set, const tp_op_
     return NULL;
 }
 
+static tp_status_t *wrong_input_count(const tp_op_def_t *def, size_t expected,
+                                      size_t num_inputs) {
+    return tp_status_make(TP_INVALID_ARGUMENT, "%s takes %zu inputs, but %zu were given",
+                          def->name, expected, num_inputs);
+}
+
+static tp_status_t *bind_input(tp_kernel_context_t *call, bool *set, const tp_op_arg_def_t *arg,
+                               int32_t input) {
+    if (call->inputs[input] == NULL)
+        return tp_status_make(TP_INVALID_ARGUMENT, "%s: input %d is NULL", call->op->def->name,
+                              (int)input);
+    return bind_type(call, set, arg, call->inputs[input]->dtype, input);
+}
+
 static tp_status_t *bind_inputs(tp_kernel_context_t *call, bool *set, size_t num_inputs) {
     const tp_op_def_t *def = call->op->def;
     size_t single = 0, lists = 0;
@@ -128,6 +142,12 @@ static tp_status_t *bind_inputs(tp_kernel_context_t *call, bool *set, size_t num
             lists++;
         else
             single++;
+    }
+    if (lists == 0) { /* nearly every op: one tensor per input, bound in one pass */
+        if (num_inputs != single) return wrong_input_count(def, single, num_inputs);
+        for (int32_t input = 0; input < (int32_t)num_inputs; input++)
+            TP_RETURN_IF_ERROR(bind_input(call, set, &def->inputs[input], input));
+        return NULL;
     }
     /* A list's length comes from its attribute, or from the inputs left over. */
     for (size_t a = 0; a < def->num_inputs; a++) {
@@ -154,20 +174,14 @@ static tp_status_t *bind_inputs(tp_kernel_context_t *call, bool *set, size_t num
          * round to num_inputs would send the loop below past the inputs. */
         expected = count > SIZE_MAX - expected ? SIZE_MAX : expected + count;
     }
-    if (expected != num_inputs)
-        return tp_status_make(TP_INVALID_ARGUMENT, "%s takes %zu inputs, but %zu were given",
-                              def->name, expected, num_inputs);
+    if (expected != num_inputs) return wrong_input_count(def, expected, num_inputs);
     int32_t input = 0;
     for (size_t a = 0; a < def->num_inputs; a++) {
         const tp_op_arg_def_t *arg = &def->inputs[a];
         int64_t count = arg->number_attr == NULL
                             ? 1 : call->attrs[tp_op_attr_index(def, arg->number_attr)].i;
-        for (int64_t k = 0; k < count; k++, input++) {
-            if (call->inputs[input] == NULL)
-                return tp_status_make(TP_INVALID_ARGUMENT, "%s: input %d is NULL", def->name,
-                                      (int)input);
-            TP_RETURN_IF_ERROR(bind_type(call, set, arg, call->inputs[input]->dtype, input));
-        }
+        for (int64_t k = 0; k < count; k++, input++)
+            TP_RETURN_IF_ERROR(bind_input(call, set, arg, input));
     }
     return NULL;
 }
@@ -216,6 +230,7 @@ tp_status_t *tp_kernel_context_resolve(tp_kernel_context_t *call, const tp_op_t 
     call->device = NULL;
     call->stream = NULL;
     call->inferring = false;
+    call->making_instance = false;
     call->refused_views = NULL;
     for (int32_t o = 0; o < TP_MAX_OP_OUTPUTS; o++) {
         call->output_shape_set[o] = false;
@@ -310,7 +325,10 @@ static void fill_view(tp_tensor_view_t *out, const tp_tensor_t *tensor, bool wit
         .mem = with_memory ? tensor->mem : NULL,
         .offset = with_memory ? tensor->offset : 0,
     };
-    memcpy(out, &view, size);
+    if (size == sizeof *out)
+        *out = view; /* a view as this runtime knows it: a copy of fixed size, inlined */
+    else
+        memcpy(out, &view, size);
 }
 
 static bool check_view(const tp_kernel_context_t *call, tp_tensor_view_t *out, int32_t index,
@@ -335,7 +353,7 @@ static bool check_view(const tp_kernel_context_t *call, tp_tensor_view_t *out, i
 static void kernel_input(const tp_kernel_context_t *call, int32_t index, tp_tensor_view_t *out,
                          tp_plugin_status_t *status) {
     if (!check_view(call, out, index, call->num_inputs, "input", status)) return;
-    fill_view(out, call->inputs[index], !call->inferring);
+    fill_view(out, call->inputs[index], !call->inferring && !call->making_instance);
 }
 
 static void kernel_output(const tp_kernel_context_t *call, int32_t index, tp_tensor_view_t *out,
@@ -347,7 +365,7 @@ static void kernel_output(const tp_kernel_context_t *call, int32_t index, tp_ten
                              call->op->def->name);
         return;
     }
-    fill_view(out, call->outputs[index], true);
+    fill_view(out, call->outputs[index], !call->making_instance);
 }
 
 static void kernel_set_output_shape(tp_kernel_context_t *call, int32_t index, int32_t rank,

@@ -22,6 +22,9 @@ struct tp_kernel_context {
     tp_device_t *device;
     void *stream;
     bool inferring; /* in shape inference: no memory, output shapes may be set */
+    /* In the create of a kept instance (TP_KERNEL_REUSE_INSTANCE): views without memory, as
+     * what create reads must hold for every launch of its key. */
+    bool making_instance;
     /* Set by plugin-check to prove that a kernel passes host errors on: kernel_input and
      * kernel_output then fail with this message. NULL otherwise. */
     const char *refused_views;

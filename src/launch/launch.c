@@ -6,6 +6,7 @@
 #include "base/profile_hooks.h"
 #include "base/status.h"
 #include "device/completion.h"
+#include "launch/kernel_instance.h"
 #include "plugin/plugin_status.h"
 #include "tensor/tensor.h"
 
@@ -50,19 +51,35 @@ static tp_status_t *allocate_outputs(tp_context_t *context, tp_kernel_context_t 
     return NULL;
 }
 
-/* create, compute, destroy; the queue is held by the caller. */
+/* compute on the instance the device keeps, one at a time unless the kernel allows more. */
+static void compute_on_kept(tp_kept_instance_t *kept, tp_kernel_context_t *call,
+                            tp_plugin_status_t *status) {
+    if (kept->serialized) pthread_mutex_lock(&kept->compute_mutex);
+    kept->kernel->compute(kept->instance, call, status);
+    if (kept->serialized) pthread_mutex_unlock(&kept->compute_mutex);
+}
+
+/* create, compute, destroy, or compute on a kept instance; the queue is held by the caller. */
 static tp_status_t *run_kernel(tp_kernel_context_t *call, const tp_kernel_def_t *kernel) {
-    tp_plugin_status_t status = TP_PLUGIN_STATUS_INIT;
+    tp_plugin_status_t status;
+    tp_plugin_status_clear(&status);
+    if (tp_kernel_keeps_instances(call, kernel)) {
+        tp_kept_instance_t *kept = NULL;
+        TP_RETURN_IF_ERROR(tp_kernel_instance_for(call, kernel, &kept));
+        if (kept != NULL) {
+            compute_on_kept(kept, call, &status);
+            return tp_launch_failure(&status, call);
+        }
+        /* The device keeps as many as it may: this launch has an instance of its own. */
+    }
     void *instance = NULL;
     if (kernel->create != NULL) {
         instance = kernel->create(kernel->kernel_state, call, &status);
-        TP_RETURN_IF_ERROR(tp_plugin_status_check(&status, "%s on %s", call->op->def->name,
-                                                  call->device->full_name));
+        TP_RETURN_IF_ERROR(tp_launch_failure(&status, call));
     }
     kernel->compute(instance, call, &status);
     if (kernel->destroy != NULL) kernel->destroy(instance);
-    return tp_plugin_status_check(&status, "%s on %s", call->op->def->name,
-                                  call->device->full_name);
+    return tp_launch_failure(&status, call);
 }
 
 tp_status_t *tp_kernel_launch(tp_kernel_context_t *call, const tp_kernel_def_t *kernel) {

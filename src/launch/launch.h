@@ -23,10 +23,11 @@ void tp_release_staged_inputs(tp_staged_inputs_t *staged, tp_tensor_t *const *or
 
 /* Runs the kernel on a call whose inputs are on its device, outputs allocated (with no
  * completion yet) and stream set. An input known to be poisoned fails the call with its
- * failure, and nothing is queued. Otherwise create, compute and destroy run with the device's
- * queue held and the launch's completion is recorded right after, so that a failure the device
- * finds later reaches exactly these outputs and what is computed from them; each output gets
- * the completion. The plug-in's errors are named by op and device. */
+ * failure, and nothing is queued. Otherwise create, compute and destroy (or compute on the
+ * instance the device keeps, kernel_instance.h) run with the device's queue held and the
+ * launch's completion is recorded right after, so that a failure the device finds later
+ * reaches exactly these outputs and what is computed from them; each output gets the
+ * completion. The plug-in's errors are named by op and device. */
 tp_status_t *tp_kernel_launch(tp_kernel_context_t *call, const tp_kernel_def_t *kernel);
 
 /* Copies inputs on other devices to call->device, allocates the outputs with the call's

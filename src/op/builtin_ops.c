@@ -64,7 +64,9 @@ static _Atomic(const tp_op_t *) recent[RECENT_SLOTS];
 const tp_op_t *tp_builtin_op_find(const char *name) {
     size_t slot = (size_t)(((uintptr_t)name >> 2) % RECENT_SLOTS);
     const tp_op_t *hit = atomic_load_explicit(&recent[slot], memory_order_acquire);
-    if (hit != NULL && strcmp(hit->def->name, name) == 0) return hit;
+    /* The same pointer first: the typed functions (tp_add) name their op with the literal the
+     * op's definition uses, which the linker merges, so that most calls skip strcmp. */
+    if (hit != NULL && (hit->def->name == name || strcmp(hit->def->name, name) == 0)) return hit;
     size_t count;
     const tp_op_t *all = tp_builtin_ops(&count);
     const tp_op_t *found = bsearch(name, all, count, sizeof *all, compare_name);

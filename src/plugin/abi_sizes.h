@@ -15,7 +15,7 @@
 #define TP_V1_0_OP_ATTR_DEF_SIZE sizeof(tp_op_attr_def_t)
 #define TP_V1_0_OP_DEF_SIZE sizeof(tp_op_def_t)
 #define TP_V1_0_TYPE_CONSTRAINT_SIZE sizeof(tp_type_constraint_t)
-#define TP_V1_0_KERNEL_DEF_SIZE sizeof(tp_kernel_def_t)
+#define TP_V1_0_KERNEL_DEF_SIZE offsetof(tp_kernel_def_t, flags)
 #define TP_V1_0_GRAPH_PASS_DEF_SIZE sizeof(tp_graph_pass_def_t)
 
 /* The largest struct_size, and so array stride, the host accepts from a plug-in. The ABI's

@@ -29,7 +29,8 @@ static tp_status_t *to_status(const tp_plugin_status_t *status, const char *what
     return tp_status_make(code, "%s: %s", what, shown[0] != '\0' ? shown : "(no message)");
 }
 
-tp_status_t *tp_plugin_status_check(const tp_plugin_status_t *status, const char *format, ...) {
+tp_status_t *tp_plugin_status_failure(const tp_plugin_status_t *status, const char *format,
+                                      ...) {
     if (status->code == TP_OK) return NULL;
     char what[256];
     va_list args;

@@ -481,6 +481,13 @@ static void register_kernel(tp_registrar_t *registrar, const tp_kernel_def_t *de
                             kernel.device_type);
         return;
     }
+    const uint32_t known_flags = TP_KERNEL_REUSE_INSTANCE | TP_KERNEL_CONCURRENT_COMPUTE;
+    if ((kernel.flags & ~known_flags) != 0) {
+        refuse_registration(registrar, status, TP_INVALID_ARGUMENT,
+                            "kernel for op %s on %s: unknown flags 0x%x", kernel.op,
+                            kernel.device_type, (unsigned)(kernel.flags & ~known_flags));
+        return;
+    }
     if (kernel.num_constraints > 0 && kernel.constraints == NULL) {
         refuse_registration(registrar, status, TP_INVALID_ARGUMENT,
                             "kernel for op %s on %s: num_constraints is %zu but constraints is "

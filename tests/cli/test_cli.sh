@@ -66,15 +66,15 @@ expect_line "a bad TP_VISIBLE_DEVICES says why" "$err" \
 out=$(TP_PLUGIN_PATH=$plugins "$tensorplug" plugins 2>&1); rc=$?
 check "plugins exits 0 although some are refused" $rc
 expect_line "built-in cpu" "$out" \
-    "<built-in>: loaded: cpu 0.1.0, ABI 1.7, device types CPU, 0 ops, 73 kernels, graph pass no"
+    "<built-in>: loaded: cpu 0.1.0, ABI 1.8, device types CPU, 0 ops, 73 kernels, graph pass no"
 expect_line "good loaded" "$out" \
-    "$plugins/libtp_test_good.so: loaded: good 2.3.4, ABI 1.7, device types XPU, 1 ops, 0 kernels, graph pass no"
+    "$plugins/libtp_test_good.so: loaded: good 2.3.4, ABI 1.8, device types XPU, 1 ops, 0 kernels, graph pass no"
 expect_line "old minor loaded" "$out" \
     "$plugins/libtp_test_old_minor.so: loaded: old_minor 1.0.0, ABI 1.0, device types OLDDEV, 0 ops, 0 kernels, graph pass no"
 expect_line "no entry refused" "$out" \
     "$plugins/libtp_test_no_entry.so: refused: it exports no entry point 'tp_plugin_entry'"
 expect_line "wrong major refused" "$out" \
-    "$plugins/libtp_test_wrong_major.so: refused: it was built for plug-in ABI 2.0; this runtime speaks ABI 1.7, and major versions must match"
+    "$plugins/libtp_test_wrong_major.so: refused: it was built for plug-in ABI 2.0; this runtime speaks ABI 1.8, and major versions must match"
 expect_line "init failure refused" "$out" \
     "$plugins/libtp_test_init_fails.so: refused: its init failed: the test device's driver is not installed"
 expect_line "duplicate type refused" "$out" \
@@ -128,7 +128,7 @@ expect_line "TP_PLUGINS=none loads no plug-in file" "$out" "1 loaded, 0 refused"
 
 out=$("$tensorplug" version); rc=$?
 check "version exits 0" $rc
-[ "$out" = "tensorplug 0.1.0 (plug-in ABI 1.7)" ]
+[ "$out" = "tensorplug 0.1.0 (plug-in ABI 1.8)" ]
 check "version prints versions (got: $out)" $?
 
 # Output that cannot be written is a failure, said on standard error.

@@ -6,16 +6,26 @@
  *   Relu (float32)   no create; computes Relu, fails if compute is handed a kernel; its destroy
  *                    logs "Relu destroy(NULL)" or "Relu destroy(instance)"
  *   Neg (float32)    create makes an instance that compute checks; destroy logs "Neg destroy
- *                    (instance)"
+ *                    (instance)". Registered as a plug-in built against 1.7 would: its
+ *                    struct_size ends before flags, and the TP_KERNEL_REUSE_INSTANCE past it
+ *                    must not be read
  *   Square (float32) create fails; compute and destroy fail loudly if they are ever called
  *   Add (float32)    fails with UNIMPLEMENTED, naming the shapes of its inputs and output
  *   Exp (float32)    waits up to 5 s for a second Exp to be inside compute, and writes how
  *                    many were inside at once into every element of its output
+ *   Scale (float32)  its own op, y = factor * x (attribute factor, a float). Its kernel keeps
+ *                    instances (TP_KERNEL_REUSE_INSTANCE); create logs "Scale create(factor=F)"
+ *                    and refuses a negative factor, destroy logs "Scale destroy(factor=F)";
+ *                    compute fails if it is handed another factor's instance, or if a second
+ *                    compute is inside the same instance
+ *   Sigmoid (float32) keeps instances that compute concurrently; create logs "Sigmoid create",
+ *                    destroy "Sigmoid destroy", and compute waits as Exp's does
  *   Abs (float32)    three kernels, registered in this order: priority -1, failing; priority
  *                    0, computing |x|; priority 0 again, failing. A failure names its kernel. */
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -151,27 +161,131 @@ static void add_compute(void *kernel, tp_kernel_context_t *context, tp_plugin_st
 
 /* ---- Exp: how many computes run at once ------------------------------------------------------ */
 
-static pthread_mutex_t inside_mutex = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t inside_changed = PTHREAD_COND_INITIALIZER;
-static int inside, most_inside; /* now, and most at once since none was */
+typedef struct {
+    pthread_mutex_t mutex;
+    pthread_cond_t changed;
+    int inside, most_inside; /* now, and most at once since none was */
+} meeting_t;
 
-static void exp_compute(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t *status) {
-    (void)kernel;
+#define MEETING_INIT {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0}
+
+/* Waits up to 5 s for a second compute to be inside `meeting`, and writes how many were inside
+ * at once into every element of the output. */
+static void meet(meeting_t *meeting, tp_kernel_context_t *context, tp_plugin_status_t *status) {
     unary_views_t views;
     if (!unary_views(context, &views, status)) return;
     struct timespec limit;
     clock_gettime(CLOCK_REALTIME, &limit);
     limit.tv_sec += 5;
-    pthread_mutex_lock(&inside_mutex);
-    if (++inside > most_inside) most_inside = inside;
-    pthread_cond_broadcast(&inside_changed);
-    while (most_inside < 2 &&
-           pthread_cond_timedwait(&inside_changed, &inside_mutex, &limit) != ETIMEDOUT) {
+    pthread_mutex_lock(&meeting->mutex);
+    if (++meeting->inside > meeting->most_inside) meeting->most_inside = meeting->inside;
+    pthread_cond_broadcast(&meeting->changed);
+    while (meeting->most_inside < 2 &&
+           pthread_cond_timedwait(&meeting->changed, &meeting->mutex, &limit) != ETIMEDOUT) {
     }
-    int seen = most_inside;
-    if (--inside == 0) most_inside = 0;
-    pthread_mutex_unlock(&inside_mutex);
+    int seen = meeting->most_inside;
+    if (--meeting->inside == 0) meeting->most_inside = 0;
+    pthread_mutex_unlock(&meeting->mutex);
     for (int64_t i = 0; i < views.y.num_elements; i++) output_values(&views)[i] = (float)seen;
+}
+
+static meeting_t exp_meeting = MEETING_INIT;
+
+static void exp_compute(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t *status) {
+    (void)kernel;
+    meet(&exp_meeting, context, status);
+}
+
+/* ---- Scale: a kept instance whose computes the host serializes ------------------------------- */
+
+enum { SCALE_MAGIC = 0x5343 };
+
+typedef struct {
+    int magic;
+    double factor;
+    atomic_int computing;
+} scale_instance_t;
+
+static void *scale_create(void *kernel_state, tp_kernel_context_t *context,
+                          tp_plugin_status_t *status) {
+    (void)kernel_state;
+    double factor = 0;
+    host->kernel_attr_float(context, "factor", &factor, status);
+    if (host->status_code(status) != TP_OK) return NULL;
+    host->log(registrar, TP_LOG_INFO, "Scale create(factor=%g)", factor);
+    unary_views_t views;
+    if (!unary_views(context, &views, status)) return NULL;
+    if (views.x.mem != NULL || views.y.mem != NULL || views.x.dtype != TP_FLOAT32) {
+        host->status_set(status, TP_INTERNAL, "Scale's create was handed memory, or not the "
+                         "dtype float32");
+        return NULL;
+    }
+    if (factor < 0) {
+        host->status_set(status, TP_INVALID_ARGUMENT, "Scale's create refuses factor %g",
+                         factor);
+        return NULL;
+    }
+    scale_instance_t *instance = malloc(sizeof *instance);
+    if (instance == NULL) {
+        host->status_set(status, TP_RESOURCE_EXHAUSTED, "Scale's create: out of memory");
+        return NULL;
+    }
+    instance->magic = SCALE_MAGIC;
+    instance->factor = factor;
+    atomic_init(&instance->computing, 0);
+    return instance;
+}
+
+/* Fails if another compute is inside the same instance: it stays a while to give one the
+ * chance. */
+static void scale_compute(void *kernel, tp_kernel_context_t *context,
+                          tp_plugin_status_t *status) {
+    scale_instance_t *instance = kernel;
+    double factor = 0;
+    host->kernel_attr_float(context, "factor", &factor, status);
+    if (host->status_code(status) != TP_OK) return;
+    if (instance == NULL || instance->magic != SCALE_MAGIC || instance->factor != factor) {
+        host->status_set(status, TP_INTERNAL, "Scale's compute was not handed the instance "
+                         "of factor %g", factor);
+        return;
+    }
+    unary_views_t views;
+    if (!unary_views(context, &views, status)) return;
+    if (atomic_fetch_add(&instance->computing, 1) != 0)
+        host->status_set(status, TP_INTERNAL, "two Scale computes at once on one instance");
+    nanosleep(&(struct timespec){0, 200 * 1000}, NULL);
+    for (int64_t i = 0; i < views.x.num_elements; i++)
+        output_values(&views)[i] = (float)factor * input_values(&views)[i];
+    atomic_fetch_sub(&instance->computing, 1);
+}
+
+static void scale_destroy(void *kernel) {
+    scale_instance_t *instance = kernel;
+    host->log(registrar, TP_LOG_INFO, "Scale destroy(factor=%g)", instance->factor);
+    free(instance);
+}
+
+/* ---- Sigmoid: a kept instance that computes concurrently ------------------------------------- */
+
+static meeting_t sigmoid_meeting = MEETING_INIT;
+
+static void *sigmoid_create(void *kernel_state, tp_kernel_context_t *context,
+                            tp_plugin_status_t *status) {
+    (void)kernel_state;
+    (void)context;
+    (void)status;
+    host->log(registrar, TP_LOG_INFO, "Sigmoid create");
+    return &sigmoid_meeting;
+}
+
+static void sigmoid_compute(void *kernel, tp_kernel_context_t *context,
+                            tp_plugin_status_t *status) {
+    meet(kernel, context, status);
+}
+
+static void sigmoid_destroy(void *kernel) {
+    (void)kernel;
+    host->log(registrar, TP_LOG_INFO, "Sigmoid destroy");
 }
 
 /* ---- Abs: equal priorities ------------------------------------------------------------------- */
@@ -209,22 +323,39 @@ static void init(const tp_host_api_t *host_api, tp_registrar_t *registrar_given,
     def.priority = 100;
     def.flags = TP_DEVICE_SYNCHRONOUS;
     host->register_device_type(registrar, &def, status);
+    tp_op_arg_def_t x = {sizeof x, "x", TP_DTYPE_INVALID, "T", NULL};
+    tp_op_arg_def_t y = {sizeof y, "y", TP_DTYPE_INVALID, "T", NULL};
+    const tp_op_attr_def_t scale_attrs[] = {
+        {.struct_size = sizeof scale_attrs[0], .name = "T", .type = TP_ATTR_DTYPE},
+        {.struct_size = sizeof scale_attrs[0], .name = "factor", .type = TP_ATTR_FLOAT,
+         .has_default = 1, .default_float = 1.0}};
+    tp_op_def_t scale = {.struct_size = sizeof scale, .name = "Scale", .inputs = &x,
+                         .num_inputs = 1, .outputs = &y, .num_outputs = 1, .attrs = scale_attrs,
+                         .num_attrs = 2};
+    host->register_op(registrar, &scale, status);
     static const tp_dtype_t float32_only[] = {TP_FLOAT32};
     const tp_type_constraint_t constraint = {sizeof constraint, "T", float32_only, 1};
     const tp_kernel_def_t kernels[] = {
         {.op = "Relu", .compute = relu_compute, .destroy = relu_destroy},
-        {.op = "Neg", .create = neg_create, .compute = neg_compute, .destroy = neg_destroy},
+        {.op = "Neg", .create = neg_create, .compute = neg_compute, .destroy = neg_destroy,
+         .flags = TP_KERNEL_REUSE_INSTANCE},
         {.op = "Square", .create = square_create, .compute = square_compute,
          .destroy = square_destroy},
         {.op = "Add", .compute = add_compute},
         {.op = "Exp", .compute = exp_compute},
+        {.op = "Scale", .create = scale_create, .compute = scale_compute,
+         .destroy = scale_destroy, .flags = TP_KERNEL_REUSE_INSTANCE},
+        {.op = "Sigmoid", .create = sigmoid_create, .compute = sigmoid_compute,
+         .destroy = sigmoid_destroy,
+         .flags = TP_KERNEL_REUSE_INSTANCE | TP_KERNEL_CONCURRENT_COMPUTE},
         {.op = "Abs", .priority = -1, .compute = abs_lower},
         {.op = "Abs", .compute = abs_first},
         {.op = "Abs", .compute = abs_second},
     };
     for (size_t k = 0; k < sizeof kernels / sizeof kernels[0]; k++) {
         tp_kernel_def_t kernel = kernels[k];
-        kernel.struct_size = sizeof kernel;
+        kernel.struct_size = strcmp(kernel.op, "Neg") == 0 ? offsetof(tp_kernel_def_t, flags)
+                                                           : sizeof kernel;
         kernel.device_type = "CTR";
         kernel.constraints = &constraint;
         kernel.num_constraints = 1;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* A plug-in built against ABI 1.6 (tests/plugins/abi_1_6.c) in a runtime of 1.7: it loads, its
+/* A plug-in built against ABI 1.6 (tests/plugins/abi_1_6.c) in a later runtime: it loads, its
  * kernels run the dtypes 1.6 had, and none of them is ever handed one of the dtypes 1.7 added,
  * neither through a kernel without constraints, nor through a dtype attribute its constraints
  * leave open, nor through an op of its own whose type attribute said "any". Its kernels fail,

@@ -46,7 +46,7 @@ static void assert_refused(const tp_context_t *context, const char *file, const 
 static void assert_standard_outcome(const tp_context_t *context) {
     assert_refused(context, "no_entry.so", "it exports no entry point 'tp_plugin_entry'");
     assert_refused(context, "wrong_major.so",
-                   "it was built for plug-in ABI 2.0; this runtime speaks ABI 1.7, and major "
+                   "it was built for plug-in ABI 2.0; this runtime speaks ABI 1.8, and major "
                    "versions must match");
     assert_refused(context, "init_fails.so",
                    "its init failed: the test device's driver is not installed");

@@ -127,11 +127,11 @@ static void descriptors_are_checked_before_init(void **state) {
 
     d = descriptor();
     d.abi_minor = TP_ABI_MINOR + 1;
-    assert_refusal(load(&d), "newer than this runtime's 1.7; upgrade tensorplug");
+    assert_refusal(load(&d), "newer than this runtime's 1.8; upgrade tensorplug");
 
     d = descriptor();
     d.abi_major = 0;
-    assert_refusal(load(&d), "built for plug-in ABI 0.7; this runtime speaks ABI 1.7");
+    assert_refusal(load(&d), "built for plug-in ABI 0.8; this runtime speaks ABI 1.8");
 
     d = descriptor();
     d.struct_size = offsetof(tp_plugin_descriptor_t, init);
@@ -281,6 +281,28 @@ static void kernels_are_checked_and_copied(void **state) {
     def = relu_kernel();
     def.constraints = NULL;
     assert_refusal(load_kernel(def), "num_constraints is 1 but constraints is NULL");
+    def = relu_kernel();
+    def.flags = TP_KERNEL_REUSE_INSTANCE | 1u << 7;
+    assert_refusal(load_kernel(def), "kernel for op Relu on APU: unknown flags 0x80");
+}
+
+/* The flags of 1.8 are kept; a kernel as a 1.7 plug-in built it ends before them, and whatever
+ * lies past its struct_size is not read. */
+static void kernel_flags_are_read_within_struct_size(void **state) {
+    (void)state;
+    tp_kernel_def_t def = relu_kernel();
+    def.flags = TP_KERNEL_REUSE_INSTANCE | TP_KERNEL_CONCURRENT_COMPUTE;
+    tp_plugin_record_t *record = load_kernel(def);
+    assert_null(record->refusal);
+    assert_int_equal(record->kernels[0].flags,
+                     TP_KERNEL_REUSE_INSTANCE | TP_KERNEL_CONCURRENT_COMPUTE);
+    unload(record);
+    def.struct_size = offsetof(tp_kernel_def_t, flags);
+    def.flags = 0xdeadbeef;
+    record = load_kernel(def);
+    assert_null(record->refusal);
+    assert_int_equal(record->kernels[0].flags, 0);
+    unload(record);
 }
 
 /* ---- Ops ------------------------------------------------------------------------------------- */
@@ -594,6 +616,7 @@ int main(void) {
         cmocka_unit_test(invalid_device_types_are_refused),
         cmocka_unit_test(a_type_registered_twice_is_refused),
         cmocka_unit_test(kernels_are_checked_and_copied),
+        cmocka_unit_test(kernel_flags_are_read_within_struct_size),
         cmocka_unit_test(ops_are_checked_and_copied),
         cmocka_unit_test(registrations_of_an_older_abi_name_its_dtypes_only),
         cmocka_unit_test(list_lengths_that_overflow_are_refused),
