@@ -59,7 +59,7 @@ int cli_usage_error(const cli_command_t *command, const char *format, ...) TP_PR
 /* Prints "tensorplug: CODE: message" on standard error, frees `status`; returns EXIT_FAILURE. */
 int cli_fail(tp_status_t *status);
 
-/* Prints "tensorplug 0.1.0 (plug-in ABI 1.5)": `tensorplug version` and every --version. */
+/* Prints "tensorplug 0.1.0 (plug-in ABI 1.8)": `tensorplug version` and every --version. */
 void cli_print_version(FILE *out);
 
 /* Writes `text` as a JSON string: quoted, with '"', '\\', control characters and the
