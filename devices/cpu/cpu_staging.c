@@ -142,8 +142,10 @@ static void give_back_buffer(float *buffer, size_t bytes) {
 
 bool cpu_stage(bool input, int32_t index, tp_kernel_context_t *context, cpu_tensor_t *tensor,
                tp_plugin_status_t *status) {
+    /* The dtype first: a float32 call never reads the thread-local. */
+    if (!cpu_is_half(tensor->view.dtype)) return true;
     staging_t *staging = current;
-    if (staging == NULL || !cpu_is_half(tensor->view.dtype)) return true;
+    if (staging == NULL) return true;
     for (size_t i = 0; i < staging->count; i++) {
         const staged_t *s = &staging->tensors[i];
         if (s->input == input && s->index == index) {
@@ -196,11 +198,9 @@ bool cpu_stage(bool input, int32_t index, tp_kernel_context_t *context, cpu_tens
 
 typedef void (*compute_fn)(void *, tp_kernel_context_t *, tp_plugin_status_t *);
 
-/* A kernel whose 16-bit floats are staged: its own compute, and the dtype attribute whose value
- * says whether a call is on 16-bit floats. */
+/* A kernel whose 16-bit floats are staged: its own compute. */
 typedef struct {
     compute_fn compute;
-    const char *attr;
 } staged_kernel_t;
 
 /* The CPU registers a few dozen; init runs once per process, so a fixed table serves. */
@@ -215,16 +215,10 @@ static void *staged_create(void *kernel_state, tp_kernel_context_t *context,
     return kernel_state;
 }
 
+/* Registered for the 16-bit dtypes alone: every call is staged. */
 static void staged_compute(void *kernel, tp_kernel_context_t *context,
                            tp_plugin_status_t *status) {
     const staged_kernel_t *staged = kernel;
-    tp_dtype_t dtype = TP_DTYPE_INVALID;
-    tp_cpu_host->kernel_attr_dtype(context, staged->attr, &dtype, status);
-    if (cpu_failed(status)) return;
-    if (!cpu_is_half(dtype)) {
-        staged->compute(NULL, context, status);
-        return;
-    }
     staging_t staging = {NULL, 0, 0};
     staging_t *outer = current;
     current = &staging;
@@ -241,16 +235,24 @@ static void staged_compute(void *kernel, tp_kernel_context_t *context,
     free(staging.tensors);
 }
 
+/* Two kernels: compute itself for the other dtypes, so that a float32 call pays nothing for
+ * staging (a wrapper that read the dtype attribute by name on every call cost about 130
+ * instructions of a 1-element Add), and the staged wrapper for the 16-bit floats. */
 void cpu_register(tp_registrar_t *registrar, const char *op, const char *attr,
                   const tp_dtype_t *dtypes, size_t num_dtypes, compute_fn compute,
                   tp_plugin_status_t *status) {
-    bool halves = false;
-    for (size_t i = 0; i < num_dtypes; i++) halves |= cpu_is_half(dtypes[i]);
-    if (!halves || attr == NULL) {
-        cpu_register_native(registrar, op, attr, dtypes, num_dtypes, compute, status);
-        return;
+    tp_dtype_t wide[32], halves[2];
+    size_t num_wide = 0, num_halves = 0;
+    for (size_t i = 0; i < num_dtypes; i++) {
+        if (attr != NULL && cpu_is_half(dtypes[i]) && num_halves < 2)
+            halves[num_halves++] = dtypes[i];
+        else if (num_wide < sizeof wide / sizeof wide[0])
+            wide[num_wide++] = dtypes[i];
     }
-    if (cpu_failed(status)) return;
+    if (num_wide > 0 || num_halves == 0)
+        cpu_register_native(registrar, op, attr, num_halves == 0 ? dtypes : wide,
+                            num_halves == 0 ? num_dtypes : num_wide, compute, status);
+    if (num_halves == 0 || cpu_failed(status)) return;
     if (num_staged_kernels == MAX_STAGED_KERNELS) {
         tp_cpu_host->status_set(status, TP_INTERNAL,
                                 "the CPU stages the 16-bit floats of more than %d kernels; "
@@ -259,7 +261,7 @@ void cpu_register(tp_registrar_t *registrar, const char *op, const char *attr,
         return;
     }
     staged_kernel_t *staged = &staged_kernels[num_staged_kernels++];
-    *staged = (staged_kernel_t){compute, attr};
-    cpu_register_kernel(registrar, op, attr, dtypes, num_dtypes, staged, staged_create,
+    *staged = (staged_kernel_t){compute};
+    cpu_register_kernel(registrar, op, attr, halves, num_halves, staged, staged_create,
                         staged_compute, status);
 }
