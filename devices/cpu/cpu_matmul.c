@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cpu_kernels.h"
+#include "cpu_onednn.h"
 
 static void matmul(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t *status) {
     (void)kernel;
@@ -58,7 +59,8 @@ static int64_t operand_matrix(const cpu_tensor_t *operand, const cpu_tensor_t *o
     return matrix;
 }
 
-/* One GEMM per product, each threaded by OpenBLAS as MatMul's is. */
+/* float32 batches whose operands are whole or one matrix through oneDNN's batched matmul;
+ * the rest one GEMM per product, each threaded by OpenBLAS as MatMul's is. */
 static void batch_matmul(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t *status) {
     (void)kernel;
     cpu_tensor_t x, y, z;
@@ -83,6 +85,7 @@ static void batch_matmul(void *kernel, tp_kernel_context_t *context, tp_plugin_s
                                 "BLAS interface");
         return;
     }
+    if (cpu_onednn_batch_matmul(&x, &y, &z, adj_x, adj_y, status)) return;
     int lda = (int)xm[1], ldb = (int)ym[1], ldc = (int)n;
     enum CBLAS_TRANSPOSE ta = adj_x ? CblasTrans : CblasNoTrans;
     enum CBLAS_TRANSPOSE tb = adj_y ? CblasTrans : CblasNoTrans;

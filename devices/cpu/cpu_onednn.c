@@ -31,11 +31,7 @@
 #include <string.h>
 
 #include "cpu_conv.h"
-#include "cpu_kernels.h"
-
-/* libgomp's, declared here because omp.h is the compiler's (clang has none for libgomp). */
-void omp_set_num_threads(int threads);
-int omp_get_max_threads(void);
+#include "cpu_onednn.h"
 
 /* MAX_SLICES: cpu_parallel_for runs a call in at most 16 slices. SCRATCH_ALIGNMENT: the scratch
  * space and each part of it start on a page. oneDNN 2.6 sizes a scratchpad as if it started
@@ -76,6 +72,14 @@ static plan_t *cache[CACHE_SLOTS];
 static uint64_t cache_clock;
 
 static void make_engine(void) { engine_status = dnnl_engine_create(&engine, dnnl_cpu, 0); }
+
+dnnl_engine_t cpu_onednn_engine(const char *op_name, tp_plugin_status_t *status) {
+    pthread_once(&engine_once, make_engine);
+    if (engine_status == dnnl_success) return engine;
+    tp_cpu_host->status_set(status, TP_INTERNAL, "%s: oneDNN has no CPU engine: %s", op_name,
+                            dnnl_status2str(engine_status));
+    return NULL;
+}
 
 /* ---- Making plans ---------------------------------------------------------------------------- */
 
@@ -601,12 +605,7 @@ static int by_first_image(const void *x, const void *y) {
 bool cpu_onednn_run(cpu_onednn_op_t op, const cpu_window_t *window, const float *a,
                     const float *b, float *out, const char *op_name,
                     tp_plugin_status_t *status) {
-    pthread_once(&engine_once, make_engine);
-    if (engine_status != dnnl_success) {
-        tp_cpu_host->status_set(status, TP_INTERNAL, "%s: oneDNN has no CPU engine: %s",
-                                op_name, dnnl_status2str(engine_status));
-        return false;
-    }
+    if (cpu_onednn_engine(op_name, status) == NULL) return false;
     call_t call = {.op = op, .w = window, .a = a, .b = b, .out = out, .op_name = op_name};
     pthread_mutex_init(&call.failure.mutex, NULL);
     /* What one image costs, in cpu_parallel_for's units (about an element-wise operation): a

@@ -83,6 +83,11 @@ static void products_match_the_triple_loop(void **state) {
          TP_SHAPE(2, 3, 5)},
         {"odd sizes", TP_SHAPE(3, 17, 13), TP_SHAPE(1, 13, 11), false, false,
          TP_SHAPE(3, 17, 11)},
+        /* Enough work for the CPU to cut the batch into slices on its threads. */
+        {"a batch in slices", TP_SHAPE(64, 47, 29), TP_SHAPE(64, 31, 29), false, true,
+         TP_SHAPE(64, 47, 31)},
+        {"a matrix repeated over a batch in slices", TP_SHAPE(2, 32, 29, 47), TP_SHAPE(29, 31),
+         true, false, TP_SHAPE(2, 32, 47, 31)},
         {"an empty batch", TP_SHAPE(0, 3, 4), TP_SHAPE(0, 4, 2), false, false, TP_SHAPE(0, 3, 2)},
         {"empty sums", TP_SHAPE(2, 3, 0), TP_SHAPE(2, 0, 4), false, false, TP_SHAPE(2, 3, 4)},
     };
