@@ -25,20 +25,12 @@ static double element(const double *t, tp_shape_t s, int64_t matrix, bool adj, i
     return adj ? base[col * cols + row] : base[row * cols + col];
 }
 
-/* Which matrix of an operand of shape `s` output product `index` (over the output's batch
- * dimensions `out`) reads: the operand's batch dimensions align with the output's last ones,
- * and a dimension of 1 repeats. */
+/* Which matrix of an operand of shape `s` output product `index` reads: its batch dimensions
+ * (all but the last two) broadcast against the output's. */
 static int64_t matrix_of(tp_shape_t s, tp_shape_t out, int64_t index) {
-    int64_t matrix = 0, stride = 1;
-    for (int32_t d = out.rank - 3; d >= 0; d--) {
-        int64_t coordinate = index % out.dims[d];
-        index /= out.dims[d];
-        int32_t own = d - (out.rank - s.rank);
-        if (own < 0) continue;
-        if (s.dims[own] != 1) matrix += coordinate * stride;
-        stride *= s.dims[own];
-    }
-    return matrix;
+    s.rank -= 2;
+    out.rank -= 2;
+    return broadcast_source_index(s, out, index);
 }
 
 static double *reference(const product_case_t *k, const double *x, const double *y) {

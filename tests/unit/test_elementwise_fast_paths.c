@@ -146,20 +146,6 @@ static void unary_ops_match_the_reference(void **state) {
 
 /* ---- Broadcasting binary ops, comparisons and Select -------------------------------------- */
 
-/* The element of an operand of `shape` that output element i of `out` reads (NumPy's rule). */
-static int64_t source_index(tp_shape_t shape, tp_shape_t out, int64_t i) {
-    int64_t index = 0, stride = 1;
-    for (int32_t d = out.rank - 1; d >= 0; d--) {
-        int64_t coordinate = i % out.dims[d];
-        i /= out.dims[d];
-        int32_t own = d - (out.rank - shape.rank);
-        int64_t dim = own >= 0 ? shape.dims[own] : 1;
-        if (dim != 1) index += coordinate * stride;
-        stride *= dim;
-    }
-    return index;
-}
-
 typedef struct {
     tp_shape_t x, y, out;
 } shapes_t;
@@ -234,10 +220,10 @@ static void binary_ops_match_the_reference(void **state) {
                 double *want = malloc((size_t)(n + 1) * sizeof *want);
                 assert_non_null(want);
                 for (int64_t i = 0; i < n; i++) {
-                    double u = as_dtype(dtype, value_at(dtype, source_index(s->x, s->out, i), 0,
-                                                        false));
-                    double v = as_dtype(dtype, value_at(dtype, source_index(s->y, s->out, i), 5,
-                                                        no_zero));
+                    int64_t xi = broadcast_source_index(s->x, s->out, i);
+                    int64_t yi = broadcast_source_index(s->y, s->out, i);
+                    double u = as_dtype(dtype, value_at(dtype, xi, 0, false));
+                    double v = as_dtype(dtype, value_at(dtype, yi, 5, no_zero));
                     want[i] = binary_reference((binary_t)op, dtype, u, v);
                 }
                 char what[80];
@@ -302,11 +288,12 @@ static void select_matches_the_reference(void **state) {
             assert_ok(tp_select(c, condition, t, e, &z));
             double *want = malloc((size_t)(n + 1) * sizeof *want);
             assert_non_null(want);
-            for (int64_t i = 0; i < n; i++)
-                want[i] = flags[source_index(s->x, s->out, i)]
-                              ? as_dtype(dtype, value_at(dtype, source_index(s->y, s->out, i), 0,
-                                                         false))
+            for (int64_t i = 0; i < n; i++) {
+                int64_t yi = broadcast_source_index(s->y, s->out, i);
+                want[i] = flags[broadcast_source_index(s->x, s->out, i)]
+                              ? as_dtype(dtype, value_at(dtype, yi, 0, false))
                               : as_dtype(dtype, value_at(dtype, i, 4, false));
+            }
             char what[64];
             snprintf(what, sizeof what, "Select %s, form %zu", tp_dtype_name(dtype), f);
             expect(z, want, n, what);

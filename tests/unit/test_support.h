@@ -60,6 +60,22 @@ static inline bool same_shape(tp_shape_t a, tp_shape_t b) {
     return true;
 }
 
+/* The element of an operand of `shape` that element i of a result of shape `out` reads, by
+ * NumPy's broadcasting: the operand's dimensions align with the result's last ones, and a
+ * dimension of 1 repeats. */
+static inline int64_t broadcast_source_index(tp_shape_t shape, tp_shape_t out, int64_t i) {
+    int64_t index = 0, stride = 1;
+    for (int32_t d = out.rank - 1; d >= 0; d--) {
+        int64_t coordinate = i % out.dims[d];
+        i /= out.dims[d];
+        int32_t own = d - (out.rank - shape.rank);
+        int64_t dim = own >= 0 ? shape.dims[own] : 1;
+        if (dim != 1) index += coordinate * stride;
+        stride *= dim;
+    }
+    return index;
+}
+
 /* Fails the test, naming both shapes, unless `tensor` has shape `want`. */
 static inline void assert_tensor_shape(tp_tensor_t *tensor, tp_shape_t want) {
     tp_shape_t got = tp_tensor_shape(tensor);
