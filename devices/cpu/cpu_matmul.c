@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* MatMul and BatchMatMulV2 through OpenBLAS's cblas_sgemm and cblas_dgemm: a real BLAS,
  * threaded by OpenBLAS; float32 batches where oneDNN's batched matmul takes them
- * (cpu_onednn_matmul.c). float16 and bfloat16 reach sgemm as float32 (cpu_staging.c): their products accumulate in
- * float32 and each result is rounded to nearest even once. */
+ * (cpu_onednn_matmul.c). float16 and bfloat16 reach sgemm as float32 (cpu_staging.c): their
+ * products accumulate in float32 and each result is rounded to nearest even once. */
 #include <cblas.h>
 #include <string.h>
 
