@@ -30,6 +30,7 @@ static const op_class_t op_classes[] = {
     {"Sigmoid", TP_ELEMENTARY},      {"SigmoidGrad", TP_ELEMENTARY},
     {"Tanh", TP_ELEMENTARY},         {"TanhGrad", TP_ELEMENTARY},
     {"AddN", TP_ACCUMULATED},        {"MatMul", TP_ACCUMULATED},
+    {"BatchMatMulV2", TP_ACCUMULATED},
     {"Mean", TP_ACCUMULATED},        {"Softmax", TP_ACCUMULATED},
     {"Sum", TP_ACCUMULATED},
     {"Min", TP_EXACT_VALUES},        {"Sign", TP_EXACT_VALUES},
