@@ -9,16 +9,28 @@
 #include "cpu_kernels.h"
 #include "cpu_onednn.h"
 
+/* A product's two inputs, its output and its two transpose attributes (MatMul's transpose_a
+ * and transpose_b, BatchMatMulV2's adj_x and adj_y); false with `status` set when one is
+ * missing. */
+static bool product_operands(tp_kernel_context_t *context, const char *transpose_a_attr,
+                             const char *transpose_b_attr, cpu_tensor_t *a, cpu_tensor_t *b,
+                             cpu_tensor_t *c, int32_t *transpose_a, int32_t *transpose_b,
+                             tp_plugin_status_t *status) {
+    if (!cpu_input(context, 0, a, status) || !cpu_input(context, 1, b, status) ||
+        !cpu_output(context, 0, c, status))
+        return false;
+    tp_cpu_host->kernel_attr_bool(context, transpose_a_attr, transpose_a, status);
+    tp_cpu_host->kernel_attr_bool(context, transpose_b_attr, transpose_b, status);
+    return !cpu_failed(status);
+}
+
 static void matmul(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t *status) {
     (void)kernel;
     cpu_tensor_t a, b, c;
-    if (!cpu_input(context, 0, &a, status) || !cpu_input(context, 1, &b, status) ||
-        !cpu_output(context, 0, &c, status))
-        return;
     int32_t transpose_a = 0, transpose_b = 0;
-    tp_cpu_host->kernel_attr_bool(context, "transpose_a", &transpose_a, status);
-    tp_cpu_host->kernel_attr_bool(context, "transpose_b", &transpose_b, status);
-    if (cpu_failed(status)) return;
+    if (!product_operands(context, "transpose_a", "transpose_b", &a, &b, &c, &transpose_a,
+                          &transpose_b, status))
+        return;
     int64_t m = c.view.dims[0], n = c.view.dims[1];
     int64_t k = transpose_a ? a.view.dims[0] : a.view.dims[1];
     if (m == 0 || n == 0) return;
@@ -64,13 +76,8 @@ static int64_t operand_matrix(const cpu_tensor_t *operand, const cpu_tensor_t *o
 static void batch_matmul(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t *status) {
     (void)kernel;
     cpu_tensor_t x, y, z;
-    if (!cpu_input(context, 0, &x, status) || !cpu_input(context, 1, &y, status) ||
-        !cpu_output(context, 0, &z, status))
-        return;
     int32_t adj_x = 0, adj_y = 0;
-    tp_cpu_host->kernel_attr_bool(context, "adj_x", &adj_x, status);
-    tp_cpu_host->kernel_attr_bool(context, "adj_y", &adj_y, status);
-    if (cpu_failed(status)) return;
+    if (!product_operands(context, "adj_x", "adj_y", &x, &y, &z, &adj_x, &adj_y, status)) return;
     const int64_t *xm = x.view.dims + x.view.rank - 2, *ym = y.view.dims + y.view.rank - 2;
     int64_t m = z.view.dims[z.view.rank - 2], n = z.view.dims[z.view.rank - 1];
     int64_t k = adj_x ? xm[0] : xm[1];

@@ -34,11 +34,13 @@
 #include "cpu_onednn.h"
 
 /* MAX_SLICES: cpu_parallel_for runs a call in at most 16 slices. SCRATCH_ALIGNMENT: the scratch
- * space and each part of it start on a page. oneDNN 2.6 sizes a scratchpad as if it started
- * on a wider boundary than the cache line: its AVX2 1x1 filter gradient with a stride wrote up
- * to 36 bytes past a scratchpad that started on 64 bytes but not on 128 (heap corruption in
- * test_conv), and nothing past one that starts on a page. */
-enum { CACHE_SLOTS = 64, ALIGNMENT = 64, SCRATCH_ALIGNMENT = 4096, MAX_SLICES = 16 };
+ * space and each part of it start on a page (cpu_onednn.h says why). */
+enum {
+    CACHE_SLOTS = 64,
+    ALIGNMENT = 64,
+    SCRATCH_ALIGNMENT = CPU_ONEDNN_SCRATCH_ALIGNMENT,
+    MAX_SLICES = 16
+};
 
 typedef struct {
     cpu_onednn_op_t op;

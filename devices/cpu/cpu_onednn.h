@@ -8,6 +8,12 @@
 
 #include "cpu_kernels.h"
 
+/* Where a scratchpad handed to oneDNN starts: on a page. oneDNN 2.6 sizes a scratchpad as if it
+ * started on a wider boundary than the cache line: its AVX2 1x1 filter gradient with a stride
+ * wrote up to 36 bytes past a scratchpad that started on 64 bytes but not on 128 (heap
+ * corruption in test_conv), and nothing past one that starts on a page. */
+enum { CPU_ONEDNN_SCRATCH_ALIGNMENT = 4096 };
+
 /* oneDNN's CPU engine, made once; NULL with `status` set, naming `op_name`, where oneDNN has
  * none. */
 dnnl_engine_t cpu_onednn_engine(const char *op_name, tp_plugin_status_t *status);

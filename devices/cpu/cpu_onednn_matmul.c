@@ -13,10 +13,6 @@
 
 #include "cpu_onednn.h"
 
-/* oneDNN 2.6 sizes a scratchpad as if it started on a wider boundary than it asks for
- * (cpu_onednn.c): each starts on a page. */
-enum { SCRATCH_ALIGNMENT = 4096 };
-
 typedef struct {
     dnnl_engine_t engine;
     const float *x, *y;
@@ -98,9 +94,8 @@ static void run_slice(products_t *job, int64_t first, int64_t count) {
         dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
     size_t scratch_bytes = scratch_md != NULL ? dnnl_memory_desc_get_size(scratch_md) : 0;
     if (scratch_bytes > 0) {
-        size_t rounded =
-            (scratch_bytes + SCRATCH_ALIGNMENT - 1) / SCRATCH_ALIGNMENT * SCRATCH_ALIGNMENT;
-        scratch = aligned_alloc(SCRATCH_ALIGNMENT, rounded);
+        size_t page = CPU_ONEDNN_SCRATCH_ALIGNMENT;
+        scratch = aligned_alloc(page, (scratch_bytes + page - 1) / page * page);
         status = scratch == NULL ? dnnl_out_of_memory : wrap(job, memories, 3, scratch_md, scratch);
         if (status != dnnl_success) goto done;
     }

@@ -109,16 +109,28 @@ static void zero_fill(tp_kernel_context_t *context, const char *op, const tp_ten
     opencl_stream_queued(stream, op, "clEnqueueFillBuffer", error, event, status);
 }
 
+/* A product's two inputs, its output and its two transpose attributes (MatMul's transpose_a
+ * and transpose_b, BatchMatMulV2's adj_x and adj_y); false with `status` set when one is
+ * missing. */
+static bool product_operands(tp_kernel_context_t *context, const char *transpose_a_attr,
+                             const char *transpose_b_attr, tp_tensor_view_t *a,
+                             tp_tensor_view_t *b, tp_tensor_view_t *c, int32_t *transpose_a,
+                             int32_t *transpose_b, tp_plugin_status_t *status) {
+    if (!opencl_input(context, 0, a, status) || !opencl_input(context, 1, b, status) ||
+        !opencl_output(context, 0, c, status))
+        return false;
+    opencl_host->kernel_attr_bool(context, transpose_a_attr, transpose_a, status);
+    opencl_host->kernel_attr_bool(context, transpose_b_attr, transpose_b, status);
+    return !opencl_failed(status);
+}
+
 static void matmul(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t *status) {
     (void)kernel;
     tp_tensor_view_t a, b, c;
     int32_t transpose_a = 0, transpose_b = 0;
-    if (!opencl_input(context, 0, &a, status) || !opencl_input(context, 1, &b, status) ||
-        !opencl_output(context, 0, &c, status))
+    if (!product_operands(context, "transpose_a", "transpose_b", &a, &b, &c, &transpose_a,
+                          &transpose_b, status))
         return;
-    opencl_host->kernel_attr_bool(context, "transpose_a", &transpose_a, status);
-    opencl_host->kernel_attr_bool(context, "transpose_b", &transpose_b, status);
-    if (opencl_failed(status)) return;
     opencl_device_t *device = opencl_host->kernel_device(context);
     bool doubles = c.dtype == TP_FLOAT64;
     if (!has_dtype(device, doubles, "MatMul", status)) return;
@@ -186,12 +198,7 @@ static void batch_matmul(void *kernel, tp_kernel_context_t *context,
     (void)kernel;
     tp_tensor_view_t x, y, z;
     int32_t adj_x = 0, adj_y = 0;
-    if (!opencl_input(context, 0, &x, status) || !opencl_input(context, 1, &y, status) ||
-        !opencl_output(context, 0, &z, status))
-        return;
-    opencl_host->kernel_attr_bool(context, "adj_x", &adj_x, status);
-    opencl_host->kernel_attr_bool(context, "adj_y", &adj_y, status);
-    if (opencl_failed(status)) return;
+    if (!product_operands(context, "adj_x", "adj_y", &x, &y, &z, &adj_x, &adj_y, status)) return;
     opencl_device_t *device = opencl_host->kernel_device(context);
     bool doubles = z.dtype == TP_FLOAT64;
     if (!has_dtype(device, doubles, "BatchMatMulV2", status)) return;
