@@ -9,7 +9,8 @@
 // C++ only because libtorch is C++; tensorplug is called through its public C API alone.
 // TP_COMPARE_ROUNDS sets the rounds (default 5); TP_COMPARE_CPU_TIME=1 runs everything on one
 // thread timed by CPU time (see seconds_now); TP_COMPARE_ONLY=text runs only the rows whose
-// name contains the text.
+// name contains the text. TP_COMPARE_SETTLE_MS sets the quiet pause before each timing
+// (default 30 ms; see settle).
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <cblas.h>
@@ -26,6 +27,7 @@
 #include <functional>
 #include <ctime>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -103,6 +105,22 @@ std::string figure(Unit unit, double work, double seconds) {
     return text;
 }
 
+// Waits, idle, for the threads of the contender that ran before to go to sleep. Three thread
+// pools share this process (libgomp's for libtorch and the plain loops, OpenBLAS's, and the
+// runtime's own), and each keeps its workers spinning for a while after a loop so that the next
+// loop starts at once: libgomp's spin for several milliseconds by default. On 2 cores a
+// contender timed while another's workers still spin loses one of its cores to them (a 16M Add
+// measured 0.55-0.7x of libtorch so; 0.95x with libgomp told to sleep at once). Pausing
+// before each timing measures every contender on a machine it has to itself, as a program
+// that uses one runtime runs.
+void settle() {
+    static const int ms = [] {
+        const char *text = std::getenv("TP_COMPARE_SETTLE_MS");
+        return text != nullptr ? std::max(0, std::atoi(text)) : 30;
+    }();
+    if (ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+}
+
 // Runs the row's contenders, each repeated often enough (about 20 ms per timing) that the clock
 // does not matter, and prints every one beside the baseline and libtorch.
 void run_row(const Row &row) {
@@ -122,6 +140,7 @@ void run_row(const Row &row) {
     for (int r = 0; r < rounds; r++) {
         for (size_t i = 0; i < n; i++) {
             size_t s = (i + static_cast<size_t>(r)) % n;
+            settle();
             double start = seconds_now();
             for (int k = 0; k < inner[s]; k++) row.sides[s].run();
             times[s].push_back((seconds_now() - start) / inner[s]);
