@@ -294,8 +294,14 @@ static void apu_event_record(void *device, void *stream, void *handle,
     apu_stream_enqueue_marker(stream, complete_event, &mark, sizeof mark, status);
 }
 
+static bool event_past(const void *arg) {
+    const apu_event_t *event = arg;
+    return atomic_load_explicit(&event->state, memory_order_acquire) != TP_EVENT_PENDING;
+}
+
 /* Waits for the event; false, with the failure in `error`, if the work before it failed. */
 static bool wait_for(apu_event_t *event, char *error, size_t capacity) {
+    apu_spin_until(event_past, event);
     pthread_mutex_lock(&event->mutex);
     while (event->state == TP_EVENT_PENDING) pthread_cond_wait(&event->done, &event->mutex);
     bool failed = event->state == TP_EVENT_ERROR;

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "apu_stream.h"
 
+#include <sched.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 struct apu_command {
     apu_command_t *next;
@@ -38,14 +40,67 @@ void apu_stream_take_work_times(apu_stream_t *stream, uint64_t *out_start_ns,
     stream->work_start_ns = stream->work_end_ns = 0;
 }
 
+/* How long a watch lasts: longer than a runtime takes between launching an op and the next
+ * (about a microsecond), far shorter than any op worth a device. */
+enum { SPIN_NS = 20 * 1000 };
+
+/* Threads watching now, in every stream and waiter of the process: at most one fewer than the
+ * cores, so that a watch never takes the core that the awaited thread needs (on a busy or
+ * small machine the threads sleep at once, as before). */
+static atomic_int watchers;
+
+static int watchers_allowed(void) {
+    static atomic_int allowed = -1;
+    int value = atomic_load_explicit(&allowed, memory_order_relaxed);
+    if (value < 0) {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        value = cores > 1 ? (int)(cores - 1) : 0;
+        atomic_store_explicit(&allowed, value, memory_order_relaxed);
+    }
+    return value;
+}
+
+bool apu_spin_until(bool (*ready)(const void *arg), const void *arg) {
+    if (ready(arg)) return true;
+    if (atomic_fetch_add_explicit(&watchers, 1, memory_order_relaxed) >= watchers_allowed()) {
+        atomic_fetch_sub_explicit(&watchers, 1, memory_order_relaxed);
+        return false;
+    }
+    uint64_t deadline = apu_clock_ns() + SPIN_NS;
+    bool seen = false;
+    for (unsigned round = 1; !(seen = ready(arg)); round++) {
+        /* Yields rather than pausing: the thread this one waits for may be queued on this
+         * very core. */
+        sched_yield();
+        if (round % 8 == 0 && apu_clock_ns() > deadline) break;
+    }
+    atomic_fetch_sub_explicit(&watchers, 1, memory_order_relaxed);
+    return seen;
+}
+
+static bool work_or_stop(const void *arg) {
+    const apu_stream_t *stream = arg;
+    return atomic_load_explicit(&stream->queued, memory_order_acquire) > 0 ||
+           atomic_load_explicit(&stream->shutting_down, memory_order_acquire);
+}
+
 static void *run_queue(void *arg) {
     apu_stream_t *stream = arg;
     pthread_mutex_lock(&stream->mutex);
     for (;;) {
-        while (stream->head == NULL && !stream->shutting_down)
+        if (stream->head == NULL && !stream->shutting_down) {
+            pthread_mutex_unlock(&stream->mutex);
+            apu_spin_until(work_or_stop, stream);
+            pthread_mutex_lock(&stream->mutex);
+        }
+        while (stream->head == NULL && !stream->shutting_down) {
+            stream->worker_sleeping = true;
             pthread_cond_wait(&stream->work, &stream->mutex);
+            stream->worker_sleeping = false;
+        }
         if (stream->head == NULL) break; /* shutting down with nothing left */
         apu_command_t *command = stream->head;
+        atomic_fetch_sub_explicit(&stream->queued, 1, memory_order_relaxed);
         stream->running = true;
         pthread_mutex_unlock(&stream->mutex);
 
@@ -127,7 +182,8 @@ static bool enqueue(apu_stream_t *stream, apu_work_fn work, bool marker, const v
     else
         stream->head = command;
     stream->tail = command;
-    pthread_cond_signal(&stream->work);
+    atomic_fetch_add_explicit(&stream->queued, 1, memory_order_release);
+    if (stream->worker_sleeping) pthread_cond_signal(&stream->work);
     pthread_mutex_unlock(&stream->mutex);
     return true;
 }

@@ -4,6 +4,7 @@
 #define TP_APU_STREAM_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 
 #include "apu_device.h"
@@ -11,7 +12,9 @@
 typedef struct apu_event {
     pthread_mutex_t mutex;
     pthread_cond_t done;
-    tp_event_state_t state;
+    /* Written under `mutex`; atomic so that a waiter can watch it without the mutex for a
+     * moment before it sleeps (apu_spin_until). */
+    _Atomic tp_event_state_t state;
     uint64_t generation; /* each record starts a new generation */
     /* TP_EVENT_ERROR: the failure of work queued on the recording stream since its previous
      * event, which this event reports (plugin.h, 1.4). A stream that waits for the event does
@@ -31,8 +34,12 @@ typedef struct apu_stream {
     pthread_cond_t work;     /* signalled when a command is queued or on shutdown */
     pthread_cond_t drained;  /* signalled when the queue becomes empty */
     apu_command_t *head, *tail;
+    /* Commands queued and not yet taken, and the stop request: written under `mutex`, read
+     * without it by the worker that watches for work before it sleeps (apu_spin_until). */
+    atomic_uint queued;
+    atomic_bool shutting_down;
+    bool worker_sleeping;    /* the worker waits on `work`: a queued command must signal it */
     bool running;            /* a command is being executed */
-    bool shutting_down;
     /* The first failure of work queued since the last event record, not yet reported: the
      * next event recorded reports it, or else the next synchronize. */
     char error[256];
@@ -63,6 +70,13 @@ uint64_t apu_clock_ns(void);
  * one (both now, when there was none), after which the next piece of work starts anew. */
 void apu_stream_take_work_times(apu_stream_t *stream, uint64_t *out_start_ns,
                                 uint64_t *out_end_ns);
+
+/* Watches `ready(arg)` without blocking, for a short while: true as soon as it holds, false
+ * when the watch ends first. A launch's work is done, and a stream's next command arrives,
+ * within microseconds, while a thread that sleeps on a condition variable takes tens of
+ * microseconds to wake: the queue's worker and a host waiting for an event watch first and
+ * sleep only when nothing came, as a GPU runtime's synchronisation spins before it yields. */
+bool apu_spin_until(bool (*ready)(const void *arg), const void *arg);
 
 /* Waits until the queue is empty; reports and clears a failure no event has reported. */
 void apu_stream_synchronize(apu_stream_t *stream, tp_plugin_status_t *status);
