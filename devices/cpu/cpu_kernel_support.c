@@ -32,7 +32,8 @@ static bool fill(bool input, tp_kernel_context_t *context, int32_t index, cpu_te
         tp_cpu_host->kernel_output(context, index, &out->view, status);
     if (cpu_failed(status)) return false;
     out->data = out->view.mem == NULL ? NULL : (char *)out->view.mem + out->view.offset;
-    return cpu_stage(input, index, context, out, status);
+    /* The dtype here, not only in cpu_stage: a float32 tensor is then not a call. */
+    return !cpu_is_half(out->view.dtype) || cpu_stage(input, index, context, out, status);
 }
 
 bool cpu_input(tp_kernel_context_t *context, int32_t index, cpu_tensor_t *out,
