@@ -87,11 +87,16 @@ void cpu_configure_threads(tp_registrar_t *registrar) {
 }
 
 void cpu_parallel_for(int64_t count, int64_t cost_per_item, cpu_range_fn fn, void *arg) {
-    pthread_once(&thread_count_once, count_threads);
-    int threads = thread_count;
     if (count <= 0) return;
     int64_t work = cost_per_item < 1 ? count : count * cost_per_item;
-    if (threads == 1 || work < PARALLEL_THRESHOLD || count < threads) {
+    /* Small work runs here whatever the thread count, which is then not needed. */
+    if (work < PARALLEL_THRESHOLD) {
+        fn(arg, 0, count);
+        return;
+    }
+    pthread_once(&thread_count_once, count_threads);
+    int threads = thread_count;
+    if (threads == 1 || count < threads) {
         fn(arg, 0, count);
         return;
     }

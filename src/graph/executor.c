@@ -370,10 +370,8 @@ static tp_status_t *run_op(tp_executor_t *executor, run_state_t *state, step_t *
     const tp_profile_hooks_t *profile = tp_profile_hooks();
     uint64_t begin_ns = tp_profile_begin(profile);
     /* An argument lives where the caller made it; another device's is copied for the call.
-     * Values and captures nearly always are on the step's device already, and a test here
-     * costs a node less than staging that finds nothing to copy. */
-    bool local = true;
-    for (int32_t i = 0; i < plan->num_inputs; i++) local &= inputs[i]->device == plan->device;
+     * Values and captures nearly always are on the step's device already. */
+    bool local = tp_inputs_on_device(&call, inputs, (size_t)plan->num_inputs);
     tp_staged_inputs_t staged = {.tensors = inputs, .count = (size_t)plan->num_inputs};
     if (!local)
         TP_RETURN_IF_ERROR(tp_stage_inputs(&call, inputs, (size_t)plan->num_inputs, &staged));

@@ -139,12 +139,13 @@ tp_status_t *tp_execute_call(tp_context_t *context, tp_kernel_context_t *call,
                              const tp_kernel_def_t *kernel, tp_tensor_t *const *inputs,
                              size_t num_inputs) {
     TP_RETURN_IF_ERROR(tp_device_stream(call->device, &call->stream));
-    tp_staged_inputs_t staged;
-    TP_RETURN_IF_ERROR(tp_stage_inputs(call, inputs, num_inputs, &staged));
+    bool local = tp_inputs_on_device(call, inputs, num_inputs);
+    tp_staged_inputs_t staged = {.tensors = (tp_tensor_t **)inputs, .count = num_inputs};
+    if (!local) TP_RETURN_IF_ERROR(tp_stage_inputs(call, inputs, num_inputs, &staged));
     call->inputs = staged.tensors;
     tp_status_t *error = allocate_outputs(context, call);
     if (error == NULL) error = tp_kernel_launch(call, kernel);
-    tp_release_staged_inputs(&staged, inputs);
+    if (!local) tp_release_staged_inputs(&staged, inputs);
     call->inputs = inputs;
     if (error != NULL) {
         for (int32_t o = 0; o < call->num_outputs; o++) {
