@@ -91,16 +91,21 @@ static tp_placement_cache_t *cache_of(tp_context_t *context) {
     return cache;
 }
 
+/* Claims an empty slot for its writer; otherwise *found is the slot's state. */
+static bool claim(atomic_int *state, int *found) {
+    *found = EMPTY;
+    return atomic_compare_exchange_strong_explicit(state, found, WRITING, memory_order_acquire,
+                                                   memory_order_acquire);
+}
+
 void tp_placement_cache_add(tp_context_t *context, const tp_placement_entry_t *entry) {
     tp_placement_cache_t *cache = cache_of(context);
     if (cache == NULL) return;
     size_t start = hash(&entry->key);
     for (size_t p = 0; p < PROBES; p++) {
         slot_t *slot = &cache->slots[(start + p) % SLOTS];
-        int state = EMPTY;
-        if (atomic_compare_exchange_strong_explicit(&slot->state, &state, WRITING,
-                                                    memory_order_acquire,
-                                                    memory_order_acquire)) {
+        int state;
+        if (claim(&slot->state, &state)) {
             slot->entry = *entry;
             atomic_store_explicit(&slot->state, READY, memory_order_release);
             return;
@@ -147,20 +152,10 @@ bool tp_resolved_call_find(const tp_context_t *context, const tp_op_t *op,
         if (same) hit = slot;
     }
     if (hit == NULL) return false;
-    call->op = op;
-    call->inputs = inputs;
+    tp_kernel_context_begin(call, op, inputs);
     call->num_inputs = (int32_t)num_inputs;
     call->num_outputs = (int32_t)num_outputs;
-    call->device = NULL;
-    call->stream = NULL;
-    call->inferring = false;
-    call->making_instance = false;
-    call->refused_views = NULL;
-    for (int32_t o = 0; o < TP_MAX_OP_OUTPUTS; o++) {
-        call->output_shape_set[o] = false;
-        call->outputs[o] = NULL;
-        call->output_dtypes[o] = hit->output_dtypes[o];
-    }
+    memcpy(call->output_dtypes, hit->output_dtypes, num_outputs * sizeof *call->output_dtypes);
     memcpy(call->attrs, hit->attrs, def->num_attrs * sizeof *call->attrs);
     return true;
 }
@@ -176,16 +171,15 @@ void tp_resolved_call_add(tp_context_t *context, const tp_kernel_context_t *call
     size_t start = resolved_hash(def, dtypes, num_inputs);
     for (size_t p = 0; p < PROBES; p++) {
         resolved_slot_t *slot = &cache->resolved[(start + p) % RESOLVED_SLOTS];
-        int state = EMPTY;
-        if (atomic_compare_exchange_strong_explicit(&slot->state, &state, WRITING,
-                                                    memory_order_acquire,
-                                                    memory_order_acquire)) {
+        int state;
+        if (claim(&slot->state, &state)) {
             slot->op = def;
             slot->num_inputs = (int32_t)num_inputs;
             for (size_t i = 0; i < TP_RESOLVED_INPUTS; i++)
                 slot->input_dtypes[i] = i < num_inputs ? dtypes[i] : TP_DTYPE_INVALID;
             memcpy(slot->attrs, call->attrs, def->num_attrs * sizeof *slot->attrs);
-            memcpy(slot->output_dtypes, call->output_dtypes, sizeof slot->output_dtypes);
+            memcpy(slot->output_dtypes, call->output_dtypes,
+                   def->num_outputs * sizeof *slot->output_dtypes);
             atomic_store_explicit(&slot->state, READY, memory_order_release);
             return;
         }
