@@ -32,7 +32,8 @@ static bool fill(bool input, tp_kernel_context_t *context, int32_t index, cpu_te
         tp_cpu_host->kernel_output(context, index, &out->view, status);
     if (cpu_failed(status)) return false;
     out->data = out->view.mem == NULL ? NULL : (char *)out->view.mem + out->view.offset;
-    return cpu_stage(input, index, context, out, status);
+    /* The dtype here, not only in cpu_stage: a float32 tensor is then not a call. */
+    return !cpu_is_half(out->view.dtype) || cpu_stage(input, index, context, out, status);
 }
 
 bool cpu_input(tp_kernel_context_t *context, int32_t index, cpu_tensor_t *out,
@@ -86,11 +87,16 @@ void cpu_configure_threads(tp_registrar_t *registrar) {
 }
 
 void cpu_parallel_for(int64_t count, int64_t cost_per_item, cpu_range_fn fn, void *arg) {
-    pthread_once(&thread_count_once, count_threads);
-    int threads = thread_count;
     if (count <= 0) return;
     int64_t work = cost_per_item < 1 ? count : count * cost_per_item;
-    if (threads == 1 || work < PARALLEL_THRESHOLD || count < threads) {
+    /* Small work runs here whatever the thread count, which is then not needed. */
+    if (work < PARALLEL_THRESHOLD) {
+        fn(arg, 0, count);
+        return;
+    }
+    pthread_once(&thread_count_once, count_threads);
+    int threads = thread_count;
+    if (threads == 1 || count < threads) {
         fn(arg, 0, count);
         return;
     }

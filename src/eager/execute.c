@@ -14,6 +14,7 @@
 #include "kernel/kernel_registry.h"
 #include "launch/execution_hooks.h"
 #include "launch/placement.h"
+#include "launch/placement_cache.h"
 #include "tensor/tensor.h"
 
 static void log_placement(tp_context_t *context, const tp_kernel_context_t *call) {
@@ -33,8 +34,12 @@ tp_status_t *tp_execute(tp_context_t *context, const char *op_name, tp_tensor_t 
     if (!tp_kernel_registry_find_op(&context->registry, op_name, &op))
         return tp_status_make(TP_NOT_FOUND, "unknown op '%s'", op_name);
     tp_kernel_context_t call;
-    TP_RETURN_IF_ERROR(
-        tp_kernel_context_resolve(&call, &op, inputs, num_inputs, attrs, num_attrs, num_outputs));
+    if (num_attrs != 0 ||
+        !tp_resolved_call_find(context, &op, inputs, num_inputs, num_outputs, &call)) {
+        TP_RETURN_IF_ERROR(tp_kernel_context_resolve(&call, &op, inputs, num_inputs, attrs,
+                                                     num_attrs, num_outputs));
+        if (num_attrs == 0) tp_resolved_call_add(context, &call);
+    }
     bool symbolic = false;
     for (size_t i = 0; i < num_inputs; i++) {
         if (inputs[i]->context != context)

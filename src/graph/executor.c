@@ -369,9 +369,12 @@ static tp_status_t *run_op(tp_executor_t *executor, run_state_t *state, step_t *
     }
     const tp_profile_hooks_t *profile = tp_profile_hooks();
     uint64_t begin_ns = tp_profile_begin(profile);
-    /* An argument lives where the caller made it; another device's is copied for the call. */
-    tp_staged_inputs_t staged;
-    TP_RETURN_IF_ERROR(tp_stage_inputs(&call, inputs, (size_t)plan->num_inputs, &staged));
+    /* An argument lives where the caller made it; another device's is copied for the call.
+     * Values and captures nearly always are on the step's device already. */
+    bool local = tp_inputs_on_device(&call, inputs, (size_t)plan->num_inputs);
+    tp_staged_inputs_t staged = {.tensors = inputs, .count = (size_t)plan->num_inputs};
+    if (!local)
+        TP_RETURN_IF_ERROR(tp_stage_inputs(&call, inputs, (size_t)plan->num_inputs, &staged));
     tp_status_t *error = NULL;
     for (int32_t o = 0; o < plan->num_outputs && error == NULL; o++) {
         call.output_dtypes[o] = plan->output_dtypes[o];
@@ -381,7 +384,7 @@ static tp_status_t *run_op(tp_executor_t *executor, run_state_t *state, step_t *
     call.inputs = staged.tensors;
     if (error == NULL) error = tp_kernel_launch(&call, step->kernel);
     if (profile != NULL && error == NULL) profile->op(&call, executor->graph->name, begin_ns);
-    tp_release_staged_inputs(&staged, inputs);
+    if (!local) tp_release_staged_inputs(&staged, inputs);
     return error;
 }
 

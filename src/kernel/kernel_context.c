@@ -222,20 +222,9 @@ tp_status_t *tp_kernel_context_resolve(tp_kernel_context_t *call, const tp_op_t 
                                        const tp_attr_t *attrs, size_t num_attrs,
                                        size_t num_outputs) {
     const tp_op_def_t *def = op->def;
-    /* Field by field: the attribute array is large, and every slot an op uses is written
-     * below (given, bound from an input, or defaulted). */
-    call->op = op;
-    call->inputs = inputs;
-    call->num_outputs = 0;
-    call->device = NULL;
-    call->stream = NULL;
-    call->inferring = false;
-    call->making_instance = false;
-    call->refused_views = NULL;
-    for (int32_t o = 0; o < TP_MAX_OP_OUTPUTS; o++) {
-        call->output_shape_set[o] = false;
-        call->outputs[o] = NULL;
-    }
+    /* Every attribute slot an op uses is written below (given, bound from an input, or
+     * defaulted). */
+    tp_kernel_context_begin(call, op, inputs);
     if (def->num_attrs > TP_MAX_OP_ATTRS)
         return tp_status_make(TP_UNIMPLEMENTED, "%s has %zu attributes; at most %d are "
                               "supported", def->name, def->num_attrs, TP_MAX_OP_ATTRS);

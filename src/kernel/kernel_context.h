@@ -30,6 +30,25 @@ struct tp_kernel_context {
     const char *refused_views;
 };
 
+/* Starts a call of `op` on `inputs`: every field but the attributes, input count and output
+ * dtypes, which resolving (or a kept resolution) writes. Field by field: the attribute array is
+ * large. */
+static inline void tp_kernel_context_begin(tp_kernel_context_t *call, const tp_op_t *op,
+                                           tp_tensor_t *const *inputs) {
+    call->op = op;
+    call->inputs = inputs;
+    call->num_outputs = 0;
+    call->device = NULL;
+    call->stream = NULL;
+    call->inferring = false;
+    call->making_instance = false;
+    call->refused_views = NULL;
+    for (int32_t o = 0; o < TP_MAX_OP_OUTPUTS; o++) {
+        call->output_shape_set[o] = false;
+        call->outputs[o] = NULL;
+    }
+}
+
 /* Checks and completes a call of `op`: attribute names and types, type attributes taken from
  * the inputs, list lengths, defaults, allowed dtypes and output dtypes. */
 tp_status_t *tp_kernel_context_resolve(tp_kernel_context_t *call, const tp_op_t *op,

@@ -7,6 +7,7 @@
 
 #include "context/context.h"
 #include "kernel/kernel_context.h"
+#include "tensor/tensor.h"
 
 /* Inputs as the kernel sees them: the caller's tensors, or copies on the op's device. */
 typedef struct tp_staged_inputs {
@@ -18,6 +19,15 @@ typedef struct tp_staged_inputs {
 /* Copies each input not on call->device there; errors name the op and input. */
 tp_status_t *tp_stage_inputs(const tp_kernel_context_t *call, tp_tensor_t *const *inputs,
                              size_t count, tp_staged_inputs_t *staged);
+/* Whether every input is on call->device already, so that staging would copy nothing: the
+ * common case, which a caller tests inline rather than pay for staging that finds nothing. */
+static inline bool tp_inputs_on_device(const tp_kernel_context_t *call,
+                                       tp_tensor_t *const *inputs, size_t count) {
+    bool local = true;
+    for (size_t i = 0; i < count; i++) local &= inputs[i]->device == call->device;
+    return local;
+}
+
 /* Releases the copies among `staged`, given the inputs they were staged from. */
 void tp_release_staged_inputs(tp_staged_inputs_t *staged, tp_tensor_t *const *originals);
 

@@ -43,4 +43,22 @@ const tp_placement_entry_t *tp_placement_cache_find(const tp_context_t *context,
  * (free(context->placement_cache)). */
 void tp_placement_cache_add(tp_context_t *context, const tp_placement_entry_t *entry);
 
+/* ---- Resolved calls --------------------------------------------------------------------------
+ * A call given no attributes resolves the same way every time its op is called with inputs of
+ * the same dtypes: its attribute values and output dtypes follow from the op and those dtypes
+ * alone. Resolving (tp_kernel_context_resolve) cost an eager 1-element Add an eighth of its
+ * instructions, so such a call's outcome is kept in the same block, for ops of at most
+ * TP_RESOLVED_INPUTS inputs and TP_RESOLVED_ATTRS attributes; only successes are kept. */
+enum { TP_RESOLVED_INPUTS = 4, TP_RESOLVED_ATTRS = 4 };
+
+/* Fills `call` as tp_kernel_context_resolve(call, op, inputs, num_inputs, NULL, 0,
+ * num_outputs) would, and returns true, when that outcome is kept; false otherwise (`call`
+ * then holds nothing of use). Lock-free. */
+bool tp_resolved_call_find(const tp_context_t *context, const tp_op_t *op,
+                           tp_tensor_t *const *inputs, size_t num_inputs, size_t num_outputs,
+                           tp_kernel_context_t *call);
+
+/* Keeps the outcome of a successful resolution of a call given no attributes, if it fits. */
+void tp_resolved_call_add(tp_context_t *context, const tp_kernel_context_t *call);
+
 #endif
