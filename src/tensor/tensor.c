@@ -91,6 +91,12 @@ static void make_kept_key(void) {
     kept_key_made = pthread_key_create(&kept_key, free_kept_headers) == 0;
 }
 
+/* When the library is unloaded (dlclose), a thread that outlives it must not call into code
+ * that is gone at its exit: the key goes, and the headers its threads kept are left. */
+__attribute__((destructor)) static void forget_kept_key(void) {
+    if (kept_key_made) pthread_key_delete(kept_key);
+}
+
 static tp_tensor_t *new_header(void) {
     kept_headers_t *kept = &kept_headers;
     if (kept->count > 0) return kept->headers[--kept->count];
