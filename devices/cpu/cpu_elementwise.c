@@ -5,6 +5,9 @@
 #include <math.h>
 #include <stdbool.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "cpu_kernels.h"
 #include "tensorplug/float16.h"
@@ -310,7 +313,6 @@ static void cast_range(void *arg, int64_t begin, int64_t end) {
                                               : (int64_t)(v))
 CAST_LOOP(float, double, (double)v)
 CAST_LOOP(double, float, (float)v)
-CAST_LOOP(float, int32_t, TO_INT32(v))
 CAST_LOOP(double, int32_t, TO_INT32(v))
 CAST_LOOP(float, int64_t, TO_INT64(v))
 CAST_LOOP(double, int64_t, TO_INT64(v))
@@ -323,6 +325,28 @@ CAST_LOOP(int64_t, int32_t, (int32_t)(uint32_t)(uint64_t)v) /* the low bits, as 
 CAST_LOOP(bool, float, v ? 1.0f : 0.0f)
 CAST_LOOP(float, bool, v != 0)
 #undef CAST_LOOP
+
+/* float32 to int32, the conversion models use most, on SSE2 (every x86-64): the conversion
+ * instruction gives 0x80000000 for NaN and for whatever lies beyond int32 either way, which is
+ * the answer below and is flipped to 0x7fffffff above and masked to 0 for NaN: four
+ * instructions a vector, where the selects of TO_INT32 compile to some twenty. */
+static void cast_float_int32_t(void *arg, int64_t begin, int64_t end) {
+    const cast_job_t *job = arg;
+    const float *restrict x = (const float *)job->x + begin;
+    int32_t *restrict y = (int32_t *)job->y + begin;
+    int64_t n = end - begin, i = 0;
+#if defined(__SSE2__)
+    const __m128 above = _mm_set1_ps(2147483648.0f);
+    for (; i + 4 <= n; i += 4) {
+        __m128 v = _mm_loadu_ps(x + i);
+        __m128i r = _mm_cvttps_epi32(v);
+        r = _mm_xor_si128(r, _mm_castps_si128(_mm_cmpge_ps(v, above)));
+        r = _mm_and_si128(r, _mm_castps_si128(_mm_cmpord_ps(v, v)));
+        _mm_storeu_si128((__m128i *)(void *)(y + i), r);
+    }
+#endif
+    for (; i < n; i++) y[i] = TO_INT32(x[i]);
+}
 
 static cpu_range_fn direct_cast(tp_dtype_t from, tp_dtype_t to) {
 #define PAIR(a, b) ((uint32_t)(a) << 16 | (uint32_t)(b))

@@ -5,17 +5,6 @@
 #include <immintrin.h>
 #include <sleef.h>
 
-/* 1/sqrt(x) in double, rounded to float once: the float division would round twice and miss
- * the correctly rounded result by up to a unit. */
-static inline __m256 rsqrt_f32(__m256 v) {
-    __m256d one = _mm256_set1_pd(1.0);
-    __m256d lo = _mm256_cvtps_pd(_mm256_castps256_ps128(v));
-    __m256d hi = _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1));
-    lo = _mm256_div_pd(one, _mm256_sqrt_pd(lo));
-    hi = _mm256_div_pd(one, _mm256_sqrt_pd(hi));
-    return _mm256_set_m128(_mm256_cvtpd_ps(hi), _mm256_cvtpd_ps(lo));
-}
-
 #define F_V __m256
 #define F_W 8
 #define F_MASK __m256
@@ -34,7 +23,12 @@ static inline __m256 rsqrt_f32(__m256 v) {
 #define F_EXP Sleef_expf8_u10avx2
 #define F_LOG Sleef_logf8_u10avx2
 #define F_TANH Sleef_tanhf8_u10avx2
-#define F_RSQRT rsqrt_f32
+/* rsqrt's 12-bit estimate, refined and rounded once in cpu_math_simd.h: float's root and
+ * division would round twice and miss by up to a unit, double's cost four times as much. */
+#define F_RSQRT_ESTIMATE _mm256_rsqrt_ps
+#define F_FMA _mm256_fmadd_ps
+#define F_FMS _mm256_fmsub_ps
+#define F_FNMA _mm256_fnmadd_ps
 #define F_MIN(acc, v) _mm256_min_ps((v), (acc))
 #define F_GT(a, b) _mm256_cmp_ps((a), (b), _CMP_GT_OQ)
 #define F_NANS(v) _mm256_cmp_ps((v), (v), _CMP_UNORD_Q)

@@ -312,7 +312,8 @@ static void select_matches_the_reference(void **state) {
  * (0), infinities, -0; integers at their limits. */
 static const double float_sources[] = {0.75, -0.75, 2.5, -3.5, 2147483647.0, 2147483648.0,
                                        -2147483649.0, 3e9, -3e9, 1e19, -1e19, NAN, INFINITY,
-                                       -INFINITY, -0.0, 16777217.0, 1e-40};
+                                       -INFINITY, -0.0, 16777217.0, 1e-40, 2147483520.0,
+                                       -2147483520.0, -2147483648.0, -NAN, 3e38, -3e38};
 static const double integer_sources[] = {0, 1, -1, 2147483647.0, -2147483648.0, 16777217.0,
                                          123456789.0, -7};
 

@@ -60,9 +60,9 @@ static long double reference(cpu_math_op_t op, long double x) {
 }
 
 /* SLEEF's documented 1.0 ULP for exp, log and tanh; Sqrt correctly rounded (0.5); Rsqrt
- * through a wider type, rounded once (0.5 and a hair) for float32, twice (the root, then the
- * quotient) for float64; Sigmoid exp's 1.0 and two roundings, an addition whose error the
- * quotient halves and the division. */
+ * correctly rounded for float32 (0.5 and a hair: the reference is long double's), rounded
+ * twice (the root, then the quotient) for float64; Sigmoid exp's 1.0 and two roundings, an
+ * addition whose error the quotient halves and the division. */
 static double bound(cpu_math_op_t op, bool f64) {
     switch (op) {
     case CPU_MATH_SQRT: return 0.5;
@@ -155,6 +155,77 @@ static void float64_within_bounds(void **state) {
                              reference((cpu_math_op_t)op, x[i]), e);
             }
         }
+    }
+    free(x);
+    free(y);
+}
+
+/* Whether y is 1/sqrt(x) correctly rounded to float: NaN below 0 and for NaN, +-inf for +-0, 0
+ * for inf, else no further from 1/sqrt(x) than the midpoints to its neighbours, which holds
+ * when 1/sqrt(x) <= above, i.e. above^2 x >= 1, and 1/sqrt(x) >= below: exact tests, since a
+ * midpoint's square is exact in double (25 bits squared) and an fma's sign is that of the exact
+ * result. */
+static bool rsqrt_correctly_rounded(float x, float y) {
+    if (isnan(x) || x < 0) return isnan(y);
+    if (x == 0) return isinf(y) && signbit(y) == signbit(x);
+    if (isinf(x)) return y == 0 && !signbit(y);
+    if (!(y > 0) || isinf(y)) return false;
+    double above = ((double)y + nextafterf(y, INFINITY)) / 2;
+    double below = ((double)y + nextafterf(y, 0)) / 2;
+    return fma(above * above, x, -1.0) >= 0 && fma(below * below, x, -1.0) <= 0;
+}
+
+/* Rsqrt of float32, every instance, correctly rounded for every float in [1, 4): every
+ * mantissa with both exponent parities, which is every input up to scaling by a power of 4
+ * (exact for the double root; for the refinement of the estimate in cpu_math_simd.h, which
+ * hands over below 2^-124 and above 2^96, once checked on all 2^32 floats); then, by a
+ * stride, the binades where it hands over, the largest floats and the subnormals; and
+ * specials among them, so that vectors mix both paths. */
+static void rsqrt_float32_is_correctly_rounded(void **state) {
+    (void)state;
+    enum { CHUNK = 1 << 20 };
+    float *x = malloc(CHUNK * sizeof *x), *y = malloc(CHUNK * sizeof *y);
+    assert_non_null(x);
+    assert_non_null(y);
+    /* bit patterns [first, last) by a step */
+    const uint32_t ranges[][3] = {
+        {0x3f800000u, 0x40800000u, 1}, /* [1, 4) */
+        {0x01000000u, 0x02000000u, 7}, /* [2^-125, 2^-123): the refinement's low end */
+        {0x6f000000u, 0x70000000u, 7}, /* [2^95, 2^97): its high end */
+        {0x7f000000u, 0x7f800000u, 7}, /* [2^127, FLT_MAX] */
+        {0x00000000u, 0x00800000u, 997}, /* subnormals */
+    };
+    static const float specials[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, -1.0f, -FLT_MIN,
+                                     FLT_TRUE_MIN, FLT_MIN, 0x1p-124f, 0x1p96f, FLT_MAX};
+    for (size_t k = 0; k < sizeof instances / sizeof *instances; k++) {
+        const cpu_math_t *math = cpu_math_named(instances[k]);
+        if (math == NULL) continue;
+        size_t wrong = 0, tested = 0;
+        for (size_t r = 0; r < COUNT_OF(ranges); r++) {
+            uint32_t first = ranges[r][0], last = ranges[r][1], step = ranges[r][2];
+            for (uint64_t start = first; start < last;) {
+                int64_t n = 0;
+                for (; n < CHUNK && start < last; n++) {
+                    /* a special in every 13th place, so that vectors mix both paths */
+                    if (n % 13 == 5) {
+                        x[n] = specials[(size_t)n % COUNT_OF(specials)];
+                        continue;
+                    }
+                    uint32_t bits = (uint32_t)start;
+                    memcpy(&x[n], &bits, sizeof bits);
+                    start += step;
+                }
+                math->map_f32(CPU_MATH_RSQRT, x, y, n);
+                for (int64_t i = 0; i < n; i++)
+                    if (!rsqrt_correctly_rounded(x[i], y[i]) && wrong++ < 5)
+                        print_error("%s Rsqrt of %a (0x%08x) gave %a\n", instances[k], x[i],
+                                    bits_of(x[i]), y[i]);
+                tested += (size_t)n;
+            }
+        }
+        print_message("%s Rsqrt float32: %zu of %zu not correctly rounded\n", instances[k],
+                      wrong, tested);
+        assert_int_equal(wrong, 0);
     }
     free(x);
     free(y);
@@ -381,6 +452,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(float32_within_bounds),
         cmocka_unit_test(float64_within_bounds),
+        cmocka_unit_test(rsqrt_float32_is_correctly_rounded),
         cmocka_unit_test(odd_lengths_read_and_write_nothing_past_the_end),
         cmocka_unit_test_setup_teardown(the_ops_in_every_float_dtype, cpu_context_setup,
                                         cpu_context_teardown),
