@@ -23,25 +23,26 @@ typedef struct {
     void *y;
 } softmax_job_t;
 
-/* Rows [begin, end) of one dtype: T the type, S its suffix in cpu_math_t. */
-#define SOFTMAX_ROWS(T, S)                                                                  \
+/* Rows [begin, end) of one dtype: T the type, S its suffix in cpu_math_t. Softmax scales each
+ * row in the pass of the row after it, the last on its own. */
+#define SOFTMAX_ROWS(T, S)                                                                     \
     static void softmax_rows_##S(const softmax_job_t *job, int64_t begin, int64_t end) {       \
         int64_t width = job->width;                                                            \
         const T *x = (const T *)job->x + begin * width;                                        \
         T *y = (T *)job->y + begin * width;                                                    \
-        T largest = job->math->max_##S(x, width);                                              \
+        T largest = job->math->max_##S(x, width), scale = 1;                                   \
         for (int64_t r = begin; r < end; r++, x += width, y += width) {                        \
-            bool last = r + 1 == end;                                                          \
+            bool last = r + 1 == end, first = r == begin;                                      \
             T next_largest = 0;                                                                \
             double total = job->fused->exp_sum_next_##S(                                       \
                 x, largest, job->log ? NULL : y, last ? NULL : x + width, &next_largest,       \
-                last ? NULL : y + width, width);                                               \
+                last ? NULL : y + width, job->log || first ? NULL : y - width, scale, width);  \
             if (job->log)                                                                      \
-                job->math->shift_##S(x, largest, (T)log(total), y, width);                       \
-            else                                                                               \
-                job->math->scale_##S(y, (T)(1.0 / total), width);                              \
+                job->math->shift_##S(x, largest, (T)log(total), y, width);                     \
+            scale = (T)(1.0 / total);                                                          \
             largest = next_largest;                                                            \
         }                                                                                      \
+        if (!job->log) job->math->scale_##S(y - width, scale, width);                          \
     }
 SOFTMAX_ROWS(float, f32)
 SOFTMAX_ROWS(double, f64)

@@ -4,13 +4,16 @@
 #include "cpu_softmax_math.h"
 
 /* Four vector sums, so that the additions do not wait on each other, summed in double at the
- * end; four running maxima of the next row. The tail runs as one padded vector, as in
- * cpu_math_simd.h's exp_sum (a pad of `shift` gives exp(0), which is not added). */
+ * end; four running maxima of the next row; the last row's Softmax scaled alongside. The tail
+ * runs as one padded vector, as in cpu_math_simd.h's exp_sum (a pad of `shift` gives exp(0),
+ * which is not added). */
 #define SOFTMAX_DEFINE(P, T)                                                                       \
     static double MATH_CAT(P, exp_sum_next)(const T *x, T shift, T *y, const T *next,              \
-                                            T *next_largest, T *next_y, int64_t n) {               \
+                                            T *next_largest, T *next_y, T *prev, T prev_scale,     \
+                                            int64_t n) {                                           \
         enum { W = MATH_CAT(P, W), STEP = 4 * W, STEP_BYTES = STEP * (int)sizeof(T) };             \
         MATH_CAT(P, V) s = MATH_CAT(P, SET1)(shift), zero = MATH_CAT(P, SET1)(0);                  \
+        MATH_CAT(P, V) scale = MATH_CAT(P, SET1)(prev_scale);                                      \
         MATH_CAT(P, V) low = MATH_CAT(P, SET1)(-INFINITY);                                         \
         MATH_CAT(P, V) acc[4] = {zero, zero, zero, zero}, big[4] = {low, low, low, low};           \
         int64_t i = 0;                                                                             \
@@ -24,6 +27,11 @@
             if (next != NULL)                                                                      \
                 for (int u = 0; u < 4; u++)                                                        \
                     big[u] = MATH_CAT(P, MAX)(big[u], MATH_CAT(P, LOAD)(next + i + u * W));        \
+            if (prev != NULL)                                                                      \
+                for (int u = 0; u < 4; u++)                                                        \
+                    MATH_CAT(P, STORE)(prev + i + u * W,                                           \
+                                       MATH_CAT(P, MUL)(MATH_CAT(P, LOAD)(prev + i + u * W),       \
+                                                        scale));                                   \
             /* A line of next_y where this step starts one (every step, for 64-byte ones). */      \
             if (next_y != NULL && (i * (int64_t)sizeof(T)) % 64 < STEP_BYTES)                      \
                 for (int b = 0; b < STEP_BYTES; b += 64)                                           \
@@ -49,9 +57,9 @@
                                          MATH_CAT(P, LOAD)(in), s)));                              \
             for (int64_t k = 0; k < left; k++) total += out[k];                                    \
             if (y != NULL) memcpy(y + i, out, (size_t)left * sizeof(T));                           \
-            if (next != NULL)                                                                      \
-                for (int64_t k = i; k < i + left; k++)                                             \
-                    largest = next[k] > largest ? next[k] : largest;                               \
+            for (int64_t k = i; k < i + left && next != NULL; k++)                                 \
+                largest = next[k] > largest ? next[k] : largest;                                   \
+            for (int64_t k = i; k < i + left && prev != NULL; k++) prev[k] *= prev_scale;          \
         }                                                                                          \
         if (next != NULL) *next_largest = largest;                                                 \
         return total;                                                                              \

@@ -11,14 +11,17 @@
 
 typedef struct {
     /* The sum of exp(x[i] - shift) over [0, n), each also stored to y[i] unless y is NULL;
-     * and, unless next is NULL, the largest of next[0, n) into *next_largest as cpu_math_t's
-     * max gives it (NaN skipped, -inf for none), with next_y[0, n) asked into the cache for
-     * writing unless NULL. A row's exps leave the memory idle; reading the next row beside
-     * them means that row's first pass no longer waits on memory. */
+     * unless next is NULL, the largest of next[0, n) into *next_largest as cpu_math_t's max
+     * gives it (NaN skipped, -inf for none), with next_y[0, n) asked into the cache for writing
+     * unless NULL; and prev[i] *= prev_scale unless prev is NULL. A row's exps leave the memory
+     * and the other ports idle: reading the next row beside them means that row's first pass
+     * no longer waits on memory, and the last row's Softmax is scaled with no pass of its own. */
     double (*exp_sum_next_f32)(const float *x, float shift, float *y, const float *next,
-                               float *next_largest, float *next_y, int64_t n);
+                               float *next_largest, float *next_y, float *prev,
+                               float prev_scale, int64_t n);
     double (*exp_sum_next_f64)(const double *x, double shift, double *y, const double *next,
-                               double *next_largest, double *next_y, int64_t n);
+                               double *next_largest, double *next_y, double *prev,
+                               double prev_scale, int64_t n);
 } cpu_softmax_math_t;
 
 /* The instance that matches `math` (one of cpu_math.h's). */

@@ -38,9 +38,11 @@ static long double largest_of(const double *x, int64_t n) {
 
 /* One call of the pass on arrays of exactly n elements, checked: the stored exps equal what
  * cpu_math_t's Exp gives of x - shift, bit for bit; the sum within n roundings of the exact
- * sum of those exps; the next row's largest value exact; y not written past n. */
+ * sum of those exps; the next row's largest value exact; the previous row scaled, each element
+ * rounded once; y and prev not written past n. */
 static void check_pass(const char *instance, bool f64, int64_t n, int special, int64_t at,
                        bool store, bool with_next) {
+    const double prev_scale = 0.3712;
     const cpu_math_t *math = cpu_math_named(instance);
     const cpu_softmax_math_t *fused = cpu_softmax_math(math);
     size_t size = f64 ? sizeof(double) : sizeof(float);
@@ -48,15 +50,18 @@ static void check_pass(const char *instance, bool f64, int64_t n, int special, i
     void *y = malloc((size_t)(n + 1) * size), *shifted = malloc((size_t)n * size + 1);
     void *want_y = malloc((size_t)n * size + 1), *next_y = malloc((size_t)n * size + 1);
     double *held = malloc((size_t)n * sizeof *held + 1), *held_next = malloc((size_t)n * 8 + 1);
-    assert_true(x && next && y && shifted && want_y && next_y && held && held_next);
+    void *prev = malloc((size_t)(n + 1) * size);
+    assert_true(x && next && y && shifted && want_y && next_y && held && held_next && prev);
     for (int64_t i = 0; i < n; i++) {
         double a = value(1, i, special, at), b = value(2, i, special, n - 1 - at);
         if (f64) {
             ((double *)x)[i] = held[i] = a;
             ((double *)next)[i] = held_next[i] = b;
+            ((double *)prev)[i] = b;
         } else {
             ((float *)x)[i] = (float)a, held[i] = (float)a;
             ((float *)next)[i] = (float)b, held_next[i] = (float)b;
+            ((float *)prev)[i] = (float)b;
         }
     }
     /* The shift a row gets: its largest value, or 0 where it has none. */
@@ -67,20 +72,30 @@ static void check_pass(const char *instance, bool f64, int64_t n, int special, i
     if (f64) {
         for (int64_t i = 0; i < n; i++) ((double *)shifted)[i] = held[i] - shift;
         math->map_f64(CPU_MATH_EXP, shifted, want_y, n);
-        ((double *)y)[n] = sentinel;
+        ((double *)y)[n] = ((double *)prev)[n] = sentinel;
         total = fused->exp_sum_next_f64(x, shift, store ? y : NULL, with_next ? next : NULL,
-                                        &next_largest, with_next ? next_y : NULL, n);
-        assert_true(((double *)y)[n] == sentinel);
+                                        &next_largest, with_next ? next_y : NULL,
+                                        store ? prev : NULL, prev_scale, n);
+        assert_true(((double *)y)[n] == sentinel && ((double *)prev)[n] == sentinel);
+        for (int64_t i = 0; i < n; i++) {
+            double want = store ? held_next[i] * prev_scale : held_next[i];
+            assert_true(((double *)prev)[i] == want || (isnan(want) && isnan(((double *)prev)[i])));
+        }
     } else {
         for (int64_t i = 0; i < n; i++) ((float *)shifted)[i] = (float)held[i] - (float)shift;
         math->map_f32(CPU_MATH_EXP, shifted, want_y, n);
-        ((float *)y)[n] = (float)sentinel;
+        ((float *)y)[n] = ((float *)prev)[n] = (float)sentinel;
         float largest = -1;
         total = fused->exp_sum_next_f32(x, (float)shift, store ? y : NULL,
                                         with_next ? next : NULL, &largest,
-                                        with_next ? next_y : NULL, n);
+                                        with_next ? next_y : NULL, store ? prev : NULL,
+                                        (float)prev_scale, n);
         next_largest = largest;
-        assert_true(((float *)y)[n] == (float)sentinel);
+        assert_true(((float *)y)[n] == (float)sentinel && ((float *)prev)[n] == (float)sentinel);
+        for (int64_t i = 0; i < n; i++) {
+            float want = store ? (float)held_next[i] * (float)prev_scale : (float)held_next[i];
+            assert_true(((float *)prev)[i] == want || (isnan(want) && isnan(((float *)prev)[i])));
+        }
     }
     if (store) assert_memory_equal(y, want_y, (size_t)n * size);
     long double exact = 0;
@@ -99,7 +114,7 @@ static void check_pass(const char *instance, bool f64, int64_t n, int special, i
                  f64 ? "f64" : "f32", (long long)n, special, next_largest, want_largest);
     if (!with_next) assert_true(next_largest == -1); /* left alone */
     free(x), free(next), free(y), free(shifted), free(want_y), free(next_y);
-    free(held), free(held_next);
+    free(held), free(held_next), free(prev);
 }
 
 static void every_length_on_every_instance(void **state) {
