@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Softmax and LogSoftmax along the last dimension, float32 and float64 (16-bit floats staged
  * to float32), rows in parallel. Each row's largest value m comes first; then one pass takes
- * exp(x - m) (Softmax keeps it in y) and its sum s, accumulated in double, and reads the next
- * row's largest value beside it (cpu_softmax_math.h), so that only a slice's first row waits
- * on memory for its maximum; then y *= 1/s, or y = (x - m) - log(s). Subtracting m keeps
- * every exp at most 1, so logits of any magnitude give finite results and the sum cannot
- * overflow. A row holding NaN comes out NaN throughout; one whose largest value is +inf or
- * every value -inf, NaN too (inf - inf), as in NumPy and libtorch. */
+ * exp(x - m) (Softmax keeps it in y) and its sum s, accumulated in double, and beside the
+ * exps reads the next row's largest value and scales the last row's Softmax
+ * (cpu_softmax_math.h), so that only a slice's first row waits on memory for its maximum and
+ * only its last row takes a pass of its own for y *= 1/s; LogSoftmax then takes
+ * y = (x - m) - log(s). Subtracting m keeps every exp at most 1, so logits of any magnitude
+ * give finite results and the sum cannot overflow. A row holding NaN comes out NaN
+ * throughout; one whose largest value is +inf or every value -inf, NaN too (inf - inf), as in
+ * NumPy and libtorch. */
 #include <math.h>
 
 #include "cpu_kernels.h"

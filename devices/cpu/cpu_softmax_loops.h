@@ -4,7 +4,7 @@
 #include "cpu_softmax_math.h"
 
 /* Four vector sums, so that the additions do not wait on each other, summed in double at the
- * end; four running maxima of the next row; the last row's Softmax scaled alongside. The tail
+ * end; four running maxima of the next row; the row before's Softmax scaled alongside. The tail
  * runs as one padded vector, as in cpu_math_simd.h's exp_sum (a pad of `shift` gives exp(0),
  * which is not added). */
 #define SOFTMAX_DEFINE(P, T)                                                                       \
