@@ -65,6 +65,7 @@
 #define MATH_INSTANCE avx2
 #define MATH_NAME "avx2"
 #include "cpu_math_simd.h"
+#include "cpu_softmax_loops.h" /* Softmax's fused pass on the same vectors */
 #else
 /* Not x86-64, or built without -mavx2 -mfma: cpu_math.h declares no AVX2 instance. */
 typedef int cpu_math_avx2_absent;

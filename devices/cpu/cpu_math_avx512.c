@@ -72,6 +72,7 @@ static inline __m512 rsqrt_f32(__m512 v) {
 #define MATH_INSTANCE avx512
 #define MATH_NAME "avx512"
 #include "cpu_math_simd.h"
+#include "cpu_softmax_loops.h" /* Softmax's fused pass on the same vectors */
 #else
 /* Not x86-64, or built without -mavx512f: cpu_math.h declares no AVX-512 instance. */
 typedef int cpu_math_avx512_absent;

@@ -58,3 +58,4 @@
 #define MATH_INSTANCE libm
 #define MATH_NAME "libm"
 #include "cpu_math_simd.h"
+#include "cpu_softmax_loops.h" /* Softmax's fused pass on the same vectors */

@@ -71,6 +71,7 @@ static inline __m128 rsqrt_f32(__m128 v) {
 #define MATH_INSTANCE sse2
 #define MATH_NAME "sse2"
 #include "cpu_math_simd.h"
+#include "cpu_softmax_loops.h" /* Softmax's fused pass on the same vectors */
 #else
 typedef int cpu_math_sse2_absent;
 #endif

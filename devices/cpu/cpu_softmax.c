@@ -1,50 +1,60 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Softmax and LogSoftmax along the last dimension, float32 and float64 (16-bit floats staged
- * to float32), rows in parallel. Each row takes three passes through cpu_math.h's vector
- * loops: its largest value m; exp(x - m) (Softmax keeps it in y) and its sum s, accumulated in
- * double; then y *= 1/s, or y = (x - m) - log(s). Subtracting m keeps every exp at most 1, so
- * logits of any magnitude give finite results and the sum cannot overflow. A row holding NaN
- * comes out NaN throughout; one whose largest value is +inf or every value -inf, NaN too
- * (inf - inf), as in NumPy and libtorch. */
+ * to float32), rows in parallel. Each row's largest value m comes first; then one pass takes
+ * exp(x - m) (Softmax keeps it in y) and its sum s, accumulated in double, and beside the
+ * exps reads the next row's largest value and scales the last row's Softmax
+ * (cpu_softmax_math.h), so that only a slice's first row waits on memory for its maximum and
+ * only its last row takes a pass of its own for y *= 1/s; LogSoftmax then takes
+ * y = (x - m) - log(s). Subtracting m keeps every exp at most 1, so logits of any magnitude
+ * give finite results and the sum cannot overflow. A row holding NaN comes out NaN
+ * throughout; one whose largest value is +inf or every value -inf, NaN too (inf - inf), as in
+ * NumPy and libtorch. */
 #include <math.h>
 
 #include "cpu_kernels.h"
 #include "cpu_math.h"
+#include "cpu_softmax_math.h"
 
 typedef struct {
     bool log;
     const cpu_math_t *math;
+    const cpu_softmax_math_t *fused;
     tp_dtype_t dtype;
     int64_t width;
     const void *x;
     void *y;
 } softmax_job_t;
 
+/* Rows [begin, end) of one dtype: T the type, S its suffix in cpu_math_t. Softmax scales each
+ * row in the pass of the row after it, the last on its own. */
+#define SOFTMAX_ROWS(T, S)                                                                     \
+    static void softmax_rows_##S(const softmax_job_t *job, int64_t begin, int64_t end) {       \
+        int64_t width = job->width;                                                            \
+        const T *x = (const T *)job->x + begin * width;                                        \
+        T *y = (T *)job->y + begin * width;                                                    \
+        T largest = job->math->max_##S(x, width), scale = 1;                                   \
+        for (int64_t r = begin; r < end; r++, x += width, y += width) {                        \
+            bool last = r + 1 == end, first = r == begin;                                      \
+            T next_largest = 0;                                                                \
+            double total = job->fused->exp_sum_next_##S(                                       \
+                x, largest, job->log ? NULL : y, last ? NULL : x + width, &next_largest,       \
+                last ? NULL : y + width, job->log || first ? NULL : y - width, scale, width);  \
+            if (job->log)                                                                      \
+                job->math->shift_##S(x, largest, (T)log(total), y, width);                     \
+            scale = (T)(1.0 / total);                                                          \
+            largest = next_largest;                                                            \
+        }                                                                                      \
+        if (!job->log) job->math->scale_##S(y - width, scale, width);                          \
+    }
+SOFTMAX_ROWS(float, f32)
+SOFTMAX_ROWS(double, f64)
+
 static void softmax_rows(void *arg, int64_t begin, int64_t end) {
     const softmax_job_t *job = arg;
-    const cpu_math_t *math = job->math;
-    int64_t width = job->width;
-    for (int64_t r = begin; r < end; r++) {
-        if (job->dtype == TP_FLOAT32) {
-            const float *x = (const float *)job->x + r * width;
-            float *y = (float *)job->y + r * width;
-            float largest = math->max_f32(x, width);
-            double total = math->exp_sum_f32(x, largest, job->log ? NULL : y, width);
-            if (job->log)
-                math->shift_f32(x, largest, (float)log(total), y, width);
-            else
-                math->scale_f32(y, (float)(1.0 / total), width);
-        } else {
-            const double *x = (const double *)job->x + r * width;
-            double *y = (double *)job->y + r * width;
-            double largest = math->max_f64(x, width);
-            double total = math->exp_sum_f64(x, largest, job->log ? NULL : y, width);
-            if (job->log)
-                math->shift_f64(x, largest, log(total), y, width);
-            else
-                math->scale_f64(y, 1.0 / total, width);
-        }
-    }
+    if (job->dtype == TP_FLOAT32)
+        softmax_rows_f32(job, begin, end);
+    else
+        softmax_rows_f64(job, begin, end);
 }
 
 static void run(bool log, tp_kernel_context_t *context, tp_plugin_status_t *status) {
@@ -52,8 +62,18 @@ static void run(bool log, tp_kernel_context_t *context, tp_plugin_status_t *stat
     if (!cpu_input(context, 0, &x, status) || !cpu_output(context, 0, &y, status)) return;
     int64_t width = x.view.dims[x.view.rank - 1]; /* rank >= 1: the shape function says so */
     if (width == 0) return;
-    softmax_job_t job = {log, cpu_math(), x.view.dtype, width, x.data, y.data};
+    const cpu_math_t *math = cpu_math();
+    softmax_job_t job = {log, math, cpu_softmax_math(math), x.view.dtype, width, x.data, y.data};
     cpu_parallel_for(x.view.num_elements / width, 3 * width, softmax_rows, &job);
+}
+
+const cpu_softmax_math_t *cpu_softmax_math(const cpu_math_t *math) {
+#if defined(__x86_64__)
+    if (math == &cpu_math_avx512) return &cpu_softmax_math_avx512;
+    if (math == &cpu_math_avx2) return &cpu_softmax_math_avx2;
+    if (math == &cpu_math_sse2) return &cpu_softmax_math_sse2;
+#endif
+    return &cpu_softmax_math_libm;
 }
 
 static void softmax(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t *status) {

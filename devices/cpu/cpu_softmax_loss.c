@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The softmax cross-entropy losses (Softmax and LogSoftmax are in cpu_softmax.c), row by row
- * over the last dimension, in double whatever the dtype. Each row subtracts its largest value before exp (log-sum-exp), so
- * logits of any magnitude give finite results: a row's log-sum-exp is m + log(sum(exp(x - m))).
+ * over the last dimension, in double whatever the dtype. Each row subtracts its largest value
+ * before exp (log-sum-exp), so logits of any magnitude give finite results: a row's log-sum-exp
+ * is m + log(sum(exp(x - m))).
  *
  * The losses report what TensorFlow's would quietly return: a label outside [0, classes) is
  * INVALID_ARGUMENT naming the row and the label, checked before anything is computed; and a

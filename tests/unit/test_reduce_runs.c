@@ -221,6 +221,31 @@ static void nan_and_infinities(void **state) {
     for (int op = 0; op < NUM_OPS; op++) check(c, op, TP_FLOAT32, TP_SHAPE(3), lows, 1, false);
 }
 
+/* A NaN or an infinity in each part of one contiguous run: the whole blocks of 256, the vectors
+ * after them, the last few elements, and either side of a block's edge; lengths around the
+ * block and its multiples, so that a run ends in each part. */
+static void nan_and_infinities_in_every_part_of_a_run(void **state) {
+    tp_context_t *c = *state;
+    const int64_t lengths[] = {31, 255, 256, 257, 300, 1023, 1024, 1025, 4099};
+    const double specials[] = {NAN, INFINITY, -INFINITY};
+    for (size_t l = 0; l < COUNT_OF(lengths); l++) {
+        int64_t n = lengths[l];
+        const int64_t places[] = {0, 7, 255, 256, n / 2, n - 9, n - 1};
+        for (size_t p = 0; p < COUNT_OF(places); p++) {
+            if (places[p] >= n) continue;
+            for (size_t k = 0; k < COUNT_OF(specials); k++) {
+                double *values = mixed_values(n);
+                values[places[p]] = specials[k];
+                for (int op = 0; op < NUM_OPS; op++) {
+                    check(c, op, TP_FLOAT32, TP_SHAPE(n), values, 1, false);
+                    check(c, op, TP_FLOAT64, TP_SHAPE(n), values, 1, false);
+                }
+                free(values);
+            }
+        }
+    }
+}
+
 /* Nothing reduced: Sum 0, Mean NaN (0 / 0), Max -inf, Min inf, Prod 1; an output of no
  * elements. */
 static void size_zero_dimensions(void **state) {
@@ -296,6 +321,8 @@ int main(void) {
                                         cpu_context_teardown),
         cmocka_unit_test_setup_teardown(nan_and_infinities, cpu_context_setup,
                                         cpu_context_teardown),
+        cmocka_unit_test_setup_teardown(nan_and_infinities_in_every_part_of_a_run,
+                                        cpu_context_setup, cpu_context_teardown),
         cmocka_unit_test_setup_teardown(size_zero_dimensions, cpu_context_setup,
                                         cpu_context_teardown),
         cmocka_unit_test_setup_teardown(float32_sums_stay_within_the_pairwise_bound,
