@@ -35,9 +35,6 @@ typedef struct {
      * through exp). -inf where every element is NaN or -inf. */
     float (*max_f32)(const float *x, int64_t n);
     double (*max_f64)(const double *x, int64_t n);
-    /* sum of exp(x[i] - shift), also stored to y[i] unless y is NULL. */
-    double (*exp_sum_f32)(const float *x, float shift, float *y, int64_t n);
-    double (*exp_sum_f64)(const double *x, double shift, double *y, int64_t n);
     /* y[i] *= scale */
     void (*scale_f32)(float *y, float scale, int64_t n);
     void (*scale_f64)(double *y, double scale, int64_t n);

@@ -166,44 +166,6 @@ static inline F_V rsqrt_refined(F_V x) {
         return largest;                                                                        \
     }                                                                                          \
                                                                                                \
-    /* Four vector sums each, so that the additions do not wait on each other; summed in      \
-     * double at the end. */                                                                   \
-    static double MATH_CAT(P, exp_sum_loop)(const T *x, T shift, T *y, int64_t n) {            \
-        enum { W = MATH_CAT(P, W) };                                                           \
-        MATH_CAT(P, V) s = MATH_CAT(P, SET1)(shift);                                           \
-        MATH_CAT(P, V) acc[4] = {MATH_CAT(P, SET1)(0), MATH_CAT(P, SET1)(0),                   \
-                                 MATH_CAT(P, SET1)(0), MATH_CAT(P, SET1)(0)};                  \
-        int64_t i = 0;                                                                         \
-        for (; i + 4 * W <= n; i += 4 * W) {                                                   \
-            for (int u = 0; u < 4; u++) {                                                      \
-                MATH_CAT(P, V) e = MATH_CAT(P, EXP)(                                           \
-                    MATH_CAT(P, SUB)(MATH_CAT(P, LOAD)(x + i + u * W), s));                    \
-                if (y != NULL) MATH_CAT(P, STORE)(y + i + u * W, e);                           \
-                acc[u] = MATH_CAT(P, ADD)(acc[u], e);                                          \
-            }                                                                                  \
-        }                                                                                      \
-        for (; i + W <= n; i += W) {                                                           \
-            MATH_CAT(P, V) e = MATH_CAT(P, EXP)(MATH_CAT(P, SUB)(MATH_CAT(P, LOAD)(x + i), s)); \
-            if (y != NULL) MATH_CAT(P, STORE)(y + i, e);                                       \
-            acc[0] = MATH_CAT(P, ADD)(acc[0], e);                                              \
-        }                                                                                      \
-        double total = 0;                                                                      \
-        for (int u = 0; u < 4; u++) {                                                          \
-            T lanes[W];                                                                        \
-            MATH_CAT(P, STORE)(lanes, acc[u]);                                                 \
-            for (int k = 0; k < W; k++) total += lanes[k];                                     \
-        }                                                                                      \
-        if (i < n) {                                                                           \
-            T in[W], out[W];                                                                   \
-            for (int k = 0; k < W; k++) in[k] = shift;                                         \
-            memcpy(in, x + i, (size_t)(n - i) * sizeof(T));                                    \
-            MATH_CAT(P, STORE)(out, MATH_CAT(P, EXP)(MATH_CAT(P, SUB)(MATH_CAT(P, LOAD)(in), s))); \
-            for (int64_t k = 0; k < n - i; k++) total += out[k];                               \
-            if (y != NULL) memcpy(y + i, out, (size_t)(n - i) * sizeof(T));                    \
-        }                                                                                      \
-        return total;                                                                          \
-    }                                                                                          \
-                                                                                               \
     static void MATH_CAT(P, scale_loop)(T *y, T scale, int64_t n) {                            \
         enum { W = MATH_CAT(P, W) };                                                           \
         MATH_CAT(P, V) s = MATH_CAT(P, SET1)(scale);                                           \
@@ -239,8 +201,6 @@ const cpu_math_t MATH_CAT(cpu_math_, MATH_INSTANCE) = {
     .map_f64 = D_map_loop,
     .max_f32 = F_max_loop,
     .max_f64 = D_max_loop,
-    .exp_sum_f32 = F_exp_sum_loop,
-    .exp_sum_f64 = D_exp_sum_loop,
     .scale_f32 = F_scale_loop,
     .scale_f64 = D_scale_loop,
     .shift_f32 = F_shift_loop,
