@@ -9,6 +9,8 @@
 #include "device/device.h"
 #include "op/op.h"
 
+struct tp_resolved_slot;
+
 struct tp_kernel_context {
     const tp_op_t *op;
     tp_attr_t attrs[TP_MAX_OP_ATTRS]; /* in the order of op->def->attrs, all set */
@@ -28,6 +30,9 @@ struct tp_kernel_context {
     /* Set by plugin-check to prove that a kernel passes host errors on: kernel_input and
      * kernel_output then fail with this message. NULL otherwise. */
     const char *refused_views;
+    /* The kept resolution this call was filled from (launch/placement_cache.h), which also
+     * keeps the call's placement when no scope names a device type; NULL: none. */
+    const struct tp_resolved_slot *resolved;
 };
 
 /* Starts a call of `op` on `inputs`: every field but the attributes, input count and output
@@ -43,6 +48,7 @@ static inline void tp_kernel_context_begin(tp_kernel_context_t *call, const tp_o
     call->inferring = false;
     call->making_instance = false;
     call->refused_views = NULL;
+    call->resolved = NULL;
     for (int32_t o = 0; o < TP_MAX_OP_OUTPUTS; o++) {
         call->output_shape_set[o] = false;
         call->outputs[o] = NULL;

@@ -162,16 +162,18 @@ bool tp_placement_any_device_matches(const tp_device_registry_t *registry,
 static tp_status_t *place_unscoped(tp_context_t *context, const tp_kernel_context_t *call,
                                    tp_placement_t *out) {
     tp_placement_key_t key;
-    bool keyed = tp_placement_key_make(call, &key);
-    if (keyed) {
-        const tp_placement_entry_t *hit = tp_placement_cache_find(context, &key);
-        if (hit != NULL) {
-            /* The record stays until the context goes; the add needs no lock. */
-            if (hit->fallback != NULL)
-                atomic_fetch_add_explicit(&hit->fallback->count, 1, memory_order_relaxed);
-            *out = (tp_placement_t){hit->device, hit->kernel};
-            return NULL;
-        }
+    const tp_placement_entry_t *hit = tp_resolved_call_placement(call);
+    bool keyed = hit != NULL || tp_placement_key_make(call, &key);
+    if (hit == NULL && keyed) {
+        hit = tp_placement_cache_find(context, &key);
+        tp_resolved_call_keep_placement(call, hit);
+    }
+    if (hit != NULL) {
+        /* The record stays until the context goes; the add needs no lock. */
+        if (hit->fallback != NULL)
+            atomic_fetch_add_explicit(&hit->fallback->count, 1, memory_order_relaxed);
+        *out = (tp_placement_t){hit->device, hit->kernel};
+        return NULL;
     }
     const tp_device_registry_t *registry = &context->registry;
     tp_placement_t best = best_device(registry, call);
@@ -188,8 +190,9 @@ static tp_status_t *place_unscoped(tp_context_t *context, const tp_kernel_contex
         *out = best;
     }
     if (keyed && tp_kernel_registry_selects_by_dtypes(registry, call->op->def))
-        tp_placement_cache_add(context, &(tp_placement_entry_t){key, best.device, best.kernel,
-                                                                kept});
+        tp_resolved_call_keep_placement(
+            call, tp_placement_cache_add(context, &(tp_placement_entry_t){key, best.device,
+                                                                          best.kernel, kept}));
     return NULL;
 }
 

@@ -22,18 +22,20 @@ typedef struct slot {
 
 enum { RESOLVED_SLOTS = 256 };
 
-typedef struct resolved_slot {
+typedef struct tp_resolved_slot {
     atomic_int state;
+    /* An entry of the slots above, set once placed; NULL until then. */
+    _Atomic(const tp_placement_entry_t *) placement;
     const tp_op_def_t *op;
     int32_t num_inputs;
     tp_dtype_t input_dtypes[TP_RESOLVED_INPUTS];
     tp_attr_t attrs[TP_RESOLVED_ATTRS];
     tp_dtype_t output_dtypes[TP_MAX_OP_OUTPUTS];
-} resolved_slot_t;
+} tp_resolved_slot_t;
 
 struct tp_placement_cache {
     slot_t slots[SLOTS];
-    resolved_slot_t resolved[RESOLVED_SLOTS];
+    tp_resolved_slot_t resolved[RESOLVED_SLOTS];
 };
 
 bool tp_placement_key_make(const tp_kernel_context_t *call, tp_placement_key_t *key) {
@@ -98,9 +100,10 @@ static bool claim(atomic_int *state, int *found) {
                                                    memory_order_acquire);
 }
 
-void tp_placement_cache_add(tp_context_t *context, const tp_placement_entry_t *entry) {
+const tp_placement_entry_t *tp_placement_cache_add(tp_context_t *context,
+                                                    const tp_placement_entry_t *entry) {
     tp_placement_cache_t *cache = cache_of(context);
-    if (cache == NULL) return;
+    if (cache == NULL) return NULL;
     size_t start = hash(&entry->key);
     for (size_t p = 0; p < PROBES; p++) {
         slot_t *slot = &cache->slots[(start + p) % SLOTS];
@@ -108,12 +111,14 @@ void tp_placement_cache_add(tp_context_t *context, const tp_placement_entry_t *e
         if (claim(&slot->state, &state)) {
             slot->entry = *entry;
             atomic_store_explicit(&slot->state, READY, memory_order_release);
-            return;
+            return &slot->entry;
         }
         /* Taken: by this key already (another thread placed the same call), or being written
          * (maybe this key; a duplicate would be harmless but the slot is not ours to read). */
-        if (state != READY || same_key(&slot->entry.key, &entry->key)) return;
+        if (state != READY) return NULL;
+        if (same_key(&slot->entry.key, &entry->key)) return &slot->entry;
     }
+    return NULL;
 }
 
 /* ---- Resolved calls --------------------------------------------------------------------------- */
@@ -140,9 +145,9 @@ bool tp_resolved_call_find(const tp_context_t *context, const tp_op_t *op,
         dtypes[i] = inputs[i]->dtype;
     }
     size_t start = resolved_hash(def, dtypes, num_inputs);
-    const resolved_slot_t *hit = NULL;
+    const tp_resolved_slot_t *hit = NULL;
     for (size_t p = 0; p < PROBES && hit == NULL; p++) {
-        const resolved_slot_t *slot = &cache->resolved[(start + p) % RESOLVED_SLOTS];
+        const tp_resolved_slot_t *slot = &cache->resolved[(start + p) % RESOLVED_SLOTS];
         int state = atomic_load_explicit(&slot->state, memory_order_acquire);
         if (state == EMPTY) return false;
         if (state != READY || slot->op != def || slot->num_inputs != (int32_t)num_inputs)
@@ -153,6 +158,7 @@ bool tp_resolved_call_find(const tp_context_t *context, const tp_op_t *op,
     }
     if (hit == NULL) return false;
     tp_kernel_context_begin(call, op, inputs);
+    call->resolved = hit;
     call->num_inputs = (int32_t)num_inputs;
     call->num_outputs = (int32_t)num_outputs;
     memcpy(call->output_dtypes, hit->output_dtypes, num_outputs * sizeof *call->output_dtypes);
@@ -170,10 +176,11 @@ void tp_resolved_call_add(tp_context_t *context, const tp_kernel_context_t *call
     for (size_t i = 0; i < num_inputs; i++) dtypes[i] = call->inputs[i]->dtype;
     size_t start = resolved_hash(def, dtypes, num_inputs);
     for (size_t p = 0; p < PROBES; p++) {
-        resolved_slot_t *slot = &cache->resolved[(start + p) % RESOLVED_SLOTS];
+        tp_resolved_slot_t *slot = &cache->resolved[(start + p) % RESOLVED_SLOTS];
         int state;
         if (claim(&slot->state, &state)) {
             slot->op = def;
+            atomic_store_explicit(&slot->placement, NULL, memory_order_relaxed);
             slot->num_inputs = (int32_t)num_inputs;
             for (size_t i = 0; i < TP_RESOLVED_INPUTS; i++)
                 slot->input_dtypes[i] = i < num_inputs ? dtypes[i] : TP_DTYPE_INVALID;
@@ -190,4 +197,19 @@ void tp_resolved_call_add(tp_context_t *context, const tp_kernel_context_t *call
         for (size_t i = 0; i < num_inputs && same; i++) same = slot->input_dtypes[i] == dtypes[i];
         if (same) return;
     }
+}
+
+const tp_placement_entry_t *tp_resolved_call_placement(const tp_kernel_context_t *call) {
+    return call->resolved == NULL
+               ? NULL
+               : atomic_load_explicit(&call->resolved->placement, memory_order_acquire);
+}
+
+void tp_resolved_call_keep_placement(const tp_kernel_context_t *call,
+                                     const tp_placement_entry_t *entry) {
+    /* The slot is read-only once READY but for this field; every writer stores the same key's
+     * entry, so a race between two only stores one of two equal answers. */
+    if (call->resolved != NULL && entry != NULL)
+        atomic_store_explicit(&((tp_resolved_slot_t *)call->resolved)->placement, entry,
+                              memory_order_release);
 }

@@ -38,10 +38,11 @@ bool tp_placement_key_make(const tp_kernel_context_t *call, tp_placement_key_t *
 const tp_placement_entry_t *tp_placement_cache_find(const tp_context_t *context,
                                                      const tp_placement_key_t *key);
 
-/* Remembers `entry` if there is room; a full neighbourhood or a lost race only means the next
- * call is placed again. The cache is one block, made at first use and freed with the context
+/* Remembers `entry` if there is room, and returns the kept copy (NULL if none); a full
+ * neighbourhood or a lost race only means the next call is placed again. The cache is one block, made at first use and freed with the context
  * (free(context->placement_cache)). */
-void tp_placement_cache_add(tp_context_t *context, const tp_placement_entry_t *entry);
+const tp_placement_entry_t *tp_placement_cache_add(tp_context_t *context,
+                                                    const tp_placement_entry_t *entry);
 
 /* ---- Resolved calls --------------------------------------------------------------------------
  * A call given no attributes resolves the same way every time its op is called with inputs of
@@ -60,5 +61,14 @@ bool tp_resolved_call_find(const tp_context_t *context, const tp_op_t *op,
 
 /* Keeps the outcome of a successful resolution of a call given no attributes, if it fits. */
 void tp_resolved_call_add(tp_context_t *context, const tp_kernel_context_t *call);
+
+/* The placement kept with the resolution `call` was filled from, or NULL. A resolution fixes
+ * the dtype attributes, which are the whole placement key: an unscoped call then needs no key
+ * made and no search. Lock-free. */
+const tp_placement_entry_t *tp_resolved_call_placement(const tp_kernel_context_t *call);
+/* Keeps `entry`, a cached placement of `call`'s key, with the resolution `call` was filled
+ * from, if any. */
+void tp_resolved_call_keep_placement(const tp_kernel_context_t *call,
+                                     const tp_placement_entry_t *entry);
 
 #endif

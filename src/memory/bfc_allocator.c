@@ -2,6 +2,7 @@
 #include "memory/bfc_allocator.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +12,11 @@
 
 enum {
     GRANULE = 256,   /* alignment and smallest chunk */
-    NUM_BINS = 24    /* size classes 256 B << k; the last one takes everything larger */
+    NUM_BINS = 24,   /* size classes 256 B << k; the last one takes everything larger */
+    /* Freed chunks of 1..NUM_KEPT granules are kept, one per size, for the next allocation of
+     * exactly that size: an op that frees its input and allocates its output alike then takes
+     * no lock and splits and merges nothing. */
+    NUM_KEPT = 16
 };
 
 typedef struct region {
@@ -42,7 +47,15 @@ struct tp_bfc {
     uint32_t nonempty_bins; /* bit k: bins[k] has a chunk */
     chunk_t *spare; /* chunk records kept for reuse, so that splits rarely call malloc */
     struct slab *slabs;
-    tp_bfc_stats_t stats;
+    tp_bfc_stats_t stats; /* under the mutex: bytes_reserved and bytes_limit */
+    /* Kept chunks: kept[k] holds one of k + 1 granules or NULL, taken and given by exchange.
+     * A kept chunk stays in_use and outside the bins, so no neighbour merges with it, but it
+     * is counted as free: every allocation the kept ones cannot serve, and every reading of
+     * the statistics, first gives them all back, so the allocator looks as if none were kept
+     * and best fit sees every free byte. */
+    _Atomic(chunk_t *) kept[NUM_KEPT];
+    /* Counted outside the mutex, since kept chunks come and go without it. */
+    _Atomic uint64_t bytes_in_use, peak_bytes_in_use, live_allocations, total_allocations;
 };
 
 /* ---- Size classes ----------------------------------------------------------------------- */
@@ -211,6 +224,11 @@ tp_status_t *tp_bfc_create(const char *name, tp_bfc_backend_t backend,
     bfc->next_region_size = options->initial_region > GRANULE ? options->initial_region
                                                               : (uint64_t)2 << 20;
     bfc->stats.bytes_limit = options->limit;
+    for (int k = 0; k < NUM_KEPT; k++) atomic_init(&bfc->kept[k], NULL);
+    atomic_init(&bfc->bytes_in_use, 0);
+    atomic_init(&bfc->peak_bytes_in_use, 0);
+    atomic_init(&bfc->live_allocations, 0);
+    atomic_init(&bfc->total_allocations, 0);
     if (pthread_mutex_init(&bfc->mutex, NULL) != 0) {
         free(bfc);
         return tp_status_make(TP_RESOURCE_EXHAUSTED, "cannot create a mutex");
@@ -221,10 +239,12 @@ tp_status_t *tp_bfc_create(const char *name, tp_bfc_backend_t backend,
 
 void tp_bfc_destroy(tp_bfc_t *bfc) {
     if (bfc == NULL) return;
-    if (bfc->stats.live_allocations != 0)
+    uint64_t live = atomic_load_explicit(&bfc->live_allocations, memory_order_relaxed);
+    if (live != 0)
         tp_log_message(TP_LOG_WARNING, "%s destroyed with %llu allocations (%llu bytes) live",
-                       bfc->name, (unsigned long long)bfc->stats.live_allocations,
-                       (unsigned long long)bfc->stats.bytes_in_use);
+                       bfc->name, (unsigned long long)live,
+                       (unsigned long long)atomic_load_explicit(&bfc->bytes_in_use,
+                                                                memory_order_relaxed));
     while (bfc->slabs != NULL) {
         struct slab *next = bfc->slabs->next;
         free(bfc->slabs);
@@ -250,15 +270,78 @@ static uint64_t largest_free(const tp_bfc_t *bfc) {
     return largest;
 }
 
-static void describe_locked(const tp_bfc_t *bfc, char *text, size_t capacity) {
+/* Called with the mutex held, after the kept chunks are given back. */
+static void stats_locked(tp_bfc_t *bfc, tp_bfc_stats_t *out) {
+    *out = bfc->stats;
+    out->bytes_in_use = atomic_load_explicit(&bfc->bytes_in_use, memory_order_relaxed);
+    out->peak_bytes_in_use = atomic_load_explicit(&bfc->peak_bytes_in_use, memory_order_relaxed);
+    out->live_allocations = atomic_load_explicit(&bfc->live_allocations, memory_order_relaxed);
+    out->total_allocations = atomic_load_explicit(&bfc->total_allocations, memory_order_relaxed);
+    out->largest_free_block = largest_free(bfc);
+}
+
+static void describe_locked(tp_bfc_t *bfc, char *text, size_t capacity) {
+    tp_bfc_stats_t stats;
+    stats_locked(bfc, &stats);
     snprintf(text, capacity,
              "%s: in use %llu bytes, peak %llu, reserved %llu of limit %llu, largest free block "
              "%llu, %llu live allocations",
-             bfc->name, (unsigned long long)bfc->stats.bytes_in_use,
-             (unsigned long long)bfc->stats.peak_bytes_in_use,
-             (unsigned long long)bfc->stats.bytes_reserved,
-             (unsigned long long)bfc->stats.bytes_limit, (unsigned long long)largest_free(bfc),
-             (unsigned long long)bfc->stats.live_allocations);
+             bfc->name, (unsigned long long)stats.bytes_in_use,
+             (unsigned long long)stats.peak_bytes_in_use,
+             (unsigned long long)stats.bytes_reserved, (unsigned long long)stats.bytes_limit,
+             (unsigned long long)stats.largest_free_block,
+             (unsigned long long)stats.live_allocations);
+}
+
+static void count_allocation(tp_bfc_t *bfc, uint64_t size) {
+    uint64_t now =
+        atomic_fetch_add_explicit(&bfc->bytes_in_use, size, memory_order_relaxed) + size;
+    uint64_t peak = atomic_load_explicit(&bfc->peak_bytes_in_use, memory_order_relaxed);
+    while (now > peak && !atomic_compare_exchange_weak_explicit(&bfc->peak_bytes_in_use, &peak,
+                                                                now, memory_order_relaxed,
+                                                                memory_order_relaxed)) {
+    }
+    atomic_fetch_add_explicit(&bfc->live_allocations, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&bfc->total_allocations, 1, memory_order_relaxed);
+}
+
+static void count_free(tp_bfc_t *bfc, uint64_t size) {
+    atomic_fetch_sub_explicit(&bfc->bytes_in_use, size, memory_order_relaxed);
+    atomic_fetch_sub_explicit(&bfc->live_allocations, 1, memory_order_relaxed);
+}
+
+/* Folds `next` into `chunk`; both are free, and `next` follows `chunk` in the region. */
+static void merge(tp_bfc_t *bfc, chunk_t *chunk, chunk_t *next) {
+    chunk->size += next->size;
+    chunk->next = next->next;
+    if (next->next != NULL) next->next->prev = chunk;
+    drop_chunk(bfc, next);
+}
+
+/* Makes an in-use chunk, already counted as freed, free: merged with free neighbours and
+ * binned. Called with the mutex held. */
+static void release_locked(tp_bfc_t *bfc, chunk_t *chunk) {
+    chunk->in_use = false;
+    if (chunk->next != NULL && !chunk->next->in_use) {
+        bin_remove(bfc, chunk->next);
+        merge(bfc, chunk, chunk->next);
+    }
+    if (chunk->prev != NULL && !chunk->prev->in_use) {
+        chunk_t *previous = chunk->prev;
+        bin_remove(bfc, previous);
+        merge(bfc, previous, chunk);
+        chunk = previous;
+    }
+    bin_insert(bfc, chunk);
+}
+
+/* Gives every kept chunk back to the bins. Called with the mutex held. */
+static void release_kept_locked(tp_bfc_t *bfc) {
+    for (int k = 0; k < NUM_KEPT; k++) {
+        if (atomic_load_explicit(&bfc->kept[k], memory_order_relaxed) == NULL) continue;
+        chunk_t *chunk = atomic_exchange_explicit(&bfc->kept[k], NULL, memory_order_acquire);
+        if (chunk != NULL) release_locked(bfc, chunk);
+    }
 }
 
 tp_status_t *tp_bfc_allocate(tp_bfc_t *bfc, uint64_t size, tp_bfc_block_t *out) {
@@ -266,7 +349,18 @@ tp_status_t *tp_bfc_allocate(tp_bfc_t *bfc, uint64_t size, tp_bfc_block_t *out) 
         return tp_status_make(TP_INVALID_ARGUMENT, "%s: cannot allocate %llu bytes", bfc->name,
                               (unsigned long long)size);
     uint64_t rounded = (size + GRANULE - 1) / GRANULE * GRANULE;
+    uint64_t granules = rounded / GRANULE;
+    if (granules <= NUM_KEPT) {
+        chunk_t *kept =
+            atomic_exchange_explicit(&bfc->kept[granules - 1], NULL, memory_order_acquire);
+        if (kept != NULL) {
+            count_allocation(bfc, kept->size);
+            *out = (tp_bfc_block_t){kept->region->mem, kept->offset, kept};
+            return NULL;
+        }
+    }
     pthread_mutex_lock(&bfc->mutex);
+    release_kept_locked(bfc);
     tp_status_t *error = NULL;
     chunk_t *chunk = find_free(bfc, rounded);
     if (chunk == NULL) {
@@ -299,27 +393,34 @@ tp_status_t *tp_bfc_allocate(tp_bfc_t *bfc, uint64_t size, tp_bfc_block_t *out) 
         bin_insert(bfc, rest);
     }
     chunk->in_use = true;
-    tp_bfc_stats_t *stats = &bfc->stats;
-    stats->bytes_in_use += chunk->size;
-    if (stats->bytes_in_use > stats->peak_bytes_in_use)
-        stats->peak_bytes_in_use = stats->bytes_in_use;
-    stats->live_allocations++;
-    stats->total_allocations++;
+    count_allocation(bfc, chunk->size);
     *out = (tp_bfc_block_t){chunk->region->mem, chunk->offset, chunk};
     pthread_mutex_unlock(&bfc->mutex);
     return NULL;
 }
 
-/* Folds `next` into `chunk`; both are free, and `next` follows `chunk` in the region. */
-static void merge(tp_bfc_t *bfc, chunk_t *chunk, chunk_t *next) {
-    chunk->size += next->size;
-    chunk->next = next->next;
-    if (next->next != NULL) next->next->prev = chunk;
-    drop_chunk(bfc, next);
-}
-
 void tp_bfc_free(tp_bfc_chunk_t *chunk) {
     tp_bfc_t *bfc = chunk->region->owner;
+    /* The chunk is the caller's: no other thread writes its in_use or size now. A chunk freed
+     * twice is seen here while it is kept, and by the check below once it is given back. */
+    uint64_t granules = chunk->size / GRANULE;
+    if (chunk->in_use && granules <= NUM_KEPT) {
+        count_free(bfc, chunk->size);
+        chunk_t *displaced =
+            atomic_exchange_explicit(&bfc->kept[granules - 1], chunk, memory_order_acq_rel);
+        if (displaced == NULL) return;
+        if (displaced == chunk) {
+            count_allocation(bfc, chunk->size); /* undoes the second count_free */
+            atomic_fetch_sub_explicit(&bfc->total_allocations, 1, memory_order_relaxed);
+            tp_log_message(TP_LOG_ERROR, "%s: a second free of the chunk at offset %llu",
+                           bfc->name, (unsigned long long)chunk->offset);
+            return;
+        }
+        pthread_mutex_lock(&bfc->mutex);
+        release_locked(bfc, displaced);
+        pthread_mutex_unlock(&bfc->mutex);
+        return;
+    }
     pthread_mutex_lock(&bfc->mutex);
     if (!chunk->in_use) {
         pthread_mutex_unlock(&bfc->mutex);
@@ -327,32 +428,22 @@ void tp_bfc_free(tp_bfc_chunk_t *chunk) {
                        (unsigned long long)chunk->offset);
         return;
     }
-    chunk->in_use = false;
-    bfc->stats.bytes_in_use -= chunk->size;
-    bfc->stats.live_allocations--;
-    if (chunk->next != NULL && !chunk->next->in_use) {
-        bin_remove(bfc, chunk->next);
-        merge(bfc, chunk, chunk->next);
-    }
-    if (chunk->prev != NULL && !chunk->prev->in_use) {
-        chunk_t *previous = chunk->prev;
-        bin_remove(bfc, previous);
-        merge(bfc, previous, chunk);
-        chunk = previous;
-    }
-    bin_insert(bfc, chunk);
+    count_free(bfc, chunk->size);
+    release_locked(bfc, chunk);
     pthread_mutex_unlock(&bfc->mutex);
 }
 
 void tp_bfc_get_stats(tp_bfc_t *bfc, tp_bfc_stats_t *out) {
     pthread_mutex_lock(&bfc->mutex);
-    *out = bfc->stats;
-    out->largest_free_block = largest_free(bfc);
+    release_kept_locked(bfc);
+    stats_locked(bfc, out);
     pthread_mutex_unlock(&bfc->mutex);
 }
 
 void tp_bfc_reset_peak(tp_bfc_t *bfc) {
     pthread_mutex_lock(&bfc->mutex);
-    bfc->stats.peak_bytes_in_use = bfc->stats.bytes_in_use;
+    atomic_store_explicit(&bfc->peak_bytes_in_use,
+                          atomic_load_explicit(&bfc->bytes_in_use, memory_order_relaxed),
+                          memory_order_relaxed);
     pthread_mutex_unlock(&bfc->mutex);
 }

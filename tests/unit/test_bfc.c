@@ -90,6 +90,38 @@ static void chunks_are_reused_and_merged(void **state) {
     assert_int_equal(device.regions, 0);
 }
 
+/* A small block freed is kept for the next allocation of its size, but the statistics, best
+ * fit and the limit see it as free. */
+static void a_kept_block_counts_as_free(void **state) {
+    (void)state;
+    fake_device_t device = {0};
+    tp_bfc_t *bfc = make(&device, 8192, false, 0);
+    tp_bfc_block_t first, again, other, big;
+    assert_ok(tp_bfc_allocate(bfc, 1000, &first));
+    tp_bfc_free(first.chunk);
+    assert_ok(tp_bfc_allocate(bfc, 1000, &again));
+    assert_int_equal(again.offset, first.offset);
+    tp_bfc_free(again.chunk);
+    assert_ok(tp_bfc_allocate(bfc, 512, &other)); /* not 1536 in use at the peak */
+    tp_bfc_stats_t stats = stats_of(bfc);
+    assert_int_equal(stats.bytes_in_use, 512);
+    assert_int_equal(stats.peak_bytes_in_use, 1024);
+    assert_int_equal(stats.live_allocations, 1);
+    assert_int_equal(stats.total_allocations, 3);
+    assert_int_equal(other.offset, 0); /* best fit saw the freed block */
+    tp_bfc_free(other.chunk);
+    assert_ok(tp_bfc_allocate(bfc, 1024, &first));
+    tp_bfc_free(first.chunk); /* kept, yet the whole limit can be allocated */
+    assert_ok(tp_bfc_allocate(bfc, 8192, &big));
+    tp_bfc_free(big.chunk);
+    stats = stats_of(bfc);
+    assert_int_equal(stats.bytes_in_use, 0);
+    assert_int_equal(stats.live_allocations, 0);
+    assert_int_equal(stats.largest_free_block, 8192);
+    tp_bfc_destroy(bfc);
+    assert_int_equal(device.regions, 0);
+}
+
 static void out_of_memory_is_a_status_and_recoverable(void **state) {
     (void)state;
     fake_device_t device = {0};
@@ -258,6 +290,7 @@ int main(void) {
         cmocka_unit_test(growth_doubles_regions_within_the_limit),
         cmocka_unit_test(regions_stay_within_the_largest_device_allocation),
         cmocka_unit_test(fragmentation_under_alternating_sizes),
+        cmocka_unit_test(a_kept_block_counts_as_free),
         cmocka_unit_test(two_threads_allocate_at_once),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
