@@ -39,8 +39,8 @@ const tp_placement_entry_t *tp_placement_cache_find(const tp_context_t *context,
                                                      const tp_placement_key_t *key);
 
 /* Remembers `entry` if there is room, and returns the kept copy (NULL if none); a full
- * neighbourhood or a lost race only means the next call is placed again. The cache is one block, made at first use and freed with the context
- * (free(context->placement_cache)). */
+ * neighbourhood or a lost race only means the next call is placed again. The cache is one
+ * block, made at first use and freed with the context (free(context->placement_cache)). */
 const tp_placement_entry_t *tp_placement_cache_add(tp_context_t *context,
                                                     const tp_placement_entry_t *entry);
 
