@@ -121,7 +121,7 @@ const tp_placement_entry_t *tp_placement_cache_add(tp_context_t *context,
     return NULL;
 }
 
-/* ---- Resolved calls --------------------------------------------------------------------------- */
+/* ---- Resolved calls ---------------------------------------------------------------------- */
 
 static size_t resolved_hash(const tp_op_def_t *op, const tp_dtype_t *dtypes, size_t count) {
     uint64_t h = (uint64_t)(uintptr_t)op * 0x9E3779B97F4A7C15u ^ count;
