@@ -14,6 +14,7 @@
 
 #include "cpu_conv.h"
 #include "cpu_kernels.h"
+#include "cpu_thread_pool.h"
 
 enum { COLUMN_BYTES = 16 << 20 };
 
@@ -141,6 +142,7 @@ static const double *columns_of(const cpu_window_t *w, const plan_t *p, const do
 
 bool cpu_conv_gemm_forward(const cpu_window_t *w, const double *input, const double *filter,
                            double *output, const char *op_name, tp_plugin_status_t *status) {
+    cpu_pool_park(); /* OpenBLAS brings threads of its own */
     plan_t p;
     if (!plan(w, op_name, &p, status)) return false;
     for (int64_t first = 0; first < w->batch; first += p.images_per_batch) {
@@ -157,6 +159,7 @@ bool cpu_conv_gemm_forward(const cpu_window_t *w, const double *input, const dou
 bool cpu_conv_gemm_input_grad(const cpu_window_t *w, const double *filter,
                               const double *output_grad, double *input_grad,
                               const char *op_name, tp_plugin_status_t *status) {
+    cpu_pool_park(); /* OpenBLAS brings threads of its own */
     plan_t p;
     if (!plan(w, op_name, &p, status)) return false;
     int64_t image_size = w->in_h * w->in_w * w->channels;
@@ -179,6 +182,7 @@ bool cpu_conv_gemm_input_grad(const cpu_window_t *w, const double *filter,
 bool cpu_conv_gemm_filter_grad(const cpu_window_t *w, const double *input,
                                const double *output_grad, double *filter_grad,
                                const char *op_name, tp_plugin_status_t *status) {
+    cpu_pool_park(); /* OpenBLAS brings threads of its own */
     plan_t p;
     if (!plan(w, op_name, &p, status)) return false;
     for (int64_t first = 0; first < w->batch; first += p.images_per_batch) {

@@ -8,6 +8,7 @@
 
 #include "cpu_kernels.h"
 #include "cpu_onednn.h"
+#include "cpu_thread_pool.h"
 
 /* A product's two inputs, its output and its two transpose attributes (MatMul's transpose_a
  * and transpose_b, BatchMatMulV2's adj_x and adj_y); false with `status` set when one is
@@ -26,6 +27,7 @@ static bool product_operands(tp_kernel_context_t *context, const char *transpose
 
 static void matmul(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t *status) {
     (void)kernel;
+    cpu_pool_park(); /* OpenBLAS brings threads of its own */
     cpu_tensor_t a, b, c;
     int32_t transpose_a = 0, transpose_b = 0;
     if (!product_operands(context, "transpose_a", "transpose_b", &a, &b, &c, &transpose_a,
@@ -75,6 +77,7 @@ static int64_t operand_matrix(const cpu_tensor_t *operand, const cpu_tensor_t *o
  * the rest one GEMM per product, each threaded by OpenBLAS as MatMul's is. */
 static void batch_matmul(void *kernel, tp_kernel_context_t *context, tp_plugin_status_t *status) {
     (void)kernel;
+    cpu_pool_park(); /* OpenBLAS and oneDNN bring threads of their own */
     cpu_tensor_t x, y, z;
     int32_t adj_x = 0, adj_y = 0;
     if (!product_operands(context, "adj_x", "adj_y", &x, &y, &z, &adj_x, &adj_y, status)) return;

@@ -32,6 +32,7 @@
 
 #include "cpu_conv.h"
 #include "cpu_onednn.h"
+#include "cpu_thread_pool.h"
 
 /* MAX_SLICES: cpu_parallel_for runs a call in at most 16 slices. SCRATCH_ALIGNMENT: the scratch
  * space and each part of it start on a page (cpu_onednn.h says why). */
@@ -608,6 +609,7 @@ bool cpu_onednn_run(cpu_onednn_op_t op, const cpu_window_t *window, const float 
                     const float *b, float *out, const char *op_name,
                     tp_plugin_status_t *status) {
     if (cpu_onednn_engine(op_name, status) == NULL) return false;
+    cpu_pool_park(); /* oneDNN brings threads of its own */
     call_t call = {.op = op, .w = window, .a = a, .b = b, .out = out, .op_name = op_name};
     pthread_mutex_init(&call.failure.mutex, NULL);
     /* What one image costs, in cpu_parallel_for's units (about an element-wise operation): a

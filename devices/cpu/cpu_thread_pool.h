@@ -30,6 +30,12 @@ int cpu_thread_pool_workers(const cpu_thread_pool_t *pool);
 void cpu_thread_pool_run(cpu_thread_pool_t *pool, int64_t count, int slices,
                          cpu_pool_range_fn fn, void *arg);
 
+/* Ends the watch of every pool's idle workers (they watch for the next loop a while before
+ * they sleep): a kernel calls this before it hands work to a library with threads of its own
+ * (OpenBLAS, oneDNN), which would otherwise share the cores with workers that wait for
+ * nothing. */
+void cpu_pool_park(void);
+
 /* The process's pool behind cpu_parallel_for, started on first use with the thread count the
  * CPU was configured with; stopped when the last CPU device is released and when the process
  * exits (or the library is unloaded), so that no worker outlives the code it runs. */
