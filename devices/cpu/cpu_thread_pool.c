@@ -60,8 +60,8 @@ static void claim_slices(cpu_thread_pool_t *pool) {
 /* How long a worker that finished its slices watches for the next loop before it sleeps.
  * Waking a sleeping thread takes from tens of microseconds to a millisecond on a virtual
  * machine, and the caller may still run its last slice for a few hundred microseconds (a
- * slice is an eighth of the loop): a 3 ms Softmax ran at 0.8x of libtorch's speed with
- * workers that slept at once, 1.1-1.2x with this watch (libgomp's workers spin for longer).
+ * slice is an eighth of the loop): a 3 ms Softmax ran at 0.70-0.99x of libtorch's speed
+ * with workers that slept at once, 0.84-1.16x with this watch (libgomp's spin for longer).
  * A program that goes idle pays this much of one core once. */
 enum { WATCH_NS = 500 * 1000 };
 
